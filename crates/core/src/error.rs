@@ -1,0 +1,214 @@
+//! The one error type of ndgpu, grouped by kind.
+
+use std::fmt;
+
+/// Result alias used across ndgpu.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in an ndgpu call.
+///
+/// Input errors are raised identically by every backend (they come from the shared
+/// checks in [`crate::check`]); backend errors carry the backend's own cause.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    // ---- bad input -------------------------------------------------------------
+    /// Operand shapes do not fit together.
+    #[error("{op}: shape mismatch: {detail}")]
+    ShapeMismatch {
+        /// The operation.
+        op: &'static str,
+        /// Which shapes, and what was expected.
+        detail: String,
+    },
+    /// The operation has no defined result on an empty input (min of nothing, ...).
+    #[error("{op}: empty input ({rows}x{cols}) has no {op}")]
+    Empty {
+        /// The operation.
+        op: &'static str,
+        /// Rows of the input.
+        rows: usize,
+        /// Columns of the input.
+        cols: usize,
+    },
+    /// A square matrix was required.
+    #[error("{op}: matrix must be square, got {rows}x{cols}")]
+    NotSquare {
+        /// The operation.
+        op: &'static str,
+        /// Rows of the input.
+        rows: usize,
+        /// Columns of the input.
+        cols: usize,
+    },
+    /// NaN or ±Inf in an input that the operation cannot take.
+    #[error("{op}: input {what} holds a non-finite value ({value}) at {index:?}")]
+    NonFinite {
+        /// The operation.
+        op: &'static str,
+        /// Which input.
+        what: &'static str,
+        /// The offending value.
+        value: f64,
+        /// Its (row, column).
+        index: (usize, usize),
+    },
+    /// Cholesky met a pivot that is not positive: the leading minor of order
+    /// `pivot + 1` is not positive definite.
+    #[error(
+        "cholesky: matrix is not positive definite: pivot {pivot} (0-based) is {value:e}, \
+         so the leading minor of order {} is not positive definite", pivot + 1
+    )]
+    NotPositiveDefinite {
+        /// 0-based index of the first failing pivot.
+        pivot: usize,
+        /// The value of the pivot (before the square root); NaN if it could not be formed.
+        value: f64,
+    },
+    /// An argument out of its domain (k = 0, k > points, a tolerance outside [0, 1], ...).
+    #[error("{op}: invalid argument: {detail}")]
+    InvalidArgument {
+        /// The operation.
+        op: &'static str,
+        /// What is wrong.
+        detail: String,
+    },
+
+    // ---- choosing a backend ------------------------------------------------------
+    /// No backend of that name is compiled in.
+    #[error("unknown backend '{name}' (compiled in: {known})")]
+    UnknownBackend {
+        /// The requested name.
+        name: String,
+        /// The names that exist, comma separated.
+        known: String,
+    },
+    /// The backend exists but cannot run on this machine.
+    #[error("backend '{backend}' is unavailable: {reason}")]
+    Unavailable {
+        /// The backend.
+        backend: String,
+        /// Why (no driver, no device, library missing, ...).
+        reason: String,
+    },
+    /// The backend has no variant of that name for that operation family.
+    #[error("backend '{backend}' has no {family} variant '{name}' (available: {available})")]
+    UnknownVariant {
+        /// The backend.
+        backend: String,
+        /// The operation family.
+        family: Family,
+        /// The requested variant.
+        name: String,
+        /// The variants that exist, comma separated.
+        available: String,
+    },
+
+    // ---- device faults ----------------------------------------------------------
+    /// The device could not allocate the memory the call needs.
+    #[error(
+        "out of device memory: {op} asked for {requested} bytes, {free} bytes free of {total}"
+    )]
+    OutOfMemory {
+        /// The operation.
+        op: &'static str,
+        /// Bytes requested.
+        requested: usize,
+        /// Bytes free on the device when asked.
+        free: usize,
+        /// Total device memory.
+        total: usize,
+    },
+    /// Any other backend failure (driver, NVRTC, cuBLAS, cuSOLVER), with its cause.
+    #[error("{backend}: {context}: {source}")]
+    Backend {
+        /// The backend.
+        backend: &'static str,
+        /// What it was doing.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl Error {
+    /// Shorthand for [`Error::ShapeMismatch`].
+    pub fn shape(op: &'static str, detail: impl Into<String>) -> Self {
+        Error::ShapeMismatch {
+            op,
+            detail: detail.into(),
+        }
+    }
+    /// Shorthand for [`Error::InvalidArgument`].
+    pub fn invalid(op: &'static str, detail: impl Into<String>) -> Self {
+        Error::InvalidArgument {
+            op,
+            detail: detail.into(),
+        }
+    }
+    /// Wraps a backend error with context.
+    pub fn backend(
+        backend: &'static str,
+        context: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Error::Backend {
+            backend,
+            context: context.into(),
+            source: source.into(),
+        }
+    }
+}
+
+/// The operation families; each backend may offer several variants of each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    /// General matrix product (`gemm`, `matmul`).
+    MatMul,
+    /// The symmetric product M·Mᵀ (`gram`).
+    Gram,
+    /// Out-of-place transpose.
+    Transpose,
+    /// Whole-array reductions and dot products.
+    Reduce,
+    /// Cholesky factorization and solve.
+    Cholesky,
+    /// k-means clustering.
+    KMeans,
+}
+
+impl Family {
+    /// Every family, in a fixed order.
+    pub const ALL: [Family; 6] = [
+        Family::MatMul,
+        Family::Gram,
+        Family::Transpose,
+        Family::Reduce,
+        Family::Cholesky,
+        Family::KMeans,
+    ];
+
+    /// The lowercase name used by the CLI (`matmul`, `gram`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::MatMul => "matmul",
+            Family::Gram => "gram",
+            Family::Transpose => "transpose",
+            Family::Reduce => "reduce",
+            Family::Cholesky => "cholesky",
+            Family::KMeans => "kmeans",
+        }
+    }
+
+    /// Parses [`Family::name`].
+    pub fn from_name(s: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.name() == s)
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

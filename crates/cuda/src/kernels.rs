@@ -1,0 +1,288 @@
+//! Kernel sources (`kernels/*.cu`, embedded at build time) and their NVRTC compilation.
+//!
+//! Each op family is one `.cu` file; all include `common.cuh`, which is handed to NVRTC
+//! as an in-memory header. A file is compiled once per process and architecture (the
+//! cubin is cached), on first use.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, CStr, CString};
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::nvrtc::sys;
+
+/// The shared header every kernel file includes.
+pub const COMMON_HEADER: &str = include_str!("../../../kernels/common.cuh");
+
+/// One kernel source file, one op family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelFile {
+    /// `kernels/matmul.cu`: the GEMM ladder.
+    MatMul,
+    /// `kernels/gram.cu`: the M·Mᵀ ladder.
+    Gram,
+    /// `kernels/transpose.cu`: the transpose ladder.
+    Transpose,
+    /// `kernels/reduce.cu`: reductions and dot.
+    Reduce,
+    /// `kernels/cholesky.cu`: Cholesky and triangular solves.
+    Cholesky,
+    /// `kernels/kmeans.cu`: k-means.
+    KMeans,
+}
+
+impl KernelFile {
+    /// Every kernel file.
+    pub const ALL: [KernelFile; 6] = [
+        KernelFile::MatMul,
+        KernelFile::Gram,
+        KernelFile::Transpose,
+        KernelFile::Reduce,
+        KernelFile::Cholesky,
+        KernelFile::KMeans,
+    ];
+
+    /// The file name under `kernels/`.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            KernelFile::MatMul => "matmul.cu",
+            KernelFile::Gram => "gram.cu",
+            KernelFile::Transpose => "transpose.cu",
+            KernelFile::Reduce => "reduce.cu",
+            KernelFile::Cholesky => "cholesky.cu",
+            KernelFile::KMeans => "kmeans.cu",
+        }
+    }
+
+    /// The source text.
+    pub fn source(self) -> &'static str {
+        match self {
+            KernelFile::MatMul => include_str!("../../../kernels/matmul.cu"),
+            KernelFile::Gram => include_str!("../../../kernels/gram.cu"),
+            KernelFile::Transpose => include_str!("../../../kernels/transpose.cu"),
+            KernelFile::Reduce => include_str!("../../../kernels/reduce.cu"),
+            KernelFile::Cholesky => include_str!("../../../kernels/cholesky.cu"),
+            KernelFile::KMeans => include_str!("../../../kernels/kmeans.cu"),
+        }
+    }
+}
+
+/// NVRTC failed; carries the full compile log.
+#[derive(Debug, thiserror::Error)]
+#[error("NVRTC could not compile {file} for {arch} ({code:?}):\n{log}")]
+pub struct CompileError {
+    /// The file.
+    pub file: &'static str,
+    /// The target architecture.
+    pub arch: String,
+    /// NVRTC's status.
+    pub code: sys::nvrtcResult,
+    /// NVRTC's log.
+    pub log: String,
+}
+
+/// A compiled kernel file.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// Machine code for the architecture.
+    pub cubin: Vec<u8>,
+    /// NVRTC's log, with ptxas' resource report per kernel.
+    pub log: String,
+}
+
+/// Whether libnvrtc can be loaded (no GPU is needed for that).
+pub fn nvrtc_present() -> bool {
+    // SAFETY: probing only tries to dlopen the library.
+    unsafe { sys::is_culib_present() }
+}
+
+/// NVRTC's version, `(major, minor)`.
+pub fn nvrtc_version() -> Option<(i32, i32)> {
+    if !nvrtc_present() {
+        return None;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: two valid out-pointers.
+    let r = unsafe { sys::nvrtcVersion(&mut major, &mut minor) };
+    (r == sys::nvrtcResult::NVRTC_SUCCESS).then_some((major, minor))
+}
+
+/// The options every kernel file is compiled with.
+pub fn options(arch: &str) -> Vec<String> {
+    vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".into(),
+        "--ptxas-options=-v".into(),
+        "-lineinfo".into(),
+    ]
+}
+
+fn check(
+    file: &'static str,
+    arch: &str,
+    prog: sys::nvrtcProgram,
+    r: sys::nvrtcResult,
+) -> Result<(), CompileError> {
+    if r == sys::nvrtcResult::NVRTC_SUCCESS {
+        return Ok(());
+    }
+    Err(CompileError {
+        file,
+        arch: arch.into(),
+        code: r,
+        log: log_of(prog),
+    })
+}
+
+fn log_of(prog: sys::nvrtcProgram) -> String {
+    let mut size = 0usize;
+    // SAFETY: prog is a live program; the buffer has the size NVRTC reported.
+    unsafe {
+        if sys::nvrtcGetProgramLogSize(prog, &mut size) != sys::nvrtcResult::NVRTC_SUCCESS
+            || size == 0
+        {
+            return String::new();
+        }
+        let mut buf = vec![0 as c_char; size];
+        if sys::nvrtcGetProgramLog(prog, buf.as_mut_ptr()) != sys::nvrtcResult::NVRTC_SUCCESS {
+            return String::new();
+        }
+        CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
+    }
+}
+
+/// Compiles one kernel file for `arch` (e.g. `sm_90`), without caching.
+///
+/// # Errors
+/// [`CompileError`] with NVRTC's log.
+pub fn compile(file: KernelFile, arch: &str) -> Result<Compiled, CompileError> {
+    let name = file.file_name();
+    let src = CString::new(file.source()).expect("kernel sources hold no NUL");
+    let cname = CString::new(name).expect("no NUL");
+    let header = CString::new(COMMON_HEADER).expect("no NUL");
+    let header_name = CString::new("common.cuh").expect("no NUL");
+    let headers = [header.as_ptr()];
+    let include_names = [header_name.as_ptr()];
+    let opts: Vec<CString> = options(arch)
+        .into_iter()
+        .map(|o| CString::new(o).expect("no NUL"))
+        .collect();
+    let opt_ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+    let mut prog: sys::nvrtcProgram = std::ptr::null_mut();
+    // SAFETY: every pointer refers to a NUL-terminated string that outlives the calls;
+    // prog is destroyed before returning.
+    unsafe {
+        let r = sys::nvrtcCreateProgram(
+            &mut prog,
+            src.as_ptr(),
+            cname.as_ptr(),
+            1,
+            headers.as_ptr(),
+            include_names.as_ptr(),
+        );
+        if r != sys::nvrtcResult::NVRTC_SUCCESS {
+            return Err(CompileError {
+                file: name,
+                arch: arch.into(),
+                code: r,
+                log: String::new(),
+            });
+        }
+        let result = (|| {
+            let r = sys::nvrtcCompileProgram(prog, opt_ptrs.len() as i32, opt_ptrs.as_ptr());
+            check(name, arch, prog, r)?;
+            let mut size = 0usize;
+            check(name, arch, prog, sys::nvrtcGetCUBINSize(prog, &mut size))?;
+            let mut cubin = vec![0u8; size];
+            check(
+                name,
+                arch,
+                prog,
+                sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut c_char),
+            )?;
+            Ok(Compiled {
+                cubin,
+                log: log_of(prog),
+            })
+        })();
+        sys::nvrtcDestroyProgram(&mut prog);
+        result
+    }
+}
+
+type Cache = Mutex<HashMap<(KernelFile, String), std::sync::Arc<Compiled>>>;
+
+/// Compiles a file once per process and architecture.
+///
+/// # Errors
+/// [`CompileError`].
+pub fn compile_cached(
+    file: KernelFile,
+    arch: &str,
+) -> Result<std::sync::Arc<Compiled>, CompileError> {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (file, arch.to_string());
+    if let Some(c) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(c.clone());
+    }
+    // Compile outside the lock: two threads may race to compile, which is harmless.
+    let compiled = std::sync::Arc::new(compile(file, arch)?);
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, compiled.clone());
+    Ok(compiled)
+}
+
+/// One kernel's line of ptxas' report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelResources {
+    /// The kernel's name.
+    pub name: String,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Bytes spilled to local memory (stores + loads).
+    pub spill_bytes: u32,
+    /// Stack frame bytes.
+    pub stack_bytes: u32,
+}
+
+/// Parses ptxas' `-v` report in an NVRTC log into per-kernel resources.
+pub fn parse_resources(log: &str) -> Vec<KernelResources> {
+    let mut out: Vec<KernelResources> = Vec::new();
+    let mut current: Option<KernelResources> = None;
+    let num_before = |line: &str, key: &str| -> u32 {
+        line.find(key)
+            .and_then(|p| line[..p].split_whitespace().last())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(0)
+    };
+    for line in log.lines() {
+        if let Some(p) = line.find("Compiling entry function '") {
+            if let Some(k) = current.take() {
+                out.push(k);
+            }
+            let rest = &line[p + "Compiling entry function '".len()..];
+            let name = rest.split('\'').next().unwrap_or("").to_string();
+            current = Some(KernelResources {
+                name,
+                registers: 0,
+                spill_bytes: 0,
+                stack_bytes: 0,
+            });
+        } else if let Some(k) = current.as_mut() {
+            if line.contains("stack frame") {
+                k.stack_bytes = num_before(line, "bytes stack frame");
+                k.spill_bytes =
+                    num_before(line, "bytes spill stores") + num_before(line, "bytes spill loads");
+            }
+            if line.contains("registers") {
+                k.registers = num_before(line, "registers");
+            }
+        }
+    }
+    if let Some(k) = current {
+        out.push(k);
+    }
+    out
+}

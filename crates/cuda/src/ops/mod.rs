@@ -1,0 +1,33 @@
+//! One module per op family: device-level functions on resident data, and the
+//! ndarray-level trait implementations for [`crate::CudaBackend`].
+
+pub mod cholesky;
+pub mod gram;
+pub mod kmeans;
+pub mod matmul;
+pub mod reduce;
+pub mod transpose;
+
+/// Notes shown by `ndgpu info` and the docs: determinism and scope of the variants.
+pub const NOTES: &[&str] = &[
+    matmul::NOTE,
+    gram::NOTE,
+    transpose::NOTE,
+    reduce::NOTE,
+    cholesky::NOTE,
+    kmeans::NOTE,
+];
+
+/// Every kernel the default variants launch (both dtypes): the NVRTC check requires
+/// that none of them spills registers.
+pub fn default_kernels() -> Vec<&'static str> {
+    [
+        matmul::DEFAULT_KERNELS,
+        gram::DEFAULT_KERNELS,
+        transpose::DEFAULT_KERNELS,
+        reduce::DEFAULT_KERNELS,
+        cholesky::DEFAULT_KERNELS,
+        kmeans::DEFAULT_KERNELS,
+    ]
+    .concat()
+}

@@ -1,0 +1,2 @@
+// cholesky.cu (being written)
+#include "common.cuh"

@@ -1,0 +1,2 @@
+// gram.cu (being written)
+#include "common.cuh"

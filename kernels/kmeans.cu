@@ -1,0 +1,2 @@
+// kmeans.cu (being written)
+#include "common.cuh"

@@ -1,0 +1,2 @@
+// matmul.cu (being written)
+#include "common.cuh"

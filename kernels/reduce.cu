@@ -1,0 +1,2 @@
+// reduce.cu (being written)
+#include "common.cuh"

@@ -1,0 +1,2 @@
+// transpose.cu (being written)
+#include "common.cuh"
