@@ -1,1 +1,141 @@
+//! # ndgpu
+//!
+//! GPU linear algebra behind one trait API over `ndarray`, with the backend chosen at
+//! run time: `cpu` (the single-threaded reference), `cuda` (hand-written kernels,
+//! compiled at run time with NVRTC, every optimisation step a selectable variant) and
+//! `cublas` (cuBLAS and cuSOLVER). A machine without a GPU gets an error value naming
+//! the reason, or the CPU through `auto`: never a panic.
+//!
+//! ```
+//! use ndgpu::{MatMul, Reduce, ReduceOp};
+//! use ndarray::array;
+//!
+//! // "auto" picks the fastest available backend (NDGPU_BACKEND overrides it).
+//! let backend = ndgpu::backend("cpu")?;
+//! let a = array![[1.0f64, 2.0], [3.0, 4.0]];
+//! let c = backend.matmul(a.view(), a.t())?;
+//! assert_eq!(c, array![[5.0, 11.0], [11.0, 25.0]]);
+//! assert_eq!(backend.reduce(ReduceOp::Sum, a.view())?, 10.0);
+//! # Ok::<(), ndgpu::Error>(())
+//! ```
+#![warn(missing_docs)]
 
+pub use ndgpu_core::*;
+pub use ndgpu_cpu::CpuBackend;
+#[cfg(feature = "cublas")]
+pub use ndgpu_cublas::CublasBackend;
+#[cfg(feature = "cuda")]
+pub use ndgpu_cuda::CudaBackend;
+
+/// The environment variable that overrides what `auto` picks.
+pub const BACKEND_ENV: &str = "NDGPU_BACKEND";
+
+/// The backends compiled into this build, in the order `auto` prefers them.
+pub fn compiled_in() -> Vec<&'static str> {
+    let mut v = Vec::new();
+    #[cfg(feature = "cublas")]
+    v.push("cublas");
+    #[cfg(feature = "cuda")]
+    v.push("cuda");
+    v.push("cpu");
+    v
+}
+
+/// What [`backends`] reports of one backend.
+#[derive(Debug, Clone)]
+pub struct BackendInfo {
+    /// Its name.
+    pub name: &'static str,
+    /// `Ok(description)` if it can run here, `Err(reason)` if not.
+    pub status: std::result::Result<String, String>,
+    /// Notes on its variants (determinism, vendor vs hand-written parts).
+    pub notes: Vec<String>,
+    /// Variants per family, default first.
+    pub variants: Vec<(Family, Vec<&'static str>)>,
+}
+
+/// Every compiled-in backend with its availability (and, when unavailable, why).
+pub fn backends() -> Vec<BackendInfo> {
+    compiled_in()
+        .into_iter()
+        .map(|name| match open(name) {
+            Ok(b) => BackendInfo {
+                name,
+                status: Ok(b.description()),
+                notes: b.notes(),
+                variants: Family::ALL.iter().map(|&f| (f, b.variants(f))).collect(),
+            },
+            Err(e) => BackendInfo {
+                name,
+                status: Err(match e {
+                    Error::Unavailable { reason, .. } => reason,
+                    other => other.to_string(),
+                }),
+                notes: Vec::new(),
+                variants: Vec::new(),
+            },
+        })
+        .collect()
+}
+
+/// A backend by name: `cpu`, `cuda`, `cublas`, or `auto` (the value of `NDGPU_BACKEND`
+/// if set, else the first available of [`compiled_in`]).
+///
+/// # Errors
+/// [`Error::UnknownBackend`] for a name that is not compiled in;
+/// [`Error::Unavailable`] (with the reason) for a GPU backend on a machine without a
+/// usable GPU. `auto` without the environment variable never fails: the CPU is always
+/// there.
+pub fn backend(name: &str) -> Result<Box<dyn Backend>> {
+    if name == "auto" {
+        if let Ok(forced) = std::env::var(BACKEND_ENV) {
+            if !forced.is_empty() && forced != "auto" {
+                return open(&forced);
+            }
+        }
+        let mut last = None;
+        for candidate in compiled_in() {
+            match open(candidate) {
+                Ok(b) => return Ok(b),
+                Err(e) => last = Some(e),
+            }
+        }
+        return Err(last.expect("the cpu backend is always compiled in"));
+    }
+    open(name)
+}
+
+fn open(name: &str) -> Result<Box<dyn Backend>> {
+    match name {
+        "cpu" => Ok(Box::new(CpuBackend::new())),
+        #[cfg(feature = "cuda")]
+        "cuda" => Ok(Box::new(CudaBackend::new(0)?)),
+        #[cfg(feature = "cublas")]
+        "cublas" => Ok(Box::new(CublasBackend::new(0)?)),
+        other => Err(Error::UnknownBackend {
+            name: other.to_string(),
+            known: {
+                let mut k = compiled_in();
+                k.push("auto");
+                k.join(", ")
+            },
+        }),
+    }
+}
+
+/// Opens a backend and selects variants, e.g. `[(Family::MatMul, "tiled")]`.
+///
+/// # Errors
+/// As [`backend`], and [`Error::UnknownVariant`].
+pub fn backend_with(name: &str, variants: &[(Family, &str)]) -> Result<Box<dyn Backend>> {
+    let mut b = backend(name)?;
+    for &(family, v) in variants {
+        b.set_variant(family, v)?;
+    }
+    Ok(b)
+}
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

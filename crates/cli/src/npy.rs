@@ -1,0 +1,255 @@
+//! Reading and writing `.npy` files with clear errors.
+//!
+//! ndarray-npy does the reading, but it sizes its buffer from the header before it
+//! checks the file, so a garbage header could ask for terabytes. The header is parsed
+//! here first and checked against the file's length, dtype and rank; only a file that
+//! passes is handed over.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use ndarray::{Array1, Array2, ArrayBase, Data, Dimension};
+use ndarray_npy::{ReadableElement, WritableElement};
+use ndgpu::DType;
+
+use crate::error::{Failure, Result};
+use crate::pydict::{parse_dict, Value};
+
+/// Header fields of a `.npy` file that the tool cares about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+}
+
+/// Reads and checks the header of `path`: magic, version, a float dtype and a data
+/// section exactly as long as the shape says.
+pub fn header(path: &Path) -> Result<Header> {
+    let name = path.display();
+    let bad = |what: String| Failure::usage(format!("{name}: not a valid .npy file: {what}"));
+    let mut file =
+        File::open(path).map_err(|e| Failure::usage(format!("cannot read {name}: {e}")))?;
+    let file_len = file
+        .metadata()
+        .map_err(|e| Failure::usage(format!("cannot read {name}: {e}")))?
+        .len();
+    let mut prefix = [0u8; 12];
+    let got = read_up_to(&mut file, &mut prefix)
+        .map_err(|e| Failure::usage(format!("cannot read {name}: {e}")))?;
+    if got < 10 || &prefix[..6] != b"\x93NUMPY" {
+        return Err(bad("it does not start with the .npy magic string".into()));
+    }
+    let (len_bytes, header_len) = match (prefix[6], got) {
+        (1, _) => (2, u16::from_le_bytes([prefix[8], prefix[9]]) as u64),
+        (2 | 3, 12) => (
+            4,
+            u32::from_le_bytes([prefix[8], prefix[9], prefix[10], prefix[11]]) as u64,
+        ),
+        (2 | 3, _) => return Err(bad("truncated inside the header".into())),
+        (major, _) => {
+            return Err(bad(format!(
+                "unsupported format version {major}.{}",
+                prefix[7]
+            )))
+        }
+    };
+    let data_start = 8 + len_bytes + header_len;
+    if data_start > file_len {
+        return Err(bad(format!(
+            "truncated: the header says it is {header_len} bytes long but the file has {file_len} bytes"
+        )));
+    }
+    // The length is now known to be within the file, so this allocation is bounded.
+    let mut text = vec![0u8; header_len as usize];
+    file.seek(SeekFrom::Start(8 + len_bytes))
+        .and_then(|_| file.read_exact(&mut text))
+        .map_err(|e| Failure::usage(format!("cannot read {name}: {e}")))?;
+    let text = String::from_utf8(text).map_err(|_| bad("the header is not text".into()))?;
+    let dict = parse_dict(text.trim_end()).ok_or_else(|| bad("cannot parse the header".into()))?;
+    let descr = match dict.iter().find(|(k, _)| k == "descr") {
+        Some((_, Value::Str(s))) => s.clone(),
+        Some(_) => {
+            return Err(Failure::usage(format!(
+                "{name}: structured dtypes are not supported"
+            )))
+        }
+        None => return Err(bad("the header has no 'descr'".into())),
+    };
+    let shape = match dict.iter().find(|(k, _)| k == "shape") {
+        Some((_, Value::Tuple(s))) => s.clone(),
+        _ => return Err(bad("the header has no valid 'shape'".into())),
+    };
+    let (dtype, size) = match descr.as_str() {
+        "<f4" | ">f4" => (DType::F32, 4u64),
+        "<f8" | ">f8" => (DType::F64, 8u64),
+        other => {
+            return Err(Failure::usage(format!(
+                "{name}: holds {}, expected f32 or f64",
+                describe_descr(other)
+            )))
+        }
+    };
+    let expected = shape
+        .iter()
+        .try_fold(size, |acc, &d| acc.checked_mul(d as u64))
+        .ok_or_else(|| bad(format!("shape {} overflows", fmt_shape(&shape))))?;
+    let actual = file_len - data_start;
+    if actual < expected {
+        return Err(bad(format!(
+            "truncated: shape {} of {dtype} needs {expected} bytes of data, the file has {actual}",
+            fmt_shape(&shape)
+        )));
+    }
+    if actual > expected {
+        return Err(bad(format!(
+            "{} bytes after the data of shape {} of {dtype}",
+            actual - expected,
+            fmt_shape(&shape)
+        )));
+    }
+    Ok(Header { dtype, shape })
+}
+
+/// `read` that stops at the end of the file instead of failing.
+fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read(&mut buf[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(got)
+}
+
+/// A readable name for a NumPy type descriptor (`'<i8' (int64)`).
+fn describe_descr(descr: &str) -> String {
+    let body = descr.trim_start_matches(['<', '>', '|', '=']);
+    let (kind, bytes) = body.split_at(body.len().min(1));
+    let bits = bytes.parse::<u32>().ok().map(|b| b * 8);
+    let family = match kind {
+        "f" => Some("float"),
+        "i" => Some("int"),
+        "u" => Some("uint"),
+        "c" => Some("complex"),
+        "b" => Some("bool"),
+        _ => None,
+    };
+    match (family, bits) {
+        (Some("bool"), _) => format!("dtype '{descr}' (bool)"),
+        (Some(f), Some(b)) => format!("dtype '{descr}' ({f}{b})"),
+        _ => format!("dtype '{descr}'"),
+    }
+}
+
+/// `(3, 4)`, NumPy style.
+pub fn fmt_shape(shape: &[usize]) -> String {
+    match shape {
+        [one] => format!("({one},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Checks the header of `path` against the element type and reads it with
+/// ndarray-npy as a matrix, or as a one-column matrix if it is 1-D and `column` is set.
+pub fn read_matrix<T: ReadableElement + ndgpu::Element>(
+    path: &Path,
+    column: bool,
+) -> Result<Array2<T>> {
+    let h = checked(path, T::DTYPE)?;
+    match h.shape.len() {
+        2 => read(path),
+        1 if column => {
+            let v: Array1<T> = read(path)?;
+            let n = v.len();
+            Ok(v.into_shape_with_order((n, 1))
+                .map_err(|e| Failure::usage(e.to_string()))?)
+        }
+        _ => Err(rank_error(
+            path,
+            &h,
+            if column {
+                "a matrix or a vector (rank 2 or 1)"
+            } else {
+                "a matrix (rank 2)"
+            },
+        )),
+    }
+}
+
+/// As [`read_matrix`] for a 1-D array.
+pub fn read_vector<T: ReadableElement + ndgpu::Element>(path: &Path) -> Result<Array1<T>> {
+    let h = checked(path, T::DTYPE)?;
+    if h.shape.len() != 1 {
+        return Err(rank_error(path, &h, "a vector (rank 1)"));
+    }
+    read(path)
+}
+
+/// Reads a matrix of either float dtype as f64 (for k-means starting centroids).
+pub fn read_matrix_f64(path: &Path) -> Result<Array2<f64>> {
+    match header(path)?.dtype {
+        DType::F32 => Ok(read_matrix::<f32>(path, false)?.mapv(f64::from)),
+        DType::F64 => read_matrix::<f64>(path, false),
+    }
+}
+
+fn checked(path: &Path, want: DType) -> Result<Header> {
+    let h = header(path)?;
+    if h.dtype != want {
+        return Err(Failure::usage(format!(
+            "{}: holds {} but the element type is {want} (every input must have the \
+             same dtype; --dtype selects it)",
+            path.display(),
+            h.dtype
+        )));
+    }
+    Ok(h)
+}
+
+fn rank_error(path: &Path, h: &Header, expected: &str) -> Failure {
+    Failure::usage(format!(
+        "{}: has rank {} (shape {}), expected {expected}",
+        path.display(),
+        h.shape.len(),
+        fmt_shape(&h.shape)
+    ))
+}
+
+fn read<T: ReadableElement, D: Dimension>(path: &Path) -> Result<ndarray::Array<T, D>> {
+    ndarray_npy::read_npy(path)
+        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))
+}
+
+/// Writes an array of any rank (0-d for scalars) to `path`.
+pub fn write<A, S, D>(path: &Path, array: &ArrayBase<S, D>) -> Result<()>
+where
+    A: WritableElement,
+    S: Data<Elem = A>,
+    D: Dimension,
+{
+    ndarray_npy::write_npy(path, array)
+        .map_err(|e| Failure::usage(format!("cannot write {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_descriptors() {
+        assert_eq!(describe_descr("<i8"), "dtype '<i8' (int64)");
+        assert_eq!(describe_descr("|b1"), "dtype '|b1' (bool)");
+        assert_eq!(describe_descr("<U3"), "dtype '<U3'");
+        assert_eq!(fmt_shape(&[3]), "(3,)");
+        assert_eq!(fmt_shape(&[2, 3]), "(2, 3)");
+    }
+}

@@ -1,0 +1,532 @@
+//! Runs the built `ndgpu` binary on temporary `.npy` files and checks what it prints,
+//! what it writes, and how it fails.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ndarray::{array, Array0, Array1, Array2, Array3};
+use ndarray_npy::{read_npy, write_npy};
+use serde_json::Value;
+
+fn ndgpu(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ndgpu"))
+        .args(args)
+        .env_remove("NDGPU_BACKEND")
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs and expects success; returns stdout.
+fn ok(args: &[&str]) -> String {
+    let out = ndgpu(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?} failed: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs with `--json` appended and parses stdout.
+fn json(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    serde_json::from_str(&ok(&all)).expect("stdout is JSON")
+}
+
+/// Expects exit code `code` and exactly one stderr line, `error: ...` containing
+/// `needle`, with no panic.
+fn fails(args: &[&str], code: i32, needle: &str) {
+    let out = ndgpu(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{args:?}: not one line: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{args:?}: {stderr}");
+    assert!(
+        lines[0].contains(needle),
+        "{args:?}: {needle:?} not in {stderr}"
+    );
+}
+
+struct Dir(tempfile::TempDir);
+
+impl Dir {
+    fn new() -> Self {
+        Dir(tempfile::tempdir().unwrap())
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+    /// Writes an array and returns its path as a string.
+    fn put<A, D>(&self, name: &str, a: &ndarray::Array<A, D>) -> String
+    where
+        A: ndarray_npy::WritableElement,
+        D: ndarray::Dimension,
+    {
+        let p = self.path(name);
+        write_npy(&p, a).unwrap();
+        s(&p)
+    }
+    fn out(&self, name: &str) -> String {
+        s(&self.path(name))
+    }
+}
+
+fn s(p: &Path) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+fn read2(p: &str) -> Array2<f64> {
+    read_npy(p).unwrap()
+}
+
+/// The SPD matrix A = L·Lᵀ of a known integer factor L.
+fn spd() -> (Array2<f64>, Array2<f64>) {
+    let l = array![[2.0, 0.0, 0.0], [6.0, 1.0, 0.0], [-8.0, 5.0, 3.0]];
+    (l.dot(&l.t()), l)
+}
+
+/// A version 1.0 `.npy` file with the given header dictionary and data bytes.
+fn raw_npy(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = dict.to_string();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+fn close(a: &Array2<f64>, b: &Array2<f64>, tol: f64) -> bool {
+    a.dim() == b.dim() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol)
+}
+
+#[test]
+fn info_lists_every_backend_with_status() {
+    let text = ok(&["info"]);
+    assert!(text.contains("cpu: available"), "{text}");
+    let v = json(&["info"]);
+    let list = v["backends"].as_array().unwrap();
+    let names: Vec<&str> = list.iter().map(|b| b["name"].as_str().unwrap()).collect();
+    for expected in ["cpu", "cuda", "cublas"] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    for b in list {
+        if b["available"].as_bool().unwrap() {
+            assert!(!b["description"].as_str().unwrap().is_empty(), "{b}");
+            // Every family lists its default among its variants.
+            let variants = b["variants"].as_object().unwrap();
+            assert_eq!(variants.len(), 6, "{b}");
+            for v in variants.values() {
+                let all = v["all"].as_array().unwrap();
+                assert_eq!(&v["default"], &all[0], "{b}");
+            }
+        } else {
+            assert!(!b["reason"].as_str().unwrap().is_empty(), "{b}");
+            let line = format!("{}: unavailable: ", b["name"].as_str().unwrap());
+            assert!(text.contains(&line), "{text}");
+        }
+    }
+    let cpu = list.iter().find(|b| b["name"] == "cpu").unwrap();
+    assert_eq!(cpu["available"], true);
+}
+
+#[test]
+fn matmul_and_gemm() {
+    let d = Dir::new();
+    let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0], [5.0, 6.0]]);
+    let b = d.put("b.npy", &array![[7.0f64, 8.0, 9.0], [10.0, 11.0, 12.0]]);
+    let c = d.out("c.npy");
+    let v = json(&["run", "matmul", &a, &b, "-o", &c, "--backend", "cpu"]);
+    assert_eq!(v["op"], "matmul");
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["dtype"], "f64");
+    assert!(v["variant"].is_string());
+    assert!(v["seconds"].as_f64().unwrap() >= 0.0);
+    assert_eq!(v["shapes"]["output"], serde_json::json!([3, 3]));
+    let expected = array![[27.0, 30.0, 33.0], [61.0, 68.0, 75.0], [95.0, 106.0, 117.0]];
+    assert_eq!(read2(&c), expected);
+
+    // 2·Aᵀ·Aᵀ' style: alpha, beta, both transposes and a C input.
+    let at = d.put("at.npy", &array![[1.0f64, 3.0, 5.0], [2.0, 4.0, 6.0]]);
+    let bt = d.put("bt.npy", &array![[7.0f64, 10.0], [8.0, 11.0], [9.0, 12.0]]);
+    let c0 = d.put("c0.npy", &Array2::<f64>::ones((3, 3)));
+    let g = d.out("g.npy");
+    let args = [
+        "run",
+        "matmul",
+        &at,
+        &bt,
+        &c0,
+        "--trans-a",
+        "--trans-b",
+        "--alpha",
+        "2",
+        "--beta",
+        "-1",
+        "-o",
+        &g,
+        "--backend",
+        "cpu",
+    ];
+    let v = json(&args);
+    assert_eq!(v["alpha"], 2.0);
+    assert_eq!(v["beta"], -1.0);
+    assert_eq!(read2(&g), expected.mapv(|x| 2.0 * x - 1.0));
+
+    // f32 in, f32 out; without -o the JSON carries the result.
+    let a32 = d.put("a32.npy", &array![[1.0f32, 2.0], [3.0, 4.0]]);
+    let v = json(&["run", "matmul", &a32, &a32, "--backend", "cpu"]);
+    assert_eq!(v["dtype"], "f32");
+    assert_eq!(v["output"], serde_json::json!([[7.0, 10.0], [15.0, 22.0]]));
+    let o32 = d.out("o32.npy");
+    ok(&["run", "matmul", &a32, &a32, "-o", &o32, "--backend", "cpu"]);
+    let r: Array2<f32> = read_npy(&o32).unwrap();
+    assert_eq!(r, array![[7.0f32, 10.0], [15.0, 22.0]]);
+}
+
+#[test]
+fn gram_transpose_and_text_output() {
+    let d = Dir::new();
+    let m = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    let mp = d.put("m.npy", &m);
+    let g = d.out("g.npy");
+    let v = json(&["run", "gram", &mp, "-o", &g, "--backend", "cpu"]);
+    assert_eq!(v["op"], "gram");
+    assert_eq!(read2(&g), array![[14.0, 32.0], [32.0, 77.0]]);
+    let t = d.out("t.npy");
+    json(&["run", "transpose", &mp, "-o", &t, "--backend", "cpu"]);
+    assert_eq!(read2(&t), m.t().to_owned());
+    // A Fortran-ordered file reads as the same matrix.
+    let fp = d.put("f.npy", &m.clone().reversed_axes());
+    json(&["run", "transpose", &fp, "-o", &t, "--backend", "cpu"]);
+    assert_eq!(read2(&t), m);
+    // Without -o and --json the result is printed.
+    let text = ok(&["run", "transpose", &mp, "--backend", "cpu"]);
+    assert!(text.contains("transpose on cpu"), "{text}");
+    assert!(text.contains("[[1, 4],"), "{text}");
+}
+
+#[test]
+fn reductions_whole_and_per_axis() {
+    let d = Dir::new();
+    let a = d.put("a.npy", &array![[3.0f64, -1.0, 4.0], [1.0, 5.0, -9.0]]);
+    let v = json(&["run", "reduce", &a, "--op", "sum", "--backend", "cpu"]);
+    assert_eq!(v["result"], 3.0);
+    let o = d.out("sumsq.npy");
+    let v = json(&[
+        "run",
+        "reduce",
+        &a,
+        "--op",
+        "sumsq",
+        "-o",
+        &o,
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(v["result"], 133.0);
+    let r: Array0<f64> = read_npy(&o).unwrap();
+    assert_eq!(r[()], 133.0);
+    assert_eq!(
+        ok(&["run", "reduce", &a, "--op", "max", "--backend", "cpu"])
+            .lines()
+            .nth(1),
+        Some("5")
+    );
+    let v = json(&["run", "reduce", &a, "--op", "argmin", "--backend", "cpu"]);
+    assert_eq!(
+        (v["result"].as_u64(), v["row"].as_u64(), v["col"].as_u64()),
+        (Some(5), Some(1), Some(2))
+    );
+    let o = d.out("min0.npy");
+    json(&[
+        "run",
+        "reduce",
+        &a,
+        "--op",
+        "min",
+        "--axis",
+        "0",
+        "-o",
+        &o,
+        "--backend",
+        "cpu",
+    ]);
+    let r: Array1<f64> = read_npy(&o).unwrap();
+    assert_eq!(r, array![1.0, -1.0, -9.0]);
+    let o = d.out("argmax1.npy");
+    json(&[
+        "run",
+        "reduce",
+        &a,
+        "--op",
+        "argmax",
+        "--axis",
+        "1",
+        "-o",
+        &o,
+        "--backend",
+        "cpu",
+    ]);
+    let r: Array1<i64> = read_npy(&o).unwrap();
+    assert_eq!(r, array![2i64, 1]);
+}
+
+#[test]
+fn dot_of_vectors() {
+    let d = Dir::new();
+    let x = d.put("x.npy", &array![1.0f32, 2.0, 3.0]);
+    let y = d.put("y.npy", &array![4.0f32, 5.0, 6.0]);
+    let o = d.out("dot.npy");
+    let v = json(&["run", "dot", &x, &y, "-o", &o, "--backend", "cpu"]);
+    assert_eq!(v["result"], 32.0);
+    assert_eq!(v["dtype"], "f32");
+    let r: Array0<f32> = read_npy(&o).unwrap();
+    assert_eq!(r[()], 32.0);
+    // Big-endian data is read as such.
+    let be = d.path("be.npy");
+    let data: Vec<u8> = [1.5f64, -2.0]
+        .iter()
+        .flat_map(|x| x.to_be_bytes())
+        .collect();
+    let dict = "{'descr': '>f8', 'fortran_order': False, 'shape': (2,), }";
+    std::fs::write(&be, raw_npy(dict, &data)).unwrap();
+    let v = json(&["run", "dot", &s(&be), &s(&be), "--backend", "cpu"]);
+    assert_eq!(v["result"], 6.25);
+}
+
+#[test]
+fn cholesky_and_solve() {
+    let d = Dir::new();
+    let (a, l) = spd();
+    let ap = d.put("a.npy", &a);
+    let lo = d.out("l.npy");
+    json(&["run", "cholesky", &ap, "-o", &lo, "--backend", "cpu"]);
+    assert!(close(&read2(&lo), &l, 1e-12), "{}", read2(&lo));
+
+    let x = array![[1.0f64, -2.0], [2.0, 0.5], [3.0, 4.0]];
+    let bp = d.put("b.npy", &a.dot(&x));
+    let xo = d.out("x.npy");
+    json(&["run", "solve", &ap, &bp, "-o", &xo, "--backend", "cpu"]);
+    assert!(close(&read2(&xo), &x, 1e-9), "{}", read2(&xo));
+
+    // With the factor given, and a 1-D right-hand side (X is 1-D too).
+    let lp = d.put("lf.npy", &l);
+    let b1 = d.put("b1.npy", &a.dot(&x.column(0)));
+    let x1 = d.out("x1.npy");
+    let v = json(&[
+        "run",
+        "solve",
+        &lp,
+        &b1,
+        "--factor",
+        "-o",
+        &x1,
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(v["shapes"]["output"], serde_json::json!([3]));
+    let r: Array1<f64> = read_npy(&x1).unwrap();
+    assert!(
+        r.iter().zip(x.column(0)).all(|(p, q)| (p - q).abs() < 1e-9),
+        "{r}"
+    );
+}
+
+/// Two obvious clusters: four points near (0, 0), four near (10, 10).
+fn two_clusters() -> Array2<f64> {
+    array![
+        [0.0, 0.0],
+        [0.0, 1.0],
+        [1.0, 0.0],
+        [1.0, 1.0],
+        [10.0, 10.0],
+        [10.0, 11.0],
+        [11.0, 10.0],
+        [11.0, 11.0]
+    ]
+}
+
+#[test]
+fn kmeans_and_predict() {
+    let d = Dir::new();
+    let x = d.put("x.npy", &two_clusters());
+    let out = d.path("km");
+    let v = json(&[
+        "run",
+        "kmeans",
+        &x,
+        "--k",
+        "2",
+        "--seed",
+        "3",
+        "--out-dir",
+        &s(&out),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(v["converged"], true);
+    assert_eq!(v["inertia"], 4.0);
+    assert!(v["iterations"].as_u64().unwrap() >= 1);
+    let labels: Array1<i64> = read_npy(out.join("labels.npy")).unwrap();
+    let c: Array2<f64> = read_npy(out.join("centroids.npy")).unwrap();
+    assert_eq!(&labels.as_slice().unwrap()[..4], &[labels[0]; 4]);
+    assert_eq!(&labels.as_slice().unwrap()[4..], &[labels[4]; 4]);
+    assert_ne!(labels[0], labels[4]);
+    let first = labels[0] as usize;
+    assert_eq!(c.row(first), array![0.5, 0.5]);
+    assert_eq!(c.row(1 - first), array![10.5, 10.5]);
+
+    // Given starting centroids (f32 file for f64 data is fine: they are converted).
+    let init = d.put("init.npy", &array![[10.0f32, 10.0], [0.0, 0.0]]);
+    let (cp, lp) = (d.out("c.npy"), d.out("l.npy"));
+    json(&[
+        "run",
+        "kmeans",
+        &x,
+        "--k",
+        "2",
+        "--init",
+        &init,
+        "--centroids",
+        &cp,
+        "--labels",
+        &lp,
+        "--backend",
+        "cpu",
+    ]);
+    let labels: Array1<i64> = read_npy(&lp).unwrap();
+    assert_eq!(labels, array![1i64, 1, 1, 1, 0, 0, 0, 0]);
+    assert_eq!(read2(&cp), array![[10.5, 10.5], [0.5, 0.5]]);
+
+    let q = d.put("q.npy", &array![[9.0f64, 9.0], [-1.0, 2.0]]);
+    let po = d.out("p.npy");
+    json(&["run", "predict", &q, &cp, "-o", &po, "--backend", "cpu"]);
+    let p: Array1<i64> = read_npy(&po).unwrap();
+    assert_eq!(p, array![0i64, 1]);
+}
+
+#[test]
+fn verify_cpu_small_prints_a_table() {
+    let out = ndgpu(&["verify", "--backends", "cpu", "--sizes", "small"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("backend"), "{stdout}");
+    for family in [
+        "matmul",
+        "gram",
+        "transpose",
+        "reduce",
+        "cholesky",
+        "kmeans",
+    ] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with("cpu") && l.contains(family)),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_one_error_line() {
+    let d = Dir::new();
+    let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0]]);
+    let a32 = d.put("a32.npy", &array![[1.0f32, 2.0], [3.0, 4.0]]);
+    let b3 = d.put("b3.npy", &Array2::<f64>::zeros((3, 2)));
+    let ints = d.put("i.npy", &array![[1i64, 2], [3, 4]]);
+    let cube = d.put("cube.npy", &Array3::<f64>::zeros((2, 2, 2)));
+    let vec = d.put("v.npy", &array![1.0f64, 2.0]);
+    let missing = d.out("missing.npy");
+    let run = |args: &[&str], code: i32, needle: &str| {
+        let mut all = vec!["run"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--backend", "cpu"]);
+        fails(&all, code, needle);
+    };
+
+    run(&["matmul", &missing, &a], 2, "cannot read");
+    run(&["matmul", &ints, &a], 2, "int64");
+    run(
+        &["matmul", &a, &a32],
+        2,
+        "holds f32 but the element type is f64",
+    );
+    run(&["matmul", &a32, &a32, "--dtype", "f64"], 2, "holds f32");
+    run(&["matmul", &cube, &a], 2, "rank 3");
+    run(&["matmul", &vec, &a], 2, "rank 1");
+    run(&["dot", &a, &a], 2, "expected a vector");
+    run(&["matmul", &a, &b3], 2, "inner dimensions");
+    run(&["matmul", &a, &a, &a], 2, "--beta");
+    let nowhere = s(&d.path("no/such/dir/out.npy"));
+    run(&["gram", &a, "-o", &nowhere], 2, "cannot write");
+
+    // Truncated data, a garbage file, and a header that promises far more than is there.
+    let bytes = std::fs::read(&a).unwrap();
+    let trunc = d.path("trunc.npy");
+    std::fs::write(&trunc, &bytes[..bytes.len() - 5]).unwrap();
+    run(&["gram", &s(&trunc)], 2, "truncated");
+    let garbage = d.path("garbage.npy");
+    std::fs::write(&garbage, b"this is not an npy file at all").unwrap();
+    run(&["gram", &s(&garbage)], 2, "magic");
+    let huge = d.path("huge.npy");
+    let dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000000, 100000000), }";
+    std::fs::write(&huge, raw_npy(dict, &[0u8; 32])).unwrap();
+    run(&["gram", &s(&huge)], 2, "truncated");
+    let structured = d.path("structured.npy");
+    let dict = "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (2, 2), }";
+    std::fs::write(&structured, raw_npy(dict, &[0u8; 32])).unwrap();
+    run(&["gram", &s(&structured)], 2, "structured");
+    let half = d.path("half.npy");
+    std::fs::write(&half, &bytes[..9]).unwrap();
+    run(&["gram", &s(&half)], 2, "not a valid .npy");
+
+    // NaN where the operation cannot take it, and a matrix that is not SPD.
+    let nan = d.put("nan.npy", &array![[1.0f64, 0.0], [f64::NAN, 1.0]]);
+    run(&["cholesky", &nan], 2, "non-finite");
+    run(&["kmeans", &nan, "--k", "1"], 2, "non-finite");
+    let indefinite = d.put("ind.npy", &array![[1.0f64, 2.0], [2.0, 1.0]]);
+    run(&["cholesky", &indefinite], 1, "pivot 1");
+    run(&["solve", &indefinite, &vec], 1, "pivot");
+
+    // k out of range.
+    run(&["kmeans", &a, "--k", "0"], 2, "kmeans");
+    run(&["kmeans", &a, "--k", "3"], 2, "kmeans");
+    run(
+        &["kmeans", &a, "--k", "1", "--init", "nosuchfile.npy"],
+        2,
+        "--init",
+    );
+
+    // Backends and variants.
+    fails(
+        &["run", "gram", &a, "--backend", "nosuch"],
+        2,
+        "unknown backend 'nosuch'",
+    );
+    fails(
+        &["run", "gram", &a, "--backend", "cpu", "--variant", "nosuch"],
+        2,
+        "available:",
+    );
+    let info = json(&["info"]);
+    for b in info["backends"].as_array().unwrap() {
+        if b["available"] == false {
+            let name = b["name"].as_str().unwrap();
+            fails(&["run", "gram", &a, "--backend", name], 1, "unavailable");
+        }
+    }
+
+    // Usage errors from the parser are one line too.
+    run(&["reduce", &a, "--op", "median"], 2, "median");
+    run(&["reduce", &a, "--op", "sum", "--axis", "2"], 2, "--axis");
+    fails(&["verify", "--backends", "nosuch"], 2, "unknown backend");
+}

@@ -1,0 +1,53 @@
+//! Run-time backend choice. These run in CI, on a machine without a GPU: asking for a
+//! GPU backend there must be an error value, never a panic.
+
+use ndgpu::{backend, backends, Error, Family};
+
+#[test]
+fn cpu_is_always_available_and_listed() {
+    let list = backends();
+    let cpu = list.iter().find(|b| b.name == "cpu").expect("cpu listed");
+    assert!(cpu.status.is_ok(), "{:?}", cpu.status);
+    assert_eq!(backend("cpu").unwrap().name(), "cpu");
+}
+
+#[test]
+fn every_listed_backend_opens_iff_it_is_available() {
+    for info in backends() {
+        match (backend(info.name), &info.status) {
+            (Ok(b), Ok(_)) => assert_eq!(b.name(), info.name),
+            (Err(Error::Unavailable { reason, .. }), Err(listed)) => assert_eq!(&reason, listed),
+            (got, listed) => panic!("{}: open gave {:?}, list says {listed:?}", info.name, got.map(|b| b.name())),
+        }
+    }
+}
+
+#[test]
+fn unknown_backend_is_an_error_naming_the_known_ones() {
+    match backend("tpu") {
+        Err(Error::UnknownBackend { name, known }) => {
+            assert_eq!(name, "tpu");
+            assert!(known.contains("cpu") && known.contains("auto"), "{known}");
+        }
+        other => panic!("expected UnknownBackend, got {:?}", other.map(|b| b.name())),
+    }
+}
+
+#[test]
+fn auto_picks_an_available_backend() {
+    // NDGPU_BACKEND is not set by the test runner; if a developer sets it, auto obeys it.
+    if std::env::var(ndgpu::BACKEND_ENV).is_err() {
+        let b = backend("auto").expect("auto never fails without the override");
+        let available: Vec<_> = backends().into_iter().filter(|i| i.status.is_ok()).map(|i| i.name).collect();
+        assert_eq!(b.name(), available[0], "auto must pick the first available of {available:?}");
+    }
+}
+
+#[test]
+fn unknown_variant_is_an_error_listing_the_variants() {
+    let mut b = backend("cpu").unwrap();
+    match b.set_variant(Family::MatMul, "warp-speed") {
+        Err(Error::UnknownVariant { available, .. }) => assert!(available.contains(b.variant(Family::MatMul))),
+        other => panic!("expected UnknownVariant, got {other:?}"),
+    }
+}
