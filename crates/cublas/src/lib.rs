@@ -1,1 +1,235 @@
+//! # ndgpu-cublas
+//!
+//! ndgpu's vendor backend: the same traits as the hand-written `ndgpu-cuda`, computed by
+//! cuBLAS and cuSOLVER, on the same runtime (one [`Gpu`] context and stream, the same
+//! [`DeviceMatrix`]). It is the yardstick the hand-written kernels are measured against.
+//!
+//! | family | variants (default first) | what runs |
+//! |---|---|---|
+//! | matmul | `gemm`, `gemm_tf32` | `{S,D}GEMM`; `gemm_tf32` opts into TF32 tensor cores (f32 only) |
+//! | gram | `syrk`, `gemm` | `{S,D}SYRK` (or GEMM) + an exact mirror with GEAM and COPY |
+//! | transpose | `geam` | `{S,D}GEAM` with `C = Aᵀ` |
+//! | reduce | `cublas` | sum: GEMV/DOT with ones; sum of squares, dot: DOT; min, max, arg*: ndgpu-cuda's kernels |
+//! | cholesky | `potrf` | cuSOLVER `{S,D}potrf`, `{S,D}potrs` |
+//! | kmeans | `gemm` | distances by GEMM; argmin and centroid update: ndgpu-cuda's kernels |
+//!
+//! The libraries are loaded at run time: the crate builds, and its tests pass, on
+//! machines without CUDA, where [`CublasBackend::new`] returns
+//! [`Error::Unavailable`](ndgpu_core::Error::Unavailable).
+//!
+//! ```no_run
+//! use ndgpu_core::{Backend, Family, MatMul};
+//! let mut vendor = ndgpu_cublas::CublasBackend::new(0)?; // an error value without a GPU
+//! vendor.set_variant(Family::MatMul, "gemm_tf32")?;
+//! let a = ndarray::Array2::<f32>::ones((64, 32));
+//! let c = vendor.matmul(a.view(), a.t())?;
+//! assert_eq!(c[[0, 0]], 32.0);
+//! # Ok::<(), ndgpu_core::Error>(())
+//! ```
+#![warn(missing_docs)]
 
+mod cholesky;
+mod element;
+mod error;
+mod gram;
+mod kmeans;
+pub mod layout;
+mod library;
+mod matmul;
+mod reduce;
+mod transpose;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use ndgpu_core::{Backend, Family, Result, Variants};
+use ndgpu_cuda::{CudaBackend, CudaElement, Gpu};
+
+pub use element::BlasElement;
+pub use error::VendorError;
+pub use kmeans::KMeansDevice;
+pub use library::{probe_libraries, versions};
+pub use ndgpu_cuda::ops::kmeans::Assignment;
+pub use ndgpu_cuda::DeviceMatrix;
+
+use library::{BlasHandle, SolverHandle};
+
+/// The vendor backend: cuBLAS and cuSOLVER on one device.
+///
+/// `Send + Sync`: the library handles sit behind mutexes, and every call makes the
+/// device's context current on the calling thread first.
+pub struct CublasBackend {
+    // Declared first so that they are dropped before the device they live on.
+    blas: Mutex<BlasHandle>,
+    solver: Mutex<SolverHandle>,
+    /// For the operations cuBLAS does not have (min, max, arg reductions).
+    cuda: CudaBackend,
+    gpu: Arc<Gpu>,
+    variants: Variants,
+    versions: (String, String),
+}
+
+impl std::fmt::Debug for CublasBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CublasBackend")
+            .field("gpu", &self.gpu)
+            .field("versions", &self.versions)
+            .field("variants", &self.variants)
+            .finish()
+    }
+}
+
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<CublasBackend>();
+};
+
+impl CublasBackend {
+    /// Opens device `ordinal`.
+    ///
+    /// # Errors
+    /// [`ndgpu_core::Error::Unavailable`] with the reason when there is no driver, no
+    /// device, no NVRTC (needed by the kernels it borrows from ndgpu-cuda), or no
+    /// usable cuBLAS / cuSOLVER.
+    pub fn new(ordinal: usize) -> Result<Self> {
+        ndgpu_cuda::probe().map_err(error::unavailable)?;
+        probe_libraries().map_err(error::unavailable)?;
+        let gpu = Gpu::new(ordinal).map_err(|e| match e {
+            ndgpu_core::Error::Unavailable { reason, .. } => error::unavailable(reason),
+            other => other,
+        })?;
+        Self::with_gpu(gpu)
+    }
+
+    /// A backend on an already opened device (shared, for example, with a
+    /// [`CudaBackend`]).
+    ///
+    /// # Errors
+    /// [`ndgpu_core::Error::Unavailable`] when cuBLAS or cuSOLVER is missing, too old,
+    /// or cannot create a handle on this device.
+    pub fn with_gpu(gpu: Arc<Gpu>) -> Result<Self> {
+        probe_libraries().map_err(error::unavailable)?;
+        let versions = versions()?;
+        let blas = BlasHandle::new(&gpu)?;
+        let solver = SolverHandle::new(&gpu)?;
+        let variants = Variants::new(
+            error::BACKEND,
+            &[
+                (Family::MatMul, matmul::VARIANTS),
+                (Family::Gram, gram::VARIANTS),
+                (Family::Transpose, transpose::VARIANTS),
+                (Family::Reduce, reduce::VARIANTS),
+                (Family::Cholesky, cholesky::VARIANTS),
+                (Family::KMeans, kmeans::VARIANTS),
+            ],
+        );
+        Ok(CublasBackend {
+            blas: Mutex::new(blas),
+            solver: Mutex::new(solver),
+            cuda: CudaBackend::with_gpu(gpu.clone()),
+            gpu,
+            variants,
+            versions,
+        })
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// The cuBLAS and cuSOLVER versions in use.
+    pub fn library_versions(&self) -> (&str, &str) {
+        (&self.versions.0, &self.versions.1)
+    }
+
+    /// The cuBLAS handle, with the device's context made current on this thread.
+    fn blas(&self) -> Result<MutexGuard<'_, BlasHandle>> {
+        self.bind()?;
+        Ok(self.blas.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The cuSOLVER handle, with the device's context made current on this thread.
+    fn solver(&self) -> Result<MutexGuard<'_, SolverHandle>> {
+        self.bind()?;
+        Ok(self.solver.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn bind(&self) -> Result<()> {
+        self.gpu
+            .context()
+            .bind_to_thread()
+            .map_err(|e| error::driver("making the context current", e))
+    }
+
+    /// Sets `s` to zero (all bits clear is 0.0 for f32 and f64).
+    fn zero<T: CudaElement>(&self, s: &mut CudaSlice<T>) -> Result<()> {
+        self.gpu
+            .stream()
+            .memset_zeros(s)
+            .map_err(|e| error::driver("clearing a buffer", e))
+    }
+}
+
+/// The device address of a buffer as a pointer for a library call.
+///
+/// The `SyncOnDrop` guard cudarc returns is dropped at once: [`Gpu`] turns cudarc's
+/// event tracking off because all of its work, the libraries' included (their handles
+/// are set to its stream), is ordered on one stream.
+pub(crate) fn ptr<T>(gpu: &Gpu, s: &CudaSlice<T>) -> *const T {
+    let (p, _sync) = s.device_ptr(gpu.stream());
+    p as *const T
+}
+
+/// As [`ptr`], for a buffer the call writes.
+pub(crate) fn ptr_mut<T>(gpu: &Gpu, s: &mut CudaSlice<T>) -> *mut T {
+    let (p, _sync) = s.device_ptr_mut(gpu.stream());
+    p as *mut T
+}
+
+/// A dimension as the 64-bit integer of cuBLAS' `_64` interface.
+pub(crate) fn i64_of(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Notes shown by `ndgpu info` and the docs.
+pub const NOTES: &[&str] = &[
+    matmul::NOTE,
+    gram::NOTE,
+    transpose::NOTE,
+    reduce::NOTE,
+    cholesky::NOTE,
+    kmeans::NOTE,
+    "determinism: cuBLAS and cuSOLVER give the same bits run to run on one GPU model \
+     with one library version (NVIDIA's reproducibility statement, atomics off, which is \
+     the default); not across architectures or versions",
+];
+
+impl Backend for CublasBackend {
+    fn name(&self) -> &'static str {
+        error::BACKEND
+    }
+    fn description(&self) -> String {
+        let (_, total) = self.gpu.mem_info().unwrap_or((0, 0));
+        format!(
+            "cuBLAS {} and cuSOLVER {} on {} ({}, {:.0} GiB)",
+            self.versions.0,
+            self.versions.1,
+            self.gpu.name(),
+            self.gpu.arch(),
+            total as f64 / (1u64 << 30) as f64,
+        )
+    }
+    fn variants(&self, family: Family) -> Vec<&'static str> {
+        self.variants.list(family)
+    }
+    fn variant(&self, family: Family) -> &'static str {
+        self.variants.current(family)
+    }
+    fn set_variant(&mut self, family: Family, name: &str) -> Result<()> {
+        self.variants.set(family, name)
+    }
+    fn notes(&self) -> Vec<String> {
+        NOTES.iter().map(|s| s.to_string()).collect()
+    }
+}

@@ -1,0 +1,217 @@
+//! Finding the vendor libraries, their versions, and the cuBLAS / cuSOLVER handles.
+//!
+//! cudarc loads libcublas and libcusolver on first use and panics if a library or one
+//! of its symbols is missing; its name candidates also accept older major versions.
+//! So before any routine is called, [`probe`] checks that both libraries load and that
+//! every symbol this crate calls is there: a missing or too old library becomes
+//! [`ndgpu_core::Error::Unavailable`], never a panic.
+
+use std::sync::Arc;
+
+use cudarc::cublas::sys as blas;
+use cudarc::cusolver::sys as solver;
+use cudarc::driver::CudaContext;
+use ndgpu_core::Result;
+use ndgpu_cuda::Gpu;
+
+use crate::error::{self, unavailable};
+
+/// Every cuBLAS symbol this crate calls (cudarc's dynamic loader panics on a missing one).
+const CUBLAS_SYMBOLS: &[&str] = &[
+    "cublasCreate_v2",
+    "cublasDestroy_v2",
+    "cublasSetStream_v2",
+    "cublasGetMathMode",
+    "cublasSetMathMode",
+    "cublasGetProperty",
+    "cublasGetStatusName",
+    "cublasGetStatusString",
+    "cublasSgemm_v2_64",
+    "cublasDgemm_v2_64",
+    "cublasSgemmStridedBatched_64",
+    "cublasDgemmStridedBatched_64",
+    "cublasSgeam_64",
+    "cublasDgeam_64",
+    "cublasSsyrk_v2_64",
+    "cublasDsyrk_v2_64",
+    "cublasSgemv_v2_64",
+    "cublasDgemv_v2_64",
+    "cublasSdot_v2_64",
+    "cublasDdot_v2_64",
+    "cublasScopy_v2_64",
+    "cublasDcopy_v2_64",
+    "cublasStrttp",
+    "cublasDtrttp",
+    "cublasStpttr",
+    "cublasDtpttr",
+];
+
+/// Every cuSOLVER symbol this crate calls.
+const CUSOLVER_SYMBOLS: &[&str] = &[
+    "cusolverDnCreate",
+    "cusolverDnDestroy",
+    "cusolverDnSetStream",
+    "cusolverGetProperty",
+    "cusolverDnSpotrf_bufferSize",
+    "cusolverDnDpotrf_bufferSize",
+    "cusolverDnSpotrf",
+    "cusolverDnDpotrf",
+    "cusolverDnSpotrs",
+    "cusolverDnDpotrs",
+];
+
+/// Why cuBLAS or cuSOLVER cannot be used here, or `Ok`. Needs no GPU.
+///
+/// # Errors
+/// A human-readable reason.
+pub fn probe_libraries() -> std::result::Result<(), String> {
+    // SAFETY: `is_culib_present` only tries to dlopen; `culib` is called only once
+    // that succeeded (it panics otherwise), and looking a symbol up calls nothing.
+    unsafe {
+        if !blas::is_culib_present() {
+            return Err("the cuBLAS library (libcublas.so) is not installed".into());
+        }
+        if !solver::is_culib_present() {
+            return Err("the cuSOLVER library (libcusolver.so) is not installed".into());
+        }
+        let lib = blas::culib();
+        for name in CUBLAS_SYMBOLS {
+            if lib.get::<unsafe extern "C" fn()>(name.as_bytes()).is_err() {
+                return Err(format!(
+                    "the cuBLAS library found lacks {name} (CUDA 12 or newer is needed)"
+                ));
+            }
+        }
+        let lib = solver::culib();
+        for name in CUSOLVER_SYMBOLS {
+            if lib.get::<unsafe extern "C" fn()>(name.as_bytes()).is_err() {
+                return Err(format!(
+                    "the cuSOLVER library found lacks {name} (CUDA 12 or newer is needed)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The cuBLAS and cuSOLVER versions found, as `major.minor.patch` (for `ndgpu info`).
+/// Needs the libraries, not a GPU.
+///
+/// # Errors
+/// [`ndgpu_core::Error::Unavailable`] when a library is missing or too old.
+pub fn versions() -> Result<(String, String)> {
+    probe_libraries().map_err(unavailable)?;
+    let parts = [
+        blas::libraryPropertyType::MAJOR_VERSION,
+        blas::libraryPropertyType::MINOR_VERSION,
+        blas::libraryPropertyType::PATCH_LEVEL,
+    ];
+    let mut cublas = Vec::new();
+    for p in parts {
+        let mut v = 0;
+        // SAFETY: the library is loaded (probed) and `v` is a valid out-pointer;
+        // cublasGetProperty needs no handle.
+        error::cublas(
+            unsafe { blas::cublasGetProperty(p, &mut v) },
+            "reading the cuBLAS version",
+        )?;
+        cublas.push(v.to_string());
+    }
+    let parts = [
+        solver::libraryPropertyType::MAJOR_VERSION,
+        solver::libraryPropertyType::MINOR_VERSION,
+        solver::libraryPropertyType::PATCH_LEVEL,
+    ];
+    let mut cusolver = Vec::new();
+    for p in parts {
+        let mut v = 0;
+        // SAFETY: as above, for cuSOLVER.
+        error::cusolver(
+            unsafe { solver::cusolverGetProperty(p, &mut v) },
+            "reading the cuSOLVER version",
+        )?;
+        cusolver.push(v.to_string());
+    }
+    Ok((cublas.join("."), cusolver.join(".")))
+}
+
+/// A cuBLAS handle bound to the [`Gpu`]'s context and stream.
+pub(crate) struct BlasHandle {
+    pub(crate) raw: blas::cublasHandle_t,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: a cuBLAS handle may be used from any thread once its context is current there
+// (every user binds it first); the backend serialises its use with a Mutex.
+unsafe impl Send for BlasHandle {}
+
+impl BlasHandle {
+    /// Creates a handle whose work goes to the Gpu's one stream.
+    pub(crate) fn new(gpu: &Gpu) -> Result<Self> {
+        let ctx = gpu.context().clone();
+        ctx.bind_to_thread()
+            .map_err(|e| error::driver("binding the context", e))?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the library is loaded (probed); `raw` is a valid out-pointer.
+        let status = unsafe { blas::cublasCreate_v2(&mut raw) };
+        if status != blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            // Usually a driver too old for the library: the machine cannot run it.
+            return Err(unavailable(format!("cublasCreate failed: {status:?}")));
+        }
+        let handle = BlasHandle { raw, ctx };
+        // SAFETY: a live handle and the stream of the same context.
+        error::cublas(
+            unsafe { blas::cublasSetStream_v2(raw, gpu.stream().cu_stream() as _) },
+            "setting the cuBLAS stream",
+        )?;
+        Ok(handle)
+    }
+}
+
+impl Drop for BlasHandle {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; a failed destroy only leaks the handle.
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: the handle is live and destroyed once; its context is alive (held).
+        let _ = unsafe { blas::cublasDestroy_v2(self.raw) };
+    }
+}
+
+/// A cuSOLVER dense handle bound to the [`Gpu`]'s context and stream.
+pub(crate) struct SolverHandle {
+    pub(crate) raw: solver::cusolverDnHandle_t,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: as for BlasHandle.
+unsafe impl Send for SolverHandle {}
+
+impl SolverHandle {
+    /// Creates a handle whose work goes to the Gpu's one stream.
+    pub(crate) fn new(gpu: &Gpu) -> Result<Self> {
+        let ctx = gpu.context().clone();
+        ctx.bind_to_thread()
+            .map_err(|e| error::driver("binding the context", e))?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the library is loaded (probed); `raw` is a valid out-pointer.
+        let status = unsafe { solver::cusolverDnCreate(&mut raw) };
+        if status != solver::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
+            return Err(unavailable(format!("cusolverDnCreate failed: {status:?}")));
+        }
+        let handle = SolverHandle { raw, ctx };
+        // SAFETY: a live handle and the stream of the same context.
+        error::cusolver(
+            unsafe { solver::cusolverDnSetStream(raw, gpu.stream().cu_stream() as _) },
+            "setting the cuSOLVER stream",
+        )?;
+        Ok(handle)
+    }
+}
+
+impl Drop for SolverHandle {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: the handle is live and destroyed once; its context is alive (held).
+        let _ = unsafe { solver::cusolverDnDestroy(self.raw) };
+    }
+}
