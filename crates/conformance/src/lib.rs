@@ -2,10 +2,51 @@
 //!
 //! Conformance cases written once and run against any [`Backend`] given as a parameter:
 //! the CPU reference in CI, the CUDA and vendor backends (every variant) on the GPU
-//! machine, and `ndgpu verify`. (Stub: being written.)
+//! machine, and `ndgpu verify`.
+//!
+//! [`run_family`] runs every case of one family, for `f32` and `f64`, on the backend's
+//! currently selected variant, and compares it with the definitions and with the CPU
+//! reference (`ndgpu-cpu`):
+//!
+//! | family | checked |
+//! |---|---|
+//! | matmul | every `Trans` pair, α/β incl. β = 0 over a NaN `C`; each element within `tolerance::gemm(k)·(|α|·|A|·|B| + |β|·|C|)` of the f64 product and of the CPU's (`tolerance::gemm_tf32` for f32 on a variant named `*tf32*`); `matmul`; shape errors |
+//! | gram | the same bound with `|M|·|M|ᵀ`; exactly symmetric |
+//! | transpose | exact, NaN and ±Inf carried through; transposing twice gives A |
+//! | reduce | every op whole and along both axes, dot: sums within `tolerance::sum(n)·Σ|x|`, min/max and indices exact; NaN, ±Inf and tie cases with known answers; empty inputs; errors |
+//! | cholesky | LAPACK's ratios (factor and solve) on random SPD matrices, L exactly lower triangular, only the lower triangle read, the first failing pivot, errors |
+//! | kmeans | on blobs, the CPU's trajectory (labels, iterations, convergence, centroids) when the CPU's first assignment already separates the blobs; on any data, nearest-centroid labels (near-ties within `tolerance::distance` either way), the inertia of the labels, a history that never increases beyond rounding, `predict` agreeing; exact ties, an empty cluster, d = 0; errors |
+//!
+//! Shapes include 0, 1, primes and non-multiples of 32 and 64 (plus a few of 256–1000
+//! with [`Sizes::Medium`]); operands come in every [`data::Layout`] (C, Fortran,
+//! transposed, strided with NaN in the gaps, reversed). Inputs are drawn from a seeded
+//! generator, so a failure reruns exactly. [`strategies`] offers the same shapes,
+//! layouts and values to proptest suites.
+//!
+//! ```
+//! use ndgpu_conformance::{assert_family, run_family, Sizes};
+//! use ndgpu_core::Family;
+//! use ndgpu_cpu::CpuBackend;
+//!
+//! let cpu = CpuBackend::new();
+//! assert_family(&cpu, Family::Transpose, Sizes::Small);
+//! let reports = run_family(&cpu, Family::Cholesky, Sizes::Small, 42);
+//! assert!(reports.iter().all(|r| r.passed && r.error_ratio <= 1.0));
+//! ```
 #![warn(missing_docs)]
 
+mod cases;
+pub mod compare;
+pub mod data;
+pub mod report;
+pub mod strategies;
+
 use ndgpu_core::{Backend, DType, Family};
+
+pub use cases::Ops;
+
+use crate::data::Rng;
+use crate::report::Recorder;
 
 /// How large the cases of a run are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,15 +77,42 @@ pub struct CaseReport {
     pub detail: String,
 }
 
+/// A seed for one family and dtype, so that each gets its own inputs.
+fn sub_seed(seed: u64, family: Family, dtype: DType) -> u64 {
+    let f = Family::ALL.iter().position(|&x| x == family).unwrap_or(0) as u64;
+    let d: u64 = match dtype {
+        DType::F32 => 0,
+        DType::F64 => 1,
+    };
+    seed ^ (f + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (d + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)
+}
+
 /// Runs every case of `family` for f32 and f64 against `backend` (its current variant),
 /// comparing with the CPU reference and the definitions.
 pub fn run_family(
-    _backend: &dyn Backend,
-    _family: Family,
-    _sizes: Sizes,
-    _seed: u64,
+    backend: &dyn Backend,
+    family: Family,
+    sizes: Sizes,
+    seed: u64,
 ) -> Vec<CaseReport> {
-    Vec::new()
+    let variant = backend.variant(family);
+    let mut rec = Recorder::new(family, variant, DType::F32);
+    let mut rng = Rng::new(sub_seed(seed, family, DType::F32));
+    cases::run::<f32, _>(backend, family, sizes, &mut rng, &mut rec);
+    let mut out = rec.reports;
+    let mut rec = Recorder::new(family, variant, DType::F64);
+    let mut rng = Rng::new(sub_seed(seed, family, DType::F64));
+    cases::run::<f64, _>(backend, family, sizes, &mut rng, &mut rec);
+    out.extend(rec.reports);
+    out
+}
+
+/// [`run_family`] for every family in [`Family::ALL`].
+pub fn run_all(backend: &dyn Backend, sizes: Sizes, seed: u64) -> Vec<CaseReport> {
+    Family::ALL
+        .iter()
+        .flat_map(|&f| run_family(backend, f, sizes, seed))
+        .collect()
 }
 
 /// [`run_family`], panicking with every failing case listed.

@@ -1,1 +1,123 @@
-pub fn _stub() {}
+//! # ndgpu-cpu
+//!
+//! The reference backend of ndgpu: single-threaded, written to be obviously correct
+//! rather than fast, and used by the conformance suite as the answer every other
+//! backend is compared with.
+//!
+//! Every operation converts its operands to `f64`, computes there, and rounds once to
+//! the element type at the end, so for `f32` inputs the result is (close to) the
+//! correctly rounded exact answer and for `f64` inputs it is as good as a plain
+//! sequential algorithm gets:
+//!
+//! | family | how |
+//! |---|---|
+//! | matmul | operands to f64, ndarray `dot` (matrixmultiply, no threads), α and β applied in f64, one rounding |
+//! | gram | as matmul; only the lower triangle is rounded and mirrored, so the result is exactly symmetric |
+//! | transpose | element copy into a C-ordered array |
+//! | reduce | sums, sums of squares and dot products accumulated in f64 in row-major order; min/max/arg with NumPy's NaN policy |
+//! | cholesky | unblocked left-looking (Cholesky–Crout) in f64, reading the lower triangle only; solve by forward then backward substitution |
+//! | kmeans | Lloyd's iteration exactly as documented on [`Cluster`](ndgpu_core::Cluster); distances as direct squared differences in f64 |
+//!
+//! Each family has one variant, `reference`.
+//!
+//! ```
+//! use ndarray::array;
+//! use ndgpu_core::{Backend, Factorize, MatMul, Reduce, ReduceOp};
+//! use ndgpu_cpu::CpuBackend;
+//!
+//! let cpu = CpuBackend::new();
+//! assert_eq!(cpu.name(), "cpu");
+//!
+//! let a = array![[4.0f64, 2.0], [2.0, 3.0]];
+//! let l = cpu.cholesky(a.view())?;
+//! assert_eq!(l, array![[2.0, 0.0], [1.0, 2f64.sqrt()]]);
+//! // L·Lᵀ gives A back.
+//! let llt = cpu.matmul(l.view(), l.t())?;
+//! assert!((&llt - &a).iter().all(|d| d.abs() < 1e-15));
+//!
+//! let x = array![[1.0f32, -2.0, 3.0]];
+//! assert_eq!(cpu.reduce(ReduceOp::Sum, x.view())?, 2.0);
+//! # Ok::<(), ndgpu_core::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod cholesky;
+mod kmeans;
+mod matmul;
+mod reduce;
+
+use ndarray::{Array2, ArrayView2};
+use ndgpu_core::{Backend, Element, Family, Result, Variants};
+
+/// The one variant of every family.
+pub const VARIANTS: &[&str] = &["reference"];
+
+/// The single-threaded reference backend.
+#[derive(Debug, Clone)]
+pub struct CpuBackend {
+    variants: Variants,
+}
+
+impl CpuBackend {
+    /// The reference backend (it cannot fail: it needs nothing but the CPU).
+    pub fn new() -> Self {
+        let entries: Vec<(Family, &'static [&'static str])> =
+            Family::ALL.iter().map(|&f| (f, VARIANTS)).collect();
+        CpuBackend {
+            variants: Variants::new("cpu", &entries),
+        }
+    }
+}
+
+impl Default for CpuBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+    fn description(&self) -> String {
+        "single-threaded reference on the host, f64 accumulation, one rounding per result"
+            .to_string()
+    }
+    fn variants(&self, family: Family) -> Vec<&'static str> {
+        self.variants.list(family)
+    }
+    fn variant(&self, family: Family) -> &'static str {
+        self.variants.current(family)
+    }
+    fn set_variant(&mut self, family: Family, name: &str) -> Result<()> {
+        self.variants.set(family, name)
+    }
+    fn notes(&self) -> Vec<String> {
+        vec![
+            "cpu/reference: deterministic (same input, same bits); every result is \
+             computed in f64 and rounded once"
+                .to_string(),
+        ]
+    }
+}
+
+/// An f64 copy of a view of any layout, in C order.
+pub(crate) fn to_f64<T: Element>(a: &ArrayView2<T>) -> Array2<f64> {
+    Array2::from_shape_fn(a.dim(), |ix| a[ix].as_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_reference_variant_per_family() {
+        let mut cpu = CpuBackend::new();
+        for f in Family::ALL {
+            assert_eq!(cpu.variants(f), vec!["reference"]);
+            assert_eq!(cpu.variant(f), "reference");
+            cpu.set_variant(f, "reference").unwrap();
+            assert!(cpu.set_variant(f, "tiled").is_err());
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Cholesky factorization and solve: LAPACK's test ratios on random SPD matrices,
+//! the first failing pivot of matrices made indefinite on purpose, and the errors.
+
+use ndarray::{Array2, ArrayView2};
+use ndgpu_core::{tolerance, Element, Error, Factorize, Result};
+use ndgpu_cpu::CpuBackend;
+
+use super::{Ops, Shapes};
+use crate::compare::{cholesky_ratio, error_kind, solve_ratio};
+use crate::data::{spd, Laid, Layout, Rng};
+use crate::report::{Recorder, Verdict};
+use crate::Sizes;
+
+const SMALL: Shapes<1> = &[[0], [1], [2], [7], [31], [33], [65], [100], [129]];
+const MEDIUM: Shapes<1> = &[[257], [513]];
+
+/// (n, p): an SPD matrix of order n made indefinite at pivot p.
+const PIVOT_SMALL: Shapes<2> = &[[33, 17], [100, 60], [65, 0], [31, 30]];
+const PIVOT_MEDIUM: Shapes<2> = &[[513, 300]];
+
+/// A copy of `a` with its strict upper triangle set to NaN: only the lower triangle
+/// may be read.
+fn poison_upper<T: Element>(a: &Array2<T>) -> Array2<T> {
+    let mut p = a.clone();
+    for ((i, j), v) in p.indexed_iter_mut() {
+        if j > i {
+            *v = T::nan();
+        }
+    }
+    p
+}
+
+/// The outcome as a comparable description: `Ok` or the error's kind (with pivot).
+fn outcome<V>(r: &Result<V>) -> String {
+    match r {
+        Ok(_) => "Ok".into(),
+        Err(e) => error_kind(e),
+    }
+}
+
+/// Checks a factor: shape, C order, exact zeros above the diagonal, LAPACK's ratio.
+fn check_factor<T: Element>(v: &mut Verdict, a: &Array2<T>, l: &Array2<T>) {
+    let n = a.nrows();
+    v.require(l.dim() == (n, n), || {
+        format!("shape {:?}, expected {n}x{n}", l.dim())
+    });
+    if l.dim() != (n, n) {
+        return;
+    }
+    v.require(l.is_standard_layout(), || "output is not C-ordered".into());
+    let upper = l
+        .indexed_iter()
+        .find(|&((i, j), x)| j > i && *x != T::zero());
+    v.require(upper.is_none(), || {
+        let ((i, j), x) = upper.expect("found");
+        format!("L is not lower triangular: L[{i}, {j}] = {x}")
+    });
+    let r = cholesky_ratio(a.view(), l.view());
+    v.ratio(r / tolerance::CHOLESKY_RATIO, || {
+        format!(
+            "‖A − L·Lᵀ‖₁/(n·ε·‖A‖₁) = {r:.3e} > {}",
+            tolerance::CHOLESKY_RATIO
+        )
+    });
+}
+
+/// Every Cholesky case.
+pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
+    b: &B,
+    sizes: Sizes,
+    rng: &mut Rng,
+    rec: &mut Recorder,
+) {
+    let cpu = CpuBackend::new();
+    for (i, &[n]) in super::shapes(sizes, SMALL, MEDIUM).iter().enumerate() {
+        let a = spd::<T>(rng, n);
+        let nrhs = [1, 3, 7][i % 3];
+        let rhs = rng.matrix::<T>(n, nrhs);
+        // Every other case hides NaN above the diagonal of A and of L.
+        let poisoned = i % 2 == 1;
+        let input = if poisoned {
+            poison_upper(&a)
+        } else {
+            a.clone()
+        };
+        let (la, ll, lb) = (Layout::nth(i), Layout::nth(i + 2), Layout::nth(i + 1));
+        let laid = Laid::new(&input, la);
+        let upper = if poisoned {
+            " (NaN above the diagonal)"
+        } else {
+            ""
+        };
+        let name = format!(
+            "cholesky {n} A:{}{upper}, solve {nrhs} rhs L:{} B:{}",
+            la.name(),
+            ll.name(),
+            lb.name()
+        );
+        rec.case(name, |v| {
+            let got = b.cholesky(laid.view());
+            let want = cpu.cholesky(laid.view());
+            v.require(outcome(&got) == outcome(&want), || {
+                format!(
+                    "outcome {}, cpu reference {}",
+                    outcome(&got),
+                    outcome(&want)
+                )
+            });
+            let Some(l) = v.ok(got) else { return };
+            check_factor(v, &a, &l);
+            if l.dim() != (n, n) {
+                return;
+            }
+            let l_in = if poisoned {
+                poison_upper(&l)
+            } else {
+                l.clone()
+            };
+            let l_laid = Laid::new(&l_in, ll);
+            let rhs_laid = Laid::new(&rhs, lb);
+            if let Some(x) = v.ok(b.cholesky_solve(l_laid.view(), rhs_laid.view())) {
+                v.require(x.is_standard_layout(), || {
+                    "solve output is not C-ordered".into()
+                });
+                let r = solve_ratio(a.view(), x.view(), rhs.view());
+                v.ratio(r / tolerance::SOLVE_RATIO, || {
+                    format!(
+                        "solve: ‖B − A·X‖₁/(n·ε·‖A‖₁·‖X‖₁) = {r:.3e} > {}",
+                        tolerance::SOLVE_RATIO
+                    )
+                });
+            }
+        });
+    }
+    pivots(b, sizes, rng, rec, &cpu);
+    errors(b, rng, rec);
+}
+
+fn expect_pivot<T: Element, B: Ops<T> + ?Sized>(
+    v: &mut Verdict,
+    b: &B,
+    a: ArrayView2<T>,
+    p: usize,
+) {
+    let r = b.cholesky(a);
+    v.err(r, &format!("NotPositiveDefinite(pivot {p})"), |e| match e {
+        Error::NotPositiveDefinite { pivot, value } => {
+            *pivot == p && !(*value > 0.0 && value.is_finite())
+        }
+        _ => false,
+    });
+}
+
+/// Matrices whose first failing pivot is known.
+fn pivots<T: Element, B: Ops<T> + ?Sized>(
+    b: &B,
+    sizes: Sizes,
+    rng: &mut Rng,
+    rec: &mut Recorder,
+    cpu: &CpuBackend,
+) {
+    for (n, p) in [(7, 3), (7, 0), (1, 0)] {
+        let a = Array2::from_shape_fn((n, n), |(i, j)| {
+            T::from_f64(if i != j {
+                0.0
+            } else if i == p {
+                -1.0
+            } else {
+                1.0
+            })
+        });
+        rec.case(
+            format!("cholesky: diagonal {n}x{n} with -1 at pivot {p}"),
+            |v| expect_pivot(v, b, a.view(), p),
+        );
+    }
+    let singular = Array2::from_elem((2, 2), T::one());
+    rec.case("cholesky: [[1,1],[1,1]] has a zero pivot 1", |v| {
+        expect_pivot(v, b, singular.view(), 1)
+    });
+    // Keep the leading p×p block, and give A[p][p] half of what the earlier columns
+    // take from it (Σₖ L[p][k]², from an f64 factor): the diagonal stays positive but
+    // the Schur complement at p is about −½·Σₖ L[p][k]².
+    for &[n, p] in super::shapes(sizes, PIVOT_SMALL, PIVOT_MEDIUM).iter() {
+        let mut a = spd::<T>(rng, n);
+        let a64 = a.mapv(|x| x.as_f64());
+        let l = match cpu.cholesky(a64.view()) {
+            Ok(l) => l,
+            Err(e) => {
+                rec.case(format!("cholesky: SPD {n} indefinite at {p}"), |v| {
+                    v.require(false, || format!("reference failed on the SPD matrix: {e}"));
+                });
+                continue;
+            }
+        };
+        let taken: f64 = (0..p).map(|k| l[[p, k]] * l[[p, k]]).sum();
+        // p = 0 has nothing taken: a negative diagonal entry is the only way there.
+        a[[p, p]] = T::from_f64(if p == 0 { -1.0 } else { 0.5 * taken });
+        let layout = Layout::nth(p);
+        let laid = Laid::new(&a, layout);
+        rec.case(
+            format!(
+                "cholesky: SPD {n} indefinite at pivot {p} A:{}",
+                layout.name()
+            ),
+            |v| expect_pivot(v, b, laid.view(), p),
+        );
+    }
+}
+
+/// Bad input of both operations.
+fn errors<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+    let not_square = |e: &Error| matches!(e, Error::NotSquare { .. });
+    let non_finite = |e: &Error| matches!(e, Error::NonFinite { .. });
+    let shape = |e: &Error| matches!(e, Error::ShapeMismatch { .. });
+    for (r, c) in [(3, 5), (5, 3), (0, 2)] {
+        let a = rng.matrix::<T>(r, c);
+        rec.case(format!("cholesky error: {r}x{c} is not square"), |v| {
+            v.err(b.cholesky(a.view()), "NotSquare", not_square);
+        });
+    }
+    for (what, bad) in [("NaN", T::nan()), ("Inf", T::infinity())] {
+        let mut a = spd::<T>(rng, 7);
+        a[[5, 2]] = bad;
+        rec.case(format!("cholesky error: {what} below the diagonal"), |v| {
+            v.err(b.cholesky(a.view()), "NonFinite", non_finite);
+        });
+        let mut a = spd::<T>(rng, 7);
+        a[[4, 4]] = bad;
+        rec.case(format!("cholesky error: {what} on the diagonal"), |v| {
+            v.err(b.cholesky(a.view()), "NonFinite", non_finite);
+        });
+    }
+    let empty = Array2::<T>::zeros((0, 0));
+    rec.case("cholesky 0x0 gives 0x0", |v| {
+        let l = v.ok(b.cholesky(empty.view()));
+        v.require(l.as_ref().is_some_and(|l| l.dim() == (0, 0)), || {
+            format!("got {l:?}")
+        });
+    });
+    let l = b.cholesky(spd::<T>(rng, 3).view()).ok();
+    let Some(l) = l else {
+        rec.case(
+            "cholesky_solve errors (no factor of a 3x3 SPD matrix)",
+            |v| {
+                v.require(false, || "cholesky of a 3x3 SPD matrix failed".into());
+            },
+        );
+        return;
+    };
+    let b42 = rng.matrix::<T>(4, 2);
+    rec.case("cholesky_solve error: L 3x3, B 4x2", |v| {
+        v.err(
+            b.cholesky_solve(l.view(), b42.view()),
+            "ShapeMismatch",
+            shape,
+        );
+    });
+    let l34 = rng.matrix::<T>(3, 4);
+    let b32 = rng.matrix::<T>(3, 2);
+    rec.case("cholesky_solve error: L 3x4", |v| {
+        v.err(
+            b.cholesky_solve(l34.view(), b32.view()),
+            "NotSquare",
+            not_square,
+        );
+    });
+    let mut bnan = b32.clone();
+    bnan[[1, 1]] = T::nan();
+    rec.case("cholesky_solve error: NaN in B", |v| {
+        v.err(
+            b.cholesky_solve(l.view(), bnan.view()),
+            "NonFinite",
+            non_finite,
+        );
+    });
+    let mut lzero = l.clone();
+    lzero[[1, 1]] = T::zero();
+    rec.case("cholesky_solve error: zero on the diagonal of L", |v| {
+        v.err(
+            b.cholesky_solve(lzero.view(), b32.view()),
+            "NonFinite",
+            non_finite,
+        );
+    });
+    let b03 = Array2::<T>::zeros((0, 3));
+    rec.case("cholesky_solve 0x0 with B 0x3 gives 0x3", |v| {
+        let x = v.ok(b.cholesky_solve(empty.view(), b03.view()));
+        v.require(x.as_ref().is_some_and(|x| x.dim() == (0, 3)), || {
+            format!("got {x:?}")
+        });
+    });
+    let b30 = Array2::<T>::zeros((3, 0));
+    rec.case("cholesky_solve with B 3x0 gives 3x0", |v| {
+        let x = v.ok(b.cholesky_solve(l.view(), b30.view()));
+        v.require(x.as_ref().is_some_and(|x| x.dim() == (3, 0)), || {
+            format!("got {x:?}")
+        });
+    });
+}

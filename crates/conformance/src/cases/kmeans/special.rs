@@ -1,0 +1,106 @@
+//! k-means cases with known answers: exact ties, an empty cluster, no dimensions.
+
+use ndarray::{array, Array2};
+use ndgpu_core::{Cluster, Element, Init, KMeansConfig};
+
+use super::{check_properties, check_same_as_cpu, Ops};
+use crate::data::{blobs, Rng};
+use crate::report::Recorder;
+use ndgpu_cpu::CpuBackend;
+
+/// A matrix from rows of f64 values.
+fn rows<T: Element>(a: Array2<f64>) -> Array2<T> {
+    a.mapv(T::from_f64)
+}
+
+/// Every special case.
+pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+    let cpu = CpuBackend::new();
+    // Squared distances 1 and 1 are exact in any form (direct or expanded), so the
+    // tie is real and the lowest index must win.
+    let x = rows::<T>(array![[1.0], [3.0], [0.0], [4.0]]);
+    let c = rows::<T>(array![[0.0], [2.0], [4.0]]);
+    rec.case("predict: exact ties go to the lowest index", |v| {
+        let p = v.ok(b.predict(x.view(), c.view()));
+        let want = array![0usize, 1, 0, 2];
+        v.require(p.as_ref() == Some(&want), || {
+            format!("got {p:?}, expected {want}")
+        });
+    });
+    let x3 = rows::<T>(array![[1.0], [0.0], [2.0]]);
+    let config = KMeansConfig::new(2)
+        .init(Init::Given(array![[0.0], [2.0]]))
+        .max_iter(1);
+    rec.case("kmeans: one step with an exact tie", |v| {
+        let Some(r) = v.ok(b.kmeans(x3.view(), &config)) else {
+            return;
+        };
+        v.require(r.labels == array![0, 0, 1], || {
+            format!("labels {}, expected [0, 0, 1]", r.labels)
+        });
+        v.require(r.iterations == 1 && !r.converged, || {
+            format!(
+                "{} iterations, converged {}: expected 1, false",
+                r.iterations, r.converged
+            )
+        });
+        v.require(r.centroids == rows::<T>(array![[0.0], [2.0]]), || {
+            format!("centroids {} moved after the last assignment", r.centroids)
+        });
+        v.require(r.inertia == 1.0, || {
+            format!("inertia {}, expected 1", r.inertia)
+        });
+    });
+
+    // Two blobs and a third centroid far away: it never gets a point, so it stays.
+    let (x, _) = blobs::<T>(rng, 2, 30, 3);
+    let far = [1e4, -1e4, 1e4];
+    let given = Array2::from_shape_fn((3, 3), |(j, c)| match j {
+        0 => x[[0, c]].as_f64(),
+        1 => x[[30, c]].as_f64(),
+        _ => far[c],
+    });
+    let config = KMeansConfig::new(3).init(Init::Given(given));
+    rec.case("kmeans: an empty cluster keeps its centroid", |v| {
+        let (Some(r), Some(c)) = (
+            v.ok(b.kmeans(x.view(), &config)),
+            v.ok(cpu.kmeans(x.view(), &config)),
+        ) else {
+            return;
+        };
+        check_properties(v, b, x.view(), &config, &r);
+        if !v.passed() {
+            return;
+        }
+        check_same_as_cpu(v, x.view(), &r, &c);
+        let kept = (0..3).all(|col| r.centroids[[2, col]].as_f64() == far[col]);
+        v.require(kept, || {
+            format!("empty cluster's centroid moved to {}", r.centroids.row(2))
+        });
+        v.require(!r.labels.iter().any(|&l| l == 2), || {
+            "a point joined the far centroid".into()
+        });
+    });
+
+    // No dimensions: every distance is 0, every label 0 (the lowest index); the second
+    // assignment changes nothing.
+    let x0 = Array2::<T>::zeros((5, 0));
+    let config = KMeansConfig::new(2);
+    rec.case("kmeans: 5 points with d=0", |v| {
+        let Some(r) = v.ok(b.kmeans(x0.view(), &config)) else {
+            return;
+        };
+        v.require(r.labels.iter().all(|&l| l == 0), || {
+            format!("labels {}", r.labels)
+        });
+        v.require(r.centroids.dim() == (2, 0), || {
+            format!("centroids {:?}", r.centroids.dim())
+        });
+        v.require(r.iterations == 2 && r.converged && r.inertia == 0.0, || {
+            format!(
+                "{} iterations, converged {}, inertia {}",
+                r.iterations, r.converged, r.inertia
+            )
+        });
+    });
+}

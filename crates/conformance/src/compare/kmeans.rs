@@ -1,0 +1,220 @@
+//! Checks of a k-means result that hold for any correct backend, whatever trajectory
+//! rounding sent it on: labels name a nearest centroid, the inertia is that of the
+//! labels, it never increases (up to rounding), and `predict` agrees.
+//!
+//! Distances are recomputed here in f64 from the exact values. A backend may compute
+//! them in its element type in either form; [`tolerance::distance`] bounds what that
+//! can change.
+
+use ndarray::{ArrayView1, ArrayView2};
+use ndgpu_core::{tolerance, DType, Element, KMeansConfig, KMeansResult};
+
+use super::ratio;
+
+/// Squared Euclidean distance in f64 between two rows.
+pub fn dist2<T: Element>(x: ArrayView1<T>, c: ArrayView1<T>) -> f64 {
+    x.iter()
+        .zip(c.iter())
+        .map(|(a, b)| (a.as_f64() - b.as_f64()).powi(2))
+        .sum()
+}
+
+/// Squared norm in f64.
+pub fn norm2<T: Element>(x: ArrayView1<T>) -> f64 {
+    x.iter().map(|a| a.as_f64().powi(2)).sum()
+}
+
+/// How far apart two squared distances from `x` (to centroids `a` and `b`) may be and
+/// still be swapped by rounding: [`tolerance::distance`]`·(‖x‖² + max(‖a‖², ‖b‖²))`.
+pub fn tie_slack<T: Element>(x: ArrayView1<T>, a: ArrayView1<T>, b: ArrayView1<T>) -> f64 {
+    tolerance::distance::<T>(x.len()) * (norm2(x) + norm2(a).max(norm2(b)))
+}
+
+/// Checks that `labels[i]` names a nearest centroid of row `i` of `x`, accepting any
+/// centroid whose distance exceeds the nearest one by less than [`tie_slack`].
+/// Returns the first offending point, described.
+pub fn check_nearest<T: Element>(
+    x: ArrayView2<T>,
+    centroids: ArrayView2<T>,
+    labels: ArrayView1<usize>,
+) -> Result<(), String> {
+    let n = x.nrows();
+    let k = centroids.nrows();
+    if labels.len() != n {
+        return Err(format!("{} labels for {n} points", labels.len()));
+    }
+    for (i, &label) in labels.iter().enumerate() {
+        if label >= k {
+            return Err(format!("point {i}: label {label} but only {k} centroids"));
+        }
+        let xi = x.row(i);
+        let (best, best_d) = (0..k)
+            .map(|j| (j, dist2(xi, centroids.row(j))))
+            .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
+        let got_d = dist2(xi, centroids.row(label));
+        let slack = tie_slack(xi, centroids.row(label), centroids.row(best));
+        if got_d - best_d > slack {
+            return Err(format!(
+                "point {i}: label {label} at squared distance {got_d:e}, but centroid \
+                 {best} is at {best_d:e} (allowed slack {slack:e})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `predicted` equals `labels` except where the two centroids are within
+/// [`tie_slack`] of each other for that point.
+pub fn check_predict_agrees<T: Element>(
+    x: ArrayView2<T>,
+    centroids: ArrayView2<T>,
+    labels: ArrayView1<usize>,
+    predicted: ArrayView1<usize>,
+) -> Result<(), String> {
+    if predicted.len() != labels.len() {
+        return Err(format!(
+            "predict gave {} labels for {} points",
+            predicted.len(),
+            labels.len()
+        ));
+    }
+    check_nearest(x, centroids, predicted)?;
+    for (i, (&p, &l)) in predicted.iter().zip(labels.iter()).enumerate() {
+        if p != l {
+            let (cp, cl) = (centroids.row(p), centroids.row(l));
+            let gap = (dist2(x.row(i), cp) - dist2(x.row(i), cl)).abs();
+            if gap > tie_slack(x.row(i), cp, cl) {
+                return Err(format!(
+                    "point {i}: predict says {p}, kmeans said {l} (distances differ by {gap:e})"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the bookkeeping of a result: shapes, labels below k, `iterations` between 1
+/// and `max_iter` and equal to the history's length, not converged only at the cap,
+/// and `inertia` equal to the last history entry (up to a sum's rounding).
+pub fn check_kmeans_shape<T: Element>(
+    x: ArrayView2<T>,
+    config: &KMeansConfig,
+    r: &KMeansResult<T>,
+) -> Result<(), String> {
+    let (n, d) = x.dim();
+    let k = config.k;
+    if r.centroids.dim() != (k, d) {
+        return Err(format!(
+            "centroids are {:?}, expected {k}x{d}",
+            r.centroids.dim()
+        ));
+    }
+    if r.labels.len() != n {
+        return Err(format!("{} labels for {n} points", r.labels.len()));
+    }
+    if let Some(l) = r.labels.iter().find(|&&l| l >= k) {
+        return Err(format!("label {l} with k = {k}"));
+    }
+    if r.iterations == 0 || r.iterations > config.max_iter {
+        return Err(format!(
+            "{} iterations with max_iter {}",
+            r.iterations, config.max_iter
+        ));
+    }
+    if r.inertia_history.len() != r.iterations {
+        return Err(format!(
+            "inertia_history has {} entries for {} iterations",
+            r.inertia_history.len(),
+            r.iterations
+        ));
+    }
+    if !r.converged && r.iterations != config.max_iter {
+        return Err(format!(
+            "not converged after {} of {} iterations",
+            r.iterations, config.max_iter
+        ));
+    }
+    let last = r.inertia_history.last().copied().unwrap_or(f64::NAN);
+    let slack = tolerance::sum::<T>(n) * r.inertia;
+    if ratio((last - r.inertia).abs(), slack) > 1.0 {
+        return Err(format!(
+            "inertia {:e} but last history entry {last:e}",
+            r.inertia
+        ));
+    }
+    Ok(())
+}
+
+/// `|inertia − Σ‖xᵢ − c_labelᵢ‖²| / allowed`, the sum taken in f64 over the result's
+/// own centroids and labels; allowed is [`tolerance::distance`] per term plus a sum of
+/// N terms. Call after [`check_kmeans_shape`] passed.
+pub fn inertia_ratio<T: Element>(x: ArrayView2<T>, r: &KMeansResult<T>) -> f64 {
+    let (n, d) = x.dim();
+    let mut exact = 0.0;
+    let mut spread = 0.0;
+    for (i, &l) in r.labels.iter().enumerate() {
+        let c = r.centroids.row(l);
+        exact += dist2(x.row(i), c);
+        spread += norm2(x.row(i)) + norm2(c);
+    }
+    let allowed = tolerance::distance::<T>(d) * spread + tolerance::sum::<T>(n) * exact;
+    ratio((r.inertia - exact).abs(), allowed)
+}
+
+/// The relative slack on each step of the inertia history for rounding the new
+/// centroids to `T`: 1e-5 for f32, 1e-12 for f64.
+pub fn inertia_step_slack<T: Element>() -> f64 {
+    match T::DTYPE {
+        DType::F32 => 1e-5,
+        DType::F64 => 1e-12,
+    }
+}
+
+/// The worst `increase / allowed` over consecutive history entries (≤ 1: the inertia
+/// never increases up to rounding). Allowed per step: [`inertia_step_slack`] relative,
+/// plus twice the distance rounding a backend may make on every point,
+/// [`tolerance::distance`]`·(Σ‖xᵢ‖² + N·max‖xᵢ‖²)` (centroids are means of points, so
+/// their norms are at most the largest point's).
+pub fn history_ratio<T: Element>(x: ArrayView2<T>, history: &[f64]) -> f64 {
+    let norms: Vec<f64> = x.rows().into_iter().map(norm2).collect();
+    let max = norms.iter().copied().fold(0.0, f64::max);
+    let total: f64 = norms.iter().sum();
+    let dist_slack = tolerance::distance::<T>(x.ncols()) * (total + x.nrows() as f64 * max);
+    history
+        .windows(2)
+        .map(|w| {
+            let increase = (w[1] - w[0]).max(0.0);
+            let r = ratio(
+                increase,
+                inertia_step_slack::<T>() * w[0] + 2.0 * dist_slack,
+            );
+            if w[1].is_nan() {
+                f64::INFINITY
+            } else {
+                r
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The worst `|got − want|` over centroid coordinates divided by
+/// `tolerance::sum::<T>(N)·max_i |x_i,c|`: two means of the same points, each a sum of
+/// at most N terms of column c divided by a count.
+pub fn centroid_ratio<T: Element>(
+    x: ArrayView2<T>,
+    got: ArrayView2<T>,
+    want: ArrayView2<T>,
+) -> f64 {
+    if got.dim() != want.dim() {
+        return f64::INFINITY;
+    }
+    let tol = tolerance::sum::<T>(x.nrows());
+    let col_max: Vec<f64> = x
+        .columns()
+        .into_iter()
+        .map(|c| c.iter().map(|v| v.as_f64().abs()).fold(0.0, f64::max))
+        .collect();
+    got.indexed_iter()
+        .map(|((j, c), g)| ratio((g.as_f64() - want[[j, c]].as_f64()).abs(), tol * col_max[c]))
+        .fold(0.0, f64::max)
+}

@@ -1,0 +1,230 @@
+//! Seeded test data and memory layouts.
+//!
+//! Everything here is deterministic for a given seed ([`SplitMix64`] behaves the same
+//! on every platform), so a failing case can be rerun exactly.
+
+use ndarray::{s, Array2, ArrayView2, ShapeBuilder};
+use ndgpu_core::kmeans::SplitMix64;
+use ndgpu_core::Element;
+
+/// A seeded generator of test values.
+#[derive(Debug, Clone)]
+pub struct Rng(SplitMix64);
+
+impl Rng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Self {
+        Rng(SplitMix64::new(seed))
+    }
+
+    /// Uniform in `[lo, hi)`.
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.0.next_f64()
+    }
+
+    /// Uniform in `[-1, 1)`, never exactly zero (so no matrix is all zeros and no
+    /// relative bound degenerates).
+    pub fn value(&mut self) -> f64 {
+        loop {
+            let v = self.uniform(-1.0, 1.0);
+            if v != 0.0 {
+                return v;
+            }
+        }
+    }
+
+    /// Standard normal (Box–Muller).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.0.next_f64(); // in (0, 1]: the log is finite
+        let u2 = self.0.next_f64();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+
+    /// Uniform index below `n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0.below(n)
+    }
+
+    /// An `rows × cols` matrix of [`Rng::value`]s rounded to `T`.
+    pub fn matrix<T: Element>(&mut self, rows: usize, cols: usize) -> Array2<T> {
+        Array2::from_shape_simple_fn((rows, cols), || T::from_f64(self.value()))
+    }
+}
+
+/// How a logical matrix is laid out in memory when handed to a backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Row-major, contiguous.
+    C,
+    /// Column-major, contiguous.
+    F,
+    /// The transpose (`.t()`) of a C-ordered array of the transposed shape.
+    Transposed,
+    /// Every other row, columns from 1 (`.slice(s![..;2, 1..])`), of a larger array
+    /// whose skipped elements are NaN: reading them shows up as NaN in the result.
+    Strided,
+    /// Rows and columns reversed (`.slice(s![..;-1, ..;-1])`): negative strides.
+    Reversed,
+}
+
+impl Layout {
+    /// Every layout.
+    pub const ALL: [Layout; 5] = [
+        Layout::C,
+        Layout::F,
+        Layout::Transposed,
+        Layout::Strided,
+        Layout::Reversed,
+    ];
+
+    /// The layout `i` steps along [`Layout::ALL`] (wrapping), to cycle layouts over
+    /// cases without taking every combination.
+    pub fn nth(i: usize) -> Layout {
+        Layout::ALL[i % Layout::ALL.len()]
+    }
+
+    /// Short name for case descriptions.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::C => "C",
+            Layout::F => "F",
+            Layout::Transposed => "T",
+            Layout::Strided => "strided",
+            Layout::Reversed => "reversed",
+        }
+    }
+}
+
+/// A matrix stored in a given [`Layout`]; [`Laid::view`] shows the logical matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Laid<T> {
+    storage: Array2<T>,
+    layout: Layout,
+}
+
+impl<T: Element> Laid<T> {
+    /// Stores `a` (logical contents) in `layout`.
+    pub fn new(a: &Array2<T>, layout: Layout) -> Self {
+        let (m, n) = a.dim();
+        let storage = match layout {
+            Layout::C => a.as_standard_layout().into_owned(),
+            Layout::F => {
+                let col_major: Vec<T> = a.t().iter().copied().collect();
+                Array2::from_shape_vec((m, n).f(), col_major).expect("m·n elements")
+            }
+            Layout::Transposed => a.t().as_standard_layout().into_owned(),
+            Layout::Strided => {
+                let mut big = Array2::from_elem((2 * m, n + 1), T::nan());
+                big.slice_mut(s![..;2, 1..]).assign(a);
+                big
+            }
+            Layout::Reversed => {
+                let mut st = Array2::zeros((m, n));
+                st.slice_mut(s![..;-1, ..;-1]).assign(a);
+                st
+            }
+        };
+        Laid { storage, layout }
+    }
+
+    /// The logical matrix, in this layout.
+    pub fn view(&self) -> ArrayView2<'_, T> {
+        match self.layout {
+            Layout::C | Layout::F => self.storage.view(),
+            Layout::Transposed => self.storage.t(),
+            Layout::Strided => self.storage.slice(s![..;2, 1..]),
+            Layout::Reversed => self.storage.slice(s![..;-1, ..;-1]),
+        }
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The logical shape.
+    pub fn dim(&self) -> (usize, usize) {
+        self.view().dim()
+    }
+}
+
+/// A random symmetric positive-definite `n × n` matrix `B·Bᵀ + n·I` (B random),
+/// formed in f64, rounded to `T` and exactly symmetric. Its eigenvalues lie in
+/// `[n, n + ‖B‖²]`, so it is well conditioned and stays definite after rounding.
+pub fn spd<T: Element>(rng: &mut Rng, n: usize) -> Array2<T> {
+    let b: Array2<f64> = rng.matrix(n, n);
+    let g = b.dot(&b.t());
+    Array2::from_shape_fn((n, n), |(i, j)| {
+        let v = g[[i.max(j), i.min(j)]] + if i == j { n as f64 } else { 0.0 };
+        T::from_f64(v)
+    })
+}
+
+/// `k` well-separated Gaussian blobs of `per_blob` points each in `d` dimensions:
+/// centres at least `12·√d + 20` apart in a box of side `~40·k`, unit standard
+/// deviation. Returns the points (blob after blob) and each point's blob.
+pub fn blobs<T: Element>(
+    rng: &mut Rng,
+    k: usize,
+    per_blob: usize,
+    d: usize,
+) -> (Array2<T>, Vec<usize>) {
+    let sep = 12.0 * (d as f64).sqrt() + 20.0;
+    let half = 20.0 * k as f64 + sep;
+    let mut centres: Vec<Vec<f64>> = Vec::with_capacity(k);
+    while centres.len() < k {
+        let c: Vec<f64> = (0..d).map(|_| rng.uniform(-half, half)).collect();
+        let far = centres.iter().all(|o| {
+            let d2: f64 = o.iter().zip(&c).map(|(a, b)| (a - b) * (a - b)).sum();
+            d2 >= sep * sep
+        });
+        // The box leaves room for k centres, so rejection ends quickly; d = 0 has
+        // only one point and cannot separate anything, so it takes what it gets.
+        if far || d == 0 {
+            centres.push(c);
+        }
+    }
+    let n = k * per_blob;
+    let mut blob = Vec::with_capacity(n);
+    let x = Array2::from_shape_fn((n, d), |(i, c)| {
+        if c == 0 {
+            blob.push(i / per_blob);
+        }
+        T::from_f64(centres[i / per_blob][c] + rng.normal())
+    });
+    if d == 0 {
+        blob = (0..n).map(|i| i / per_blob).collect();
+    }
+    (x, blob)
+}
+
+/// `n` points uniform in `[0, 1)^d`.
+pub fn uniform_points<T: Element>(rng: &mut Rng, n: usize, d: usize) -> Array2<T> {
+    Array2::from_shape_simple_fn((n, d), || T::from_f64(rng.uniform(0.0, 1.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_layout_shows_the_same_matrix() {
+        let mut rng = Rng::new(1);
+        for (m, n) in [(0, 0), (0, 3), (3, 0), (1, 1), (4, 7)] {
+            let a: Array2<f32> = rng.matrix(m, n);
+            for layout in Layout::ALL {
+                let laid = Laid::new(&a, layout);
+                assert_eq!(laid.view(), a.view(), "{layout:?} {m}x{n}");
+            }
+        }
+        let a: Array2<f64> = rng.matrix(3, 4);
+        assert!(Laid::new(&a, Layout::F).view().t().is_standard_layout());
+        assert!(!Laid::new(&a, Layout::Strided).view().is_standard_layout());
+    }
+
+    #[test]
+    fn spd_is_symmetric() {
+        let a: Array2<f32> = spd(&mut Rng::new(2), 9);
+        assert_eq!(a, a.t());
+    }
+}

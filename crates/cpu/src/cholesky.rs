@@ -1,0 +1,124 @@
+//! Cholesky factorization and solve.
+//!
+//! Unblocked left-looking (Cholesky–Crout) order: column `j` of `L` is formed from
+//! the already finished columns `0..j`, so the first pivot that fails is found before
+//! anything after it is touched. All arithmetic in f64, one rounding at the end.
+
+use ndarray::{Array2, ArrayView2};
+use ndgpu_core::{check, Element, Error, Factorize, Result};
+
+use crate::CpuBackend;
+
+/// Σ_{k<len} x[k]·y[k] in f64.
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    x.iter().zip(y).map(|(a, b)| a * b).sum()
+}
+
+/// The lower factor of the lower triangle of `a` (n×n, checked), row-major in f64.
+fn factor<T: Element>(a: &ArrayView2<T>, n: usize) -> Result<Vec<f64>> {
+    let mut l = vec![0.0f64; n * n];
+    for j in 0..n {
+        // A copy of the finished part of row j, so rows below can be written freely.
+        let lj = l[j * n..j * n + j].to_vec();
+        let d = a[[j, j]].as_f64() - dot(&lj, &lj);
+        let root = d.sqrt();
+        // `d > 0` is false for NaN too; an infinite pivot means overflow; a root that
+        // rounds to zero in T would make the factor singular.
+        let usable = d > 0.0 && d.is_finite() && T::from_f64(root) != T::zero();
+        if !usable {
+            return Err(Error::NotPositiveDefinite { pivot: j, value: d });
+        }
+        l[j * n + j] = root;
+        for i in j + 1..n {
+            let s = a[[i, j]].as_f64() - dot(&l[i * n..i * n + j], &lj);
+            l[i * n + j] = s / root;
+        }
+    }
+    Ok(l)
+}
+
+impl<T: Element> Factorize<T> for CpuBackend {
+    fn cholesky(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
+        let n = check::cholesky(&a)?;
+        let l = factor(&a, n)?;
+        // The strict upper triangle of `l` was never written: it is exactly zero.
+        Ok(Array2::from_shape_fn((n, n), |(i, j)| {
+            T::from_f64(l[i * n + j])
+        }))
+    }
+
+    fn cholesky_solve(&self, l: ArrayView2<T>, b: ArrayView2<T>) -> Result<Array2<T>> {
+        let (n, nrhs) = check::cholesky_solve(&l, &b)?;
+        let lij = |i: usize, j: usize| l[[i, j]].as_f64();
+        // Row-major n × nrhs work array; each step updates a whole row of right-hand sides.
+        let mut x: Vec<f64> = b.iter().map(|v| v.as_f64()).collect();
+        // Forward: L·Y = B, reading L below and on the diagonal.
+        for i in 0..n {
+            for k in 0..i {
+                let f = lij(i, k);
+                for c in 0..nrhs {
+                    x[i * nrhs + c] -= f * x[k * nrhs + c];
+                }
+            }
+            let d = lij(i, i);
+            x[i * nrhs..(i + 1) * nrhs].iter_mut().for_each(|v| *v /= d);
+        }
+        // Backward: Lᵀ·X = Y, where Lᵀ[i][k] = L[k][i].
+        for i in (0..n).rev() {
+            for k in i + 1..n {
+                let f = lij(k, i);
+                for c in 0..nrhs {
+                    x[i * nrhs + c] -= f * x[k * nrhs + c];
+                }
+            }
+            let d = lij(i, i);
+            x[i * nrhs..(i + 1) * nrhs].iter_mut().for_each(|v| *v /= d);
+        }
+        Ok(Array2::from_shape_fn((n, nrhs), |(i, c)| {
+            T::from_f64(x[i * nrhs + c])
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn factor_and_solve_small() {
+        let cpu = CpuBackend::new();
+        // Upper triangle is garbage on purpose: only the lower one may be read.
+        let a = array![
+            [4.0f64, f64::NAN, f64::NAN],
+            [2.0, 5.0, f64::NAN],
+            [-2.0, 1.0, 6.0]
+        ];
+        let l = cpu.cholesky(a.view()).unwrap();
+        let expect = array![[2.0, 0.0, 0.0], [1.0, 2.0, 0.0], [-1.0, 1.0, 2.0]];
+        assert_eq!(l, expect);
+        let b = array![[2.0f64, 0.0], [4.0, 1.0], [10.0, 0.0]];
+        let x = cpu.cholesky_solve(l.view(), b.view()).unwrap();
+        let full = expect.dot(&expect.t());
+        let r = full.dot(&x) - &b;
+        assert!(r.iter().all(|v| v.abs() < 1e-14), "{r}");
+    }
+
+    #[test]
+    fn first_failing_pivot_is_named() {
+        let cpu = CpuBackend::new();
+        let a = array![[1.0f32, 0.0, 0.0], [0.0, -2.0, 0.0], [0.0, 0.0, -1.0]];
+        match cpu.cholesky(a.view()) {
+            Err(Error::NotPositiveDefinite { pivot, value }) => {
+                assert_eq!((pivot, value), (1, -2.0))
+            }
+            other => panic!("{other:?}"),
+        }
+        // Singular: the second pivot is exactly zero.
+        let s = array![[1.0f64, 1.0], [1.0, 1.0]];
+        assert!(matches!(
+            cpu.cholesky(s.view()),
+            Err(Error::NotPositiveDefinite { pivot: 1, .. })
+        ));
+    }
+}

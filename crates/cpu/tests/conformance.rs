@@ -1,0 +1,60 @@
+//! The conformance suite on the reference backend itself: every family, small sizes.
+//! (The reference is compared with the definitions here; other backends are compared
+//! with it as well.)
+
+use ndgpu_conformance::{assert_family, run_family, Sizes};
+use ndgpu_core::Family;
+use ndgpu_cpu::CpuBackend;
+
+#[test]
+fn matmul() {
+    assert_family(&CpuBackend::new(), Family::MatMul, Sizes::Small);
+}
+
+#[test]
+fn gram() {
+    assert_family(&CpuBackend::new(), Family::Gram, Sizes::Small);
+}
+
+#[test]
+fn transpose() {
+    assert_family(&CpuBackend::new(), Family::Transpose, Sizes::Small);
+}
+
+#[test]
+fn reduce() {
+    assert_family(&CpuBackend::new(), Family::Reduce, Sizes::Small);
+}
+
+#[test]
+fn cholesky() {
+    assert_family(&CpuBackend::new(), Family::Cholesky, Sizes::Small);
+}
+
+#[test]
+fn kmeans() {
+    assert_family(&CpuBackend::new(), Family::KMeans, Sizes::Small);
+}
+
+/// Every family has cases for both dtypes, each with a finite ratio, and a different
+/// seed gives the same verdicts.
+#[test]
+fn reports_cover_both_dtypes_and_any_seed() {
+    let cpu = CpuBackend::new();
+    for family in Family::ALL {
+        let reports = run_family(&cpu, family, Sizes::Small, 12345);
+        assert!(reports.len() > 10, "{family}: only {} cases", reports.len());
+        for dtype in [ndgpu_core::DType::F32, ndgpu_core::DType::F64] {
+            assert!(
+                reports.iter().any(|r| r.dtype == dtype),
+                "{family}: no {dtype} case"
+            );
+        }
+        let failed: Vec<_> = reports.iter().filter(|r| !r.passed).collect();
+        assert!(failed.is_empty(), "{family}, seed 12345: {failed:#?}");
+        assert!(reports
+            .iter()
+            .all(|r| r.error_ratio.is_finite() && r.error_ratio <= 1.0));
+        assert!(reports.iter().all(|r| r.variant == "reference"));
+    }
+}
