@@ -1,2 +1,525 @@
-// matmul.cu (being written)
+// matmul.cu: the GEMM ladder, C = alpha·A·B + beta·C with A M×K, B K×N, C M×N, all
+// row-major. Every kernel takes (int M, int N, int K, T alpha, const T* A, const T* B,
+// T beta, T* C) and runs on a 1-D grid of output tiles (so no grid dimension is limited
+// to 65535); C is never read when beta == 0 (BLAS semantics: NaN in C does not leak).
+// Every rung is a template instantiated for float (_f32) and double (_f64). No atomics:
+// each output is summed by one thread in a fixed order, so results are bitwise
+// reproducible run to run.
+// H200, f32, n = M = N = K = 4096 (8192): cuBLAS SGEMM 50.8 TFLOP/s (50.9); figures per
+// rung below.
 #include "common.cuh"
+
+// BLAS epilogue for one element.
+template <typename T>
+__device__ __forceinline__ T gemm_out(T acc, T alpha, T beta, const T* c) {
+    return beta == T(0) ? alpha * acc : alpha * acc + beta * *c;
+}
+
+// ---- naive ---------------------------------------------------------------------------
+// Block 32×8 threads covers 32 rows × 8 columns of C; each thread sums one output over K.
+// threadIdx.x runs *down* a column, so a warp reads 32 different rows of A and writes 32
+// different rows of C: every access is its own memory transaction (the lecture's
+// uncoalesced first kernel). H200: 0.50 TFLOP/s.
+template <typename T>
+__device__ __forceinline__ void gemm_naive(int M, int N, int K, T alpha, const T* A,
+                                          const T* B, T beta, T* C) {
+    const int tiles_n = (N + 7) / 8;
+    const int row = (blockIdx.x / tiles_n) * 32 + threadIdx.x;
+    const int col = (blockIdx.x % tiles_n) * 8 + threadIdx.y;
+    if (row >= M || col >= N) return;
+    T acc = T(0);
+    for (int k = 0; k < K; ++k) acc += A[(i64)row * K + k] * B[(i64)k * N + col];
+    const i64 idx = (i64)row * N + col;
+    C[idx] = gemm_out(acc, alpha, beta, C + idx);
+}
+
+// ---- coalesced -----------------------------------------------------------------------
+// Block 32×8 threads covers 8 rows × 32 columns of C; one output per thread. threadIdx.x
+// runs along a row of C: a warp reads one broadcast element of A and 32 consecutive
+// elements of B, and writes 32 consecutive outputs. H200: 6.27 TFLOP/s (5.35): the loads
+// now coalesce, but every operand still comes from L2 or memory.
+template <typename T>
+__device__ __forceinline__ void gemm_coalesced(int M, int N, int K, T alpha, const T* A,
+                                              const T* B, T beta, T* C) {
+    const int tiles_n = (N + 31) / 32;
+    const int row = (blockIdx.x / tiles_n) * 8 + threadIdx.y;
+    const int col = (blockIdx.x % tiles_n) * 32 + threadIdx.x;
+    if (row >= M || col >= N) return;
+    T acc = T(0);
+    for (int k = 0; k < K; ++k) acc += A[(i64)row * K + k] * B[(i64)k * N + col];
+    const i64 idx = (i64)row * N + col;
+    C[idx] = gemm_out(acc, alpha, beta, C + idx);
+}
+
+// ---- tiled (report 000) --------------------------------------------------------------
+// Block 32×32 threads, 32×32 tile of C, one output per thread. Each K-step the block
+// stages a 32×32 tile of A and of B in shared memory (zero outside the matrices), so
+// every element fetched from global memory is used 32 times. H200: 6.38 TFLOP/s (6.43):
+// with L1 and L2 absorbing coalesced's re-reads, the tile alone gains little here.
+template <typename T>
+__device__ __forceinline__ void gemm_tiled(int M, int N, int K, T alpha, const T* A,
+                                          const T* B, T beta, T* C) {
+    __shared__ T As[32][32];
+    __shared__ T Bs[32][32];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int tiles_n = (N + 31) / 32;
+    const int row = (blockIdx.x / tiles_n) * 32 + ty;
+    const int col = (blockIdx.x % tiles_n) * 32 + tx;
+    T acc = T(0);
+    for (int k0 = 0; k0 < K; k0 += 32) {
+        As[ty][tx] = (row < M && k0 + tx < K) ? A[(i64)row * K + k0 + tx] : T(0);
+        Bs[ty][tx] = (k0 + ty < K && col < N) ? B[(i64)(k0 + ty) * N + col] : T(0);
+        __syncthreads();
+#pragma unroll 1
+        for (int k = 0; k < 32; ++k) acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    if (row < M && col < N) {
+        const i64 idx = (i64)row * N + col;
+        C[idx] = gemm_out(acc, alpha, beta, C + idx);
+    }
+}
+
+// ---- tiled_unrolled (report 000) -----------------------------------------------------
+// As `tiled`, with the 32-term inner product fully unrolled over the compile-time tile
+// (no loop counter or branch per term) and the index arithmetic strength-reduced: the
+// operand pointers advance by one tile per step instead of being recomputed.
+// H200: 8.82 TFLOP/s (8.87).
+template <typename T>
+__device__ __forceinline__ void gemm_tiled_unrolled(int M, int N, int K, T alpha,
+                                                   const T* A, const T* B, T beta, T* C) {
+    __shared__ T As[32][32];
+    __shared__ T Bs[32][32];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int tiles_n = (N + 31) / 32;
+    const int row = (blockIdx.x / tiles_n) * 32 + ty;
+    const int col = (blockIdx.x % tiles_n) * 32 + tx;
+    const bool row_ok = row < M, col_ok = col < N;
+    const T* a = A + (i64)row * K + tx;
+    const T* b = B + (i64)ty * N + col;
+    const i64 b_step = (i64)32 * N;
+    T acc = T(0);
+    for (int k0 = 0; k0 < K; k0 += 32, a += 32, b += b_step) {
+        As[ty][tx] = (row_ok && k0 + tx < K) ? *a : T(0);
+        Bs[ty][tx] = (col_ok && k0 + ty < K) ? *b : T(0);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < 32; ++k) acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    if (row_ok && col_ok) {
+        const i64 idx = (i64)row * N + col;
+        C[idx] = gemm_out(acc, alpha, beta, C + idx);
+    }
+}
+
+// ---- reg_blocked ---------------------------------------------------------------------
+// Block tile 128×128, BK = 8, 256 threads as 16×16; each thread keeps an 8×8 block of C
+// in registers. Per k it reads 8 values of A and 8 of B from shared memory and does 64
+// multiply-adds: 4 FMAs per shared load instead of the tiled kernels' 1/2. Loads are
+// scalar and A is stored as it lies (one shared read per A value). H200: 21.7 TFLOP/s
+// (22.1).
+template <typename T>
+__device__ __forceinline__ void gemm_reg_blocked(int M, int N, int K, T alpha, const T* A,
+                                                const T* B, T beta, T* C) {
+    constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, THREADS = 256;
+    __shared__ T As[BM * BK];
+    __shared__ T Bs[BK * BN];
+    const int tiles_n = (N + BN - 1) / BN;
+    const int m0 = (blockIdx.x / tiles_n) * BM, n0 = (blockIdx.x % tiles_n) * BN;
+    const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
+    T acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+    for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+        for (int s = 0; s < BM * BK / THREADS; ++s) {
+            const int e = threadIdx.x + s * THREADS, r = m0 + e / BK, c = k0 + e % BK;
+            As[e] = (r < M && c < K) ? A[(i64)r * K + c] : T(0);
+        }
+#pragma unroll
+        for (int s = 0; s < BK * BN / THREADS; ++s) {
+            const int e = threadIdx.x + s * THREADS, r = k0 + e / BN, c = n0 + e % BN;
+            Bs[e] = (r < K && c < N) ? B[(i64)r * N + c] : T(0);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            T a[TM], b[TN];
+#pragma unroll
+            for (int i = 0; i < TM; ++i) a[i] = As[(ty * TM + i) * BK + k];
+#pragma unroll
+            for (int j = 0; j < TN; ++j) b[j] = Bs[k * BN + tx * TN + j];
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        const int row = m0 + ty * TM + i;
+        if (row >= M) continue;
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            const int col = n0 + tx * TN + j;
+            if (col < N) {
+                const i64 idx = (i64)row * N + col;
+                C[idx] = gemm_out(acc[i][j], alpha, beta, C + idx);
+            }
+        }
+    }
+}
+
+// ---- shared machinery of the vectorized and double_buffered rungs --------------------
+// Block tile 128×128, 256 threads = 8 warps as 4 (M) × 2 (N); a warp covers 32×64 of C
+// and its lanes form 4 (M) × 8 (N). Each thread owns an 8×8 block of C split 2×2 into
+// 4×4 pieces: rows r0 + {0..3, 16..19}, columns c0 + {0..3, 32..35}. With that split the
+// 8 lanes of a quarter-warp read 8 consecutive 16-byte vectors of B from shared memory
+// (no bank conflict) and the lanes of A's read broadcast, and stores to C are 16-byte
+// vectors of whole 128-byte rows per 8 lanes.
+template <typename T> struct V16;  // elements per 16-byte vector
+template <> struct V16<float> { static const int N = 4; };
+template <> struct V16<double> { static const int N = 2; };
+
+__device__ __forceinline__ bool aligned16(const void* p) {
+    return ((unsigned long long)p & 15ull) == 0;
+}
+// Four consecutive elements at a 16-byte aligned address (one or two 128-bit accesses).
+__device__ __forceinline__ void ld4(const float* p, float r[4]) {
+    const float4 v = *reinterpret_cast<const float4*>(p);
+    r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
+}
+__device__ __forceinline__ void ld4(const double* p, double r[4]) {
+    const double2 u = *reinterpret_cast<const double2*>(p);
+    const double2 v = *reinterpret_cast<const double2*>(p + 2);
+    r[0] = u.x; r[1] = u.y; r[2] = v.x; r[3] = v.y;
+}
+__device__ __forceinline__ void st4(float* p, const float r[4]) {
+    *reinterpret_cast<float4*>(p) = make_float4(r[0], r[1], r[2], r[3]);
+}
+__device__ __forceinline__ void st4(double* p, const double r[4]) {
+    *reinterpret_cast<double2*>(p) = make_double2(r[0], r[1]);
+    *reinterpret_cast<double2*>(p + 2) = make_double2(r[2], r[3]);
+}
+// One 16-byte vector.
+__device__ __forceinline__ void ldv(const float* p, float r[4]) { ld4(p, r); }
+__device__ __forceinline__ void ldv(const double* p, double r[2]) {
+    const double2 u = *reinterpret_cast<const double2*>(p);
+    r[0] = u.x; r[1] = u.y;
+}
+__device__ __forceinline__ void stv(float* p, const float r[4]) { st4(p, r); }
+__device__ __forceinline__ void stv(double* p, const double r[2]) {
+    *reinterpret_cast<double2*>(p) = make_double2(r[0], r[1]);
+}
+// 16 bytes global → shared without passing through registers (sm_80+), L2 only.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+    const unsigned dst = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+    asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+}
+
+// A's tiles: rows [r0, r0+ROWS) × columns [k0, k0+BK) of a rows×K matrix, fetched as
+// 16-byte vectors along k (zero outside the matrix; element by element where a vector
+// would be unaligned or cross the edge) and stored transposed, S[k][row], so that the
+// inner loop reads 4 consecutive rows as one vector. LD = ROWS + one vector: the
+// transposing stores of a warp then fall in different banks. Addresses are recomputed
+// per tile from (r0, k0) rather than carried, which spares registers in the inner loop.
+template <typename T, int ROWS, int BK, int THREADS>
+struct RowPanel {
+    static const int V = V16<T>::N, PER_ROW = BK / V, LOADS = ROWS * PER_ROW / THREADS;
+    static const int STEP = THREADS / PER_ROW;  // rows between one thread's vectors
+    static const int LD = ROWS + V;
+    static_assert(THREADS % PER_ROW == 0 && LOADS * STEP == ROWS, "whole rows per pass");
+    __device__ __forceinline__ static void load(const T* X, int rows, int K, int r0, int k0,
+                                                bool vec, T reg[LOADS][V]) {
+        const int r = r0 + threadIdx.x / PER_ROW, c = k0 + (threadIdx.x % PER_ROW) * V;
+#pragma unroll
+        for (int s = 0; s < LOADS; ++s) {
+            const T* q = X + (i64)(r + s * STEP) * K + c;
+            const bool in = r + s * STEP < rows;
+            if (vec && in && c < K) {
+                ldv(q, reg[s]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; ++e) reg[s][e] = (in && c + e < K) ? q[e] : T(0);
+            }
+        }
+    }
+    __device__ __forceinline__ static void store(T* S, const T reg[LOADS][V]) {
+        const int row = threadIdx.x / PER_ROW, col = (threadIdx.x % PER_ROW) * V;
+#pragma unroll
+        for (int s = 0; s < LOADS; ++s)
+#pragma unroll
+            for (int e = 0; e < V; ++e) S[(col + e) * LD + row + s * STEP] = reg[s][e];
+    }
+    // Prefetch without registers: the thread's vectors go to its own slots of a staging
+    // area W (LOADS·THREADS vectors), asynchronously where whole, by plain stores at the
+    // edges; after cp_async_wait_all the same thread moves them, transposed, into S.
+    __device__ __forceinline__ static void stage(const T* X, int rows, int K, int r0, int k0,
+                                                 bool vec, T* W) {
+        const int r = r0 + threadIdx.x / PER_ROW, c = k0 + (threadIdx.x % PER_ROW) * V;
+#pragma unroll
+        for (int s = 0; s < LOADS; ++s) {
+            const T* q = X + (i64)(r + s * STEP) * K + c;
+            T* d = W + (s * THREADS + threadIdx.x) * V;
+            const bool in = r + s * STEP < rows;
+            if (vec && in && c < K) {
+                cp_async16(d, q);
+            } else {
+                T v[V];
+#pragma unroll
+                for (int e = 0; e < V; ++e) v[e] = (in && c + e < K) ? q[e] : T(0);
+                stv(d, v);
+            }
+        }
+    }
+    __device__ __forceinline__ static void unstage(T* S, const T* W) {
+        T reg[LOADS][V];
+#pragma unroll
+        for (int s = 0; s < LOADS; ++s) ldv(W + (s * THREADS + threadIdx.x) * V, reg[s]);
+        store(S, reg);
+    }
+};
+
+// B's tiles: rows [k0, k0+BK) × columns [c0, c0+COLS) of a K×N matrix, fetched as 16-byte
+// vectors along n (same edge rules) and stored as they lie, S[k][col].
+template <typename T, int BK, int COLS, int THREADS>
+struct ColPanel {
+    static const int V = V16<T>::N, PER_ROW = COLS / V, LOADS = BK * PER_ROW / THREADS;
+    static const int STEP = THREADS / PER_ROW;  // rows between one thread's vectors
+    static const int LD = COLS;
+    static_assert(THREADS % PER_ROW == 0 && LOADS * STEP == BK, "whole rows per pass");
+    __device__ __forceinline__ static void load(const T* X, int K, int N, int k0, int c0,
+                                                bool vec, T reg[LOADS][V]) {
+        const int r = k0 + threadIdx.x / PER_ROW, c = c0 + (threadIdx.x % PER_ROW) * V;
+#pragma unroll
+        for (int s = 0; s < LOADS; ++s) {
+            const T* q = X + (i64)(r + s * STEP) * N + c;
+            const bool in = r + s * STEP < K;
+            if (vec && in && c < N) {
+                ldv(q, reg[s]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; ++e) reg[s][e] = (in && c + e < N) ? q[e] : T(0);
+            }
+        }
+    }
+    __device__ __forceinline__ static void store(T* S, const T reg[LOADS][V]) {
+        const int row = threadIdx.x / PER_ROW, col = (threadIdx.x % PER_ROW) * V;
+#pragma unroll
+        for (int s = 0; s < LOADS; ++s) stv(S + (row + s * STEP) * LD + col, reg[s]);
+    }
+    // As load + store, with whole vectors copied asynchronously (cp_async_wait_all and a
+    // barrier before the tile is read); edge vectors go through registers.
+    __device__ __forceinline__ static void copy(const T* X, int K, int N, int k0, int c0,
+                                                bool vec, T* S) {
+        const int row = threadIdx.x / PER_ROW, col = (threadIdx.x % PER_ROW) * V;
+        const int r = k0 + row, c = c0 + col;
+#pragma unroll
+        for (int s = 0; s < LOADS; ++s) {
+            const T* q = X + (i64)(r + s * STEP) * N + c;
+            T* d = S + (row + s * STEP) * LD + col;
+            const bool in = r + s * STEP < K;
+            if (vec && in && c < N) {
+                cp_async16(d, q);
+            } else {
+                T v[V];
+#pragma unroll
+                for (int e = 0; e < V; ++e) v[e] = (in && c + e < N) ? q[e] : T(0);
+                stv(d, v);
+            }
+        }
+    }
+};
+
+// BK rank-1 updates of the thread's 8×8 block from staged tiles (As[k][m], Bs[k][n]).
+template <typename T, int BK, int LDA, int LDB>
+__device__ __forceinline__ void mma_tile(const T* As, const T* Bs, int ar, int bc,
+                                         T acc[8][8]) {
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+        T a[8], b[8];
+        ld4(As + k * LDA + ar, a);
+        ld4(As + k * LDA + ar + 16, a + 4);
+        ld4(Bs + k * LDB + bc, b);
+        ld4(Bs + k * LDB + bc + 32, b + 4);
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) acc[i][j] += a[i] * b[j];
+    }
+}
+
+// Writes the thread's 8×8 block (first row r0, first column c0) with the BLAS epilogue.
+template <typename T>
+__device__ __forceinline__ void store_block(T* C, int M, int N, int r0, int c0, T alpha,
+                                            T beta, const T acc[8][8]) {
+    const bool vec = N % 4 == 0 && aligned16(C);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int row = r0 + (i / 4) * 16 + i % 4;
+        if (row >= M) continue;
+#pragma unroll
+        for (int jg = 0; jg < 2; ++jg) {
+            const int col = c0 + jg * 32;
+            T* p = C + (i64)row * N + col;
+            T v[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) v[e] = alpha * acc[i][jg * 4 + e];
+            if (vec && col < N) {
+                if (beta != T(0)) {
+                    T old[4];
+                    ld4(p, old);
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) v[e] += beta * old[e];
+                }
+                st4(p, v);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (col + e < N) p[e] = beta == T(0) ? v[e] : v[e] + beta * p[e];
+            }
+        }
+    }
+}
+
+// Grouped tile order: blocks run down GROUP tile-rows before moving right, so blocks
+// resident together share A panels and B panels in L2.
+__device__ __forceinline__ void grouped_tile(int tiles_m, int tiles_n, int& tm, int& tn) {
+    const int GROUP = 8, per_group = GROUP * tiles_n, id = blockIdx.x;
+    const int first = (id / per_group) * GROUP, rows = min(tiles_m - first, GROUP);
+    const int in = id % per_group;
+    tm = first + in % rows;
+    tn = in / rows;
+}
+
+// ---- vectorized and double_buffered ---------------------------------------------------
+// Block tile 128×128, 256 threads, 8×8 outputs per thread in the warp layout above.
+// vectorized: BK = 8; 16-byte global loads, A stored transposed so that the inner loop
+// reads 16-byte vectors of both operands; one shared buffer (load, barrier, compute,
+// barrier). H200 f32: 38.8 TFLOP/s (39.8); the same at BK = 16 reached 42.8 (44.3).
+// double_buffered (PIPELINED): BK = 16 for f32 (8 for f64, whose stages would pass the
+// 48 KB of static shared memory); two shared buffers, one barrier per K-tile. The next
+// K-tile is in flight while the current one is computed, without holding registers:
+// B's vectors are copied straight into the other buffer with cp.async, A's into this
+// thread's own slots of a staging area (its transposing store waits until after the
+// compute). Prefetching into registers instead needs more than the 128 registers that
+// let two blocks share an SM: it spilled at BK = 16 and ran at 39.6 TFLOP/s at BK = 8.
+// H200 f32: 44.6 TFLOP/s, 0.88× cuBLAS SGEMM (45.1, 0.89×); f64: 19.5 TFLOP/s.
+template <typename T> struct FastCfg;
+template <> struct FastCfg<float> { static const int BK = 16; };
+template <> struct FastCfg<double> { static const int BK = 8; };
+
+template <typename T, int BK, bool PIPELINED>
+__device__ __forceinline__ void gemm_warp_tiled(int M, int N, int K, T alpha, const T* A,
+                                               const T* B, T beta, T* C) {
+    constexpr int BM = 128, BN = 128, THREADS = 256, STAGES = PIPELINED ? 2 : 1;
+    typedef RowPanel<T, BM, BK, THREADS> PA;
+    typedef ColPanel<T, BK, BN, THREADS> PB;
+    __shared__ __align__(16) T As[STAGES][BK * PA::LD];
+    __shared__ __align__(16) T Bs[STAGES][BK * PB::LD];
+    __shared__ __align__(16) T W[PIPELINED ? BM * BK : PA::V];  // A's staging area
+    int tm, tn;
+    grouped_tile((M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
+    const int m0 = tm * BM, n0 = tn * BN;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int ar = (warp / 2) * 32 + (lane / 8) * 4;  // first row of the thread's block
+    const int bc = (warp % 2) * 64 + (lane % 8) * 4;  // first column
+    const bool vec_a = K % PA::V == 0 && aligned16(A);
+    const bool vec_b = N % PB::V == 0 && aligned16(B);
+    T acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = T(0);
+    const int tiles = (K + BK - 1) / BK;
+    if (!PIPELINED) {
+        T ra[PA::LOADS][PA::V], rb[PB::LOADS][PB::V];
+        for (int t = 0; t < tiles; ++t) {
+            PA::load(A, M, K, m0, t * BK, vec_a, ra);
+            PB::load(B, K, N, t * BK, n0, vec_b, rb);
+            PA::store(As[0], ra);
+            PB::store(Bs[0], rb);
+            __syncthreads();
+            mma_tile<T, BK, PA::LD, PB::LD>(As[0], Bs[0], ar, bc, acc);
+            __syncthreads();
+        }
+    } else {
+        PA::stage(A, M, K, m0, 0, vec_a, W);
+        PB::copy(B, K, N, 0, n0, vec_b, Bs[0]);
+        cp_async_wait_all();
+        PA::unstage(As[0], W);
+        __syncthreads();
+        for (int t = 0; t < tiles; ++t) {
+            const int cur = t & 1;
+            const bool more = t + 1 < tiles;  // uniform across the block
+            // The other buffers were last read before the previous barrier, and W only
+            // by this thread.
+            if (more) {
+                PA::stage(A, M, K, m0, (t + 1) * BK, vec_a, W);
+                PB::copy(B, K, N, (t + 1) * BK, n0, vec_b, Bs[cur ^ 1]);
+            }
+            mma_tile<T, BK, PA::LD, PB::LD>(As[cur], Bs[cur], ar, bc, acc);
+            if (more) {
+                cp_async_wait_all();
+                PA::unstage(As[cur ^ 1], W);
+            }
+            __syncthreads();
+        }
+    }
+    store_block(C, M, N, m0 + ar, n0 + bc, alpha, beta, acc);
+}
+
+template <typename T>
+__device__ __forceinline__ void gemm_vectorized(int M, int N, int K, T alpha, const T* A,
+                                               const T* B, T beta, T* C) {
+    gemm_warp_tiled<T, 8, false>(M, N, K, alpha, A, B, beta, C);
+}
+template <typename T>
+__device__ __forceinline__ void gemm_double_buffered(int M, int N, int K, T alpha,
+                                                    const T* A, const T* B, T beta, T* C) {
+    gemm_warp_tiled<T, FastCfg<T>::BK, true>(M, N, K, alpha, A, B, beta, C);
+}
+
+// ---- K = 0 or alpha = 0: C = beta·C (zeros when beta = 0, C unread) -----------------
+template <typename T>
+__device__ __forceinline__ void gemm_scale(int M, int N, T beta, T* C) {
+    const i64 len = (i64)M * N;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < len;
+         i += (i64)gridDim.x * blockDim.x)
+        C[i] = beta == T(0) ? T(0) : beta * C[i];
+}
+
+// ---- extern "C" entry points ---------------------------------------------------------
+#define GEMM_ENTRY(tech, sfx, T, bounds)                                                  \
+    extern "C" __global__ void bounds gemm_##tech##_##sfx(                                \
+        int M, int N, int K, T alpha, const T* __restrict__ A, const T* __restrict__ B,  \
+        T beta, T* __restrict__ C) {                                                      \
+        gemm_##tech<T>(M, N, K, alpha, A, B, beta, C);                                    \
+    }
+#define GEMM_ENTRIES(tech, bounds32, bounds64) \
+    GEMM_ENTRY(tech, f32, float, bounds32)     \
+    GEMM_ENTRY(tech, f64, double, bounds64)
+
+GEMM_ENTRIES(naive, __launch_bounds__(256), __launch_bounds__(256))
+GEMM_ENTRIES(coalesced, __launch_bounds__(256), __launch_bounds__(256))
+GEMM_ENTRIES(tiled, __launch_bounds__(1024), __launch_bounds__(1024))
+GEMM_ENTRIES(tiled_unrolled, __launch_bounds__(1024), __launch_bounds__(1024))
+GEMM_ENTRIES(reg_blocked, __launch_bounds__(256), __launch_bounds__(256))
+GEMM_ENTRIES(vectorized, __launch_bounds__(256, 2), __launch_bounds__(256))
+GEMM_ENTRIES(double_buffered, __launch_bounds__(256, 2), __launch_bounds__(256))
+
+extern "C" __global__ void __launch_bounds__(256) gemm_scale_f32(int M, int N, float beta,
+                                                                 float* C) {
+    gemm_scale<float>(M, N, beta, C);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_scale_f64(int M, int N, double beta,
+                                                                 double* C) {
+    gemm_scale<double>(M, N, beta, C);
+}
