@@ -1,2 +1,583 @@
-// reduce.cu (being written)
+// reduce.cu: whole-array reductions, dot products and per-axis reductions.
+//
+// Every reduction is written once as a template over an operator (below) and
+// instantiated for each op and dtype by the macros at the end:
+//     reduce_<op>_<technique>_<dtype>     op ∈ sum, sumsq, min, max, argmin, argmax, dot
+//
+// The operators' combine is associative and commutative *as a selection* for min, max
+// and the arg ops (NaN first, then the extreme, then the lower index: a total order),
+// so their results do not depend on the order of combination at all. Sums do depend on
+// it; every technique here except `atomic` combines in an order fixed by (n, grid), so
+// it gives the same bits on every run.
+//
+// The story, top to bottom (report 004 and the classic reduction ladder; H200, sum of
+// 2^28 f32 as a fraction of a 4.2 TB/s device copy moving the same bytes):
+//   atomic         report 004: grid-stride loop, shared-memory tree, one atomicAdd per
+//                  block into the result; sum-like ops only; the order of the atomics
+//                  varies from run to run (0.78)
+//   interleaved    one element per thread, tree with interleaved addressing: the
+//                  `tid % (2s)` test leaves most lanes of every warp idle (0.21)
+//   sequential     sequential addressing: the active threads are contiguous (0.22)
+//   first_add      each thread combines two elements while loading: half the blocks (0.40)
+//   unrolled_warp  the last 6 tree steps run in one warp without block barriers (0.53)
+//   shuffle        16-byte loads, 4 independent accumulators, warp shuffles, ~4×SM
+//                  blocks, and the last block to finish folds the partials: one launch
+//                  (0.93; dot 1.00)
+// The ladder techniques write one partial per block; `finish` folds partials 2048 to
+// one, launched until one value remains (a fixed order).
+//
+// Axis reductions: `rows` (a group of up to 32 lanes per row, 4 rows at a time),
+// `rows_block` (blocks per row, for few long rows; columns split into chunks), `cols`
+// (threads over columns, coalesced; rows split into chunks) and `cols_finish` (folds
+// the chunks of each column, or row, in order).
 #include "common.cuh"
+
+#define FULL_MASK 0xffffffffu
+
+// ---- operators ------------------------------------------------------------------------
+template <typename T> struct ArgPair {
+    T v;
+    i64 i;
+};
+
+// How an accumulator is stored in the partial arrays (values; indices for arg ops).
+// Partials written by other blocks of the same launch are read with __ldcg (L2, not
+// the non-coherent L1).
+template <typename T> struct ValueAcc {
+    typedef T Acc;
+    __device__ static void put(T* pv, i64*, i64 k, T a) { pv[k] = a; }
+    __device__ static T get(const T* pv, const i64*, i64 k) { return __ldcg(pv + k); }
+};
+template <typename T> struct PairAcc {
+    typedef ArgPair<T> Acc;
+    __device__ static void put(T* pv, i64* pi, i64 k, Acc a) {
+        pv[k] = a.v;
+        pi[k] = a.i;
+    }
+    __device__ static Acc get(const T* pv, const i64* pi, i64 k) {
+        Acc a;
+        a.v = __ldcg(pv + k);
+        a.i = __ldcg(pi + k);
+        return a;
+    }
+};
+
+// item(x, y, i): the accumulator for element i (y is read only by BINARY ops).
+template <typename T> struct SumOp : ValueAcc<T> {
+    static constexpr bool BINARY = false;
+    __device__ static T identity() { return T(0); }
+    __device__ static T item(T x, T, i64) { return x; }
+    __device__ static T combine(T a, T b) { return a + b; }
+};
+template <typename T> struct SumSqOp : ValueAcc<T> {
+    static constexpr bool BINARY = false;
+    __device__ static T identity() { return T(0); }
+    __device__ static T item(T x, T, i64) { return x * x; }
+    __device__ static T combine(T a, T b) { return a + b; }
+};
+template <typename T> struct DotOp : ValueAcc<T> {
+    static constexpr bool BINARY = true;
+    __device__ static T identity() { return T(0); }
+    __device__ static T item(T x, T y, i64) { return x * y; }
+    __device__ static T combine(T a, T b) { return a + b; }
+};
+// NaN propagates: a NaN operand wins over any number.
+template <typename T> struct MinOp : ValueAcc<T> {
+    static constexpr bool BINARY = false;
+    __device__ static T identity() { return Lim<T>::inf(); }
+    __device__ static T item(T x, T, i64) { return x; }
+    __device__ static T combine(T a, T b) {
+        if (is_nan(a)) return a;
+        if (is_nan(b)) return b;
+        return b < a ? b : a;
+    }
+};
+template <typename T> struct MaxOp : ValueAcc<T> {
+    static constexpr bool BINARY = false;
+    __device__ static T identity() { return -Lim<T>::inf(); }
+    __device__ static T item(T x, T, i64) { return x; }
+    __device__ static T combine(T a, T b) {
+        if (is_nan(a)) return a;
+        if (is_nan(b)) return b;
+        return b > a ? b : a;
+    }
+};
+// (value, index) pairs ordered by: NaN first, then the extreme value, then the lower
+// index. The identity (±inf, INT64_MAX) loses to every element, ±inf included.
+template <typename T, bool MAX> struct ArgOpT : PairAcc<T> {
+    typedef ArgPair<T> Acc;
+    static constexpr bool BINARY = false;
+    __device__ static Acc identity() {
+        Acc a;
+        a.v = MAX ? -Lim<T>::inf() : Lim<T>::inf();
+        a.i = 0x7fffffffffffffffLL;
+        return a;
+    }
+    __device__ static Acc item(T x, T, i64 i) {
+        Acc a;
+        a.v = x;
+        a.i = i;
+        return a;
+    }
+    __device__ static Acc combine(Acc a, Acc b) {
+        const bool an = is_nan(a.v), bn = is_nan(b.v);
+        if (an != bn) return an ? a : b;
+        if (!an) {
+            if (MAX ? b.v > a.v : b.v < a.v) return b;
+            if (MAX ? a.v > b.v : a.v < b.v) return a;
+        }
+        return b.i < a.i ? b : a;
+    }
+};
+template <typename T> struct ArgMinOp : ArgOpT<T, false> {};
+template <typename T> struct ArgMaxOp : ArgOpT<T, true> {};
+
+template <typename Op, typename T>
+__device__ __forceinline__ typename Op::Acc load_item(const T* x, const T* y, i64 i) {
+    if constexpr (Op::BINARY) {
+        return Op::item(x[i], y[i], i);
+    } else {
+        return Op::item(x[i], T(0), i);
+    }
+}
+
+// ---- warp and block trees (fixed order) ---------------------------------------------------
+template <typename T> __device__ __forceinline__ T shfl_down(T a, int d) {
+    return __shfl_down_sync(FULL_MASK, a, d);
+}
+template <typename T> __device__ __forceinline__ ArgPair<T> shfl_down(ArgPair<T> a, int d) {
+    ArgPair<T> r;
+    r.v = __shfl_down_sync(FULL_MASK, a.v, d);
+    r.i = __shfl_down_sync(FULL_MASK, a.i, d);
+    return r;
+}
+
+// Lane 0 ends with the combination of all 32 lanes (every lane must take part).
+template <typename Op> __device__ typename Op::Acc warp_reduce(typename Op::Acc a) {
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) a = Op::combine(a, shfl_down(a, d));
+    return a;
+}
+
+// Thread 0 ends with the combination of the whole block (blockDim.x a multiple of 32,
+// every thread must call it: it holds a barrier).
+template <typename Op> __device__ typename Op::Acc block_reduce(typename Op::Acc a) {
+    __shared__ typename Op::Acc warp_acc[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    a = warp_reduce<Op>(a);
+    if (lane == 0) warp_acc[warp] = a;
+    __syncthreads();
+    if (warp == 0) {
+        a = lane < (int)(blockDim.x >> 5) ? warp_acc[lane] : Op::identity();
+        a = warp_reduce<Op>(a);
+    }
+    return a;
+}
+
+// ---- atomic: report 004's dot product ------------------------------------------------------
+// Block 512, grid ~2×SM. Each thread sums a grid-stride slice (coalesced), the block
+// sums its threads with a shared-memory tree, and thread 0 adds the block's sum into
+// *out (zeroed by the host) with atomicAdd. The order of the atomics changes from run
+// to run, so the last bits of the result do too.
+#define ATOMIC_THREADS 512
+template <typename Op, typename T>
+__device__ void reduce_atomic(const T* __restrict__ x, const T* __restrict__ y, i64 n, T* out) {
+    __shared__ T sm[ATOMIC_THREADS];
+    const int tid = threadIdx.x;
+    T s = Op::identity();
+    for (i64 i = (i64)blockIdx.x * ATOMIC_THREADS + tid; i < n; i += (i64)gridDim.x * ATOMIC_THREADS)
+        s = Op::combine(s, load_item<Op>(x, y, i));
+    sm[tid] = s;
+    __syncthreads();
+    for (int h = ATOMIC_THREADS / 2; h > 0; h >>= 1) {
+        if (tid < h) sm[tid] = Op::combine(sm[tid], sm[tid + h]);
+        __syncthreads();
+    }
+    if (tid == 0) atomicAdd(out, sm[0]);
+}
+
+// ---- the classic ladder: one partial per block of 256 threads -----------------------------
+#define LADDER_THREADS 256
+
+// Interleaved addressing: at step s, threads with tid % 2s == 0 combine sm[tid + s].
+// Correct but divergent: by s = 16 only one lane in 32 of each warp works.
+template <typename Op, typename T>
+__device__ void reduce_interleaved(const T* __restrict__ x, const T* __restrict__ y, i64 n,
+                                   T* pv, i64* pi) {
+    __shared__ typename Op::Acc sm[LADDER_THREADS];
+    const int tid = threadIdx.x;
+    const i64 i = (i64)blockIdx.x * LADDER_THREADS + tid;
+    sm[tid] = i < n ? load_item<Op>(x, y, i) : Op::identity();
+    __syncthreads();
+    for (int s = 1; s < LADDER_THREADS; s *= 2) {
+        if (tid % (2 * s) == 0) sm[tid] = Op::combine(sm[tid], sm[tid + s]);
+        __syncthreads();
+    }
+    if (tid == 0) Op::put(pv, pi, blockIdx.x, sm[0]);
+}
+
+// Sequential addressing: at step s the first s threads combine sm[tid + s], so whole
+// warps retire together and shared-memory accesses are consecutive (no conflicts).
+template <typename Op>
+__device__ void tree_sequential(typename Op::Acc* sm, int down_to) {
+    const int tid = threadIdx.x;
+    for (int s = LADDER_THREADS / 2; s > down_to; s >>= 1) {
+        if (tid < s) sm[tid] = Op::combine(sm[tid], sm[tid + s]);
+        __syncthreads();
+    }
+}
+
+template <typename Op, typename T>
+__device__ void reduce_sequential(const T* __restrict__ x, const T* __restrict__ y, i64 n,
+                                  T* pv, i64* pi) {
+    __shared__ typename Op::Acc sm[LADDER_THREADS];
+    const int tid = threadIdx.x;
+    const i64 i = (i64)blockIdx.x * LADDER_THREADS + tid;
+    sm[tid] = i < n ? load_item<Op>(x, y, i) : Op::identity();
+    __syncthreads();
+    tree_sequential<Op>(sm, 0);
+    if (tid == 0) Op::put(pv, pi, blockIdx.x, sm[0]);
+}
+
+// First add during load: each block covers 2×256 elements and each thread combines two
+// of them before the tree, so half as many blocks do the same tree work.
+template <typename Op, typename T>
+__device__ typename Op::Acc load_two(const T* x, const T* y, i64 n) {
+    const i64 i = (i64)blockIdx.x * (2 * LADDER_THREADS) + threadIdx.x;
+    typename Op::Acc a = i < n ? load_item<Op>(x, y, i) : Op::identity();
+    if (i + LADDER_THREADS < n) a = Op::combine(a, load_item<Op>(x, y, i + LADDER_THREADS));
+    return a;
+}
+
+template <typename Op, typename T>
+__device__ void reduce_first_add(const T* __restrict__ x, const T* __restrict__ y, i64 n,
+                                 T* pv, i64* pi) {
+    __shared__ typename Op::Acc sm[LADDER_THREADS];
+    const int tid = threadIdx.x;
+    sm[tid] = load_two<Op>(x, y, n);
+    __syncthreads();
+    tree_sequential<Op>(sm, 0);
+    if (tid == 0) Op::put(pv, pi, blockIdx.x, sm[0]);
+}
+
+// Unrolled last warp: once 64 values remain, warp 0 finishes alone. Its lanes need no
+// block barrier, only __syncwarp between each step's reads and writes (the
+// independent-thread-scheduling-safe form of the old `volatile` idiom).
+template <typename Op, typename T>
+__device__ void reduce_unrolled_warp(const T* __restrict__ x, const T* __restrict__ y, i64 n,
+                                     T* pv, i64* pi) {
+    __shared__ typename Op::Acc sm[LADDER_THREADS];
+    const int tid = threadIdx.x;
+    sm[tid] = load_two<Op>(x, y, n);
+    __syncthreads();
+    tree_sequential<Op>(sm, 32);
+    if (tid < 32) {
+#pragma unroll
+        for (int s = 32; s > 0; s >>= 1) {
+            typename Op::Acc a;
+            if (tid < s) a = Op::combine(sm[tid], sm[tid + s]);
+            __syncwarp();
+            if (tid < s) sm[tid] = a;
+            __syncwarp();
+        }
+        if (tid == 0) Op::put(pv, pi, blockIdx.x, sm[0]);
+    }
+}
+
+// Folds partials [2048·b, 2048·(b+1)) into out[b]: each thread combines 8 of them
+// (stride 256, coalesced), then the block tree. Launched until one partial remains.
+#define FINISH_THREADS 256
+#define FINISH_ITEMS 8
+template <typename Op, typename T>
+__device__ void reduce_finish(const T* in_v, const i64* in_i, i64 p, T* out_v, i64* out_i) {
+    const i64 base = (i64)blockIdx.x * (FINISH_THREADS * FINISH_ITEMS) + threadIdx.x;
+    typename Op::Acc a = Op::identity();
+#pragma unroll
+    for (int k = 0; k < FINISH_ITEMS; k++) {
+        const i64 j = base + (i64)k * FINISH_THREADS;
+        if (j < p) a = Op::combine(a, Op::get(in_v, in_i, j));
+    }
+    a = block_reduce<Op>(a);
+    if (threadIdx.x == 0) Op::put(out_v, out_i, blockIdx.x, a);
+}
+
+// ---- shuffle: the fast single-pass reduction -----------------------------------------------
+// Block 256, grid min(4×SM, what n needs). Each thread walks a grid-stride sequence of
+// 16-byte vectors (float4 / double2), 4 vectors per iteration into 4 independent
+// accumulators (64 bytes in flight per thread); the < 16 bytes past the last whole
+// vector go to the first threads of the grid. Warp shuffles and one shared-memory step
+// reduce the block; thread 0 stores the block's partial, fences, and takes a ticket.
+// The block that takes the last ticket folds all partials in index order and writes
+// the result after them (at index gridDim.x), then resets the ticket for the next call.
+// Every combination happens in an order fixed by (n, grid): bitwise reproducible.
+#define SHUFFLE_THREADS 256
+#define SHUFFLE_UNROLL 4
+
+template <typename T> struct Vec16;
+template <> struct Vec16<float> {
+    typedef float4 V;
+    static constexpr int N = 4;
+    __device__ static float at(const float4& v, int c) {
+        return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
+    }
+};
+template <> struct Vec16<double> {
+    typedef double2 V;
+    static constexpr int N = 2;
+    __device__ static double at(const double2& v, int c) { return c == 0 ? v.x : v.y; }
+};
+
+template <typename Op, typename T>
+__device__ __forceinline__ void fold_vec(typename Op::Acc& acc, const typename Vec16<T>::V& a,
+                                         const typename Vec16<T>::V& b, i64 first) {
+#pragma unroll
+    for (int c = 0; c < Vec16<T>::N; c++)
+        acc = Op::combine(acc, Op::item(Vec16<T>::at(a, c), Vec16<T>::at(b, c), first + c));
+}
+
+template <typename Op, typename T>
+__device__ void reduce_shuffle(const T* __restrict__ x, const T* __restrict__ y, i64 n, T* pv,
+                               i64* pi, u32* ticket) {
+    typedef typename Op::Acc Acc;
+    typedef typename Vec16<T>::V V;
+    constexpr int W = Vec16<T>::N, U = SHUFFLE_UNROLL;
+    // The buffers come straight from the allocator (256-byte aligned), so the casts
+    // are aligned.
+    const V* xv = reinterpret_cast<const V*>(x);
+    const V* yv = reinterpret_cast<const V*>(y);
+    const i64 nv = n / W;
+    const i64 stride = (i64)gridDim.x * SHUFFLE_THREADS;
+    const i64 gtid = (i64)blockIdx.x * SHUFFLE_THREADS + threadIdx.x;
+    Acc acc[U];
+#pragma unroll
+    for (int k = 0; k < U; k++) acc[k] = Op::identity();
+    i64 i = gtid;
+    for (; i + (U - 1) * stride < nv; i += U * stride) {
+        V a[U], b[U];
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            a[k] = xv[i + k * stride];
+            if constexpr (Op::BINARY) b[k] = yv[i + k * stride];
+            else b[k] = a[k];
+        }
+#pragma unroll
+        for (int k = 0; k < U; k++) fold_vec<Op, T>(acc[k], a[k], b[k], (i + k * stride) * W);
+    }
+    for (; i < nv; i += stride) {
+        const V a = xv[i];
+        V b;
+        if constexpr (Op::BINARY) b = yv[i];
+        else b = a;
+        fold_vec<Op, T>(acc[0], a, b, i * W);
+    }
+    if (gtid < n - nv * W) acc[0] = Op::combine(acc[0], load_item<Op>(x, y, nv * W + gtid));
+    Acc a = acc[0];
+#pragma unroll
+    for (int k = 1; k < U; k++) a = Op::combine(a, acc[k]);
+    a = block_reduce<Op>(a);
+
+    __shared__ bool am_last;
+    if (threadIdx.x == 0) {
+        Op::put(pv, pi, blockIdx.x, a);
+        __threadfence();  // the partial is visible device-wide before the ticket counts it
+        am_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!am_last) return;  // block-uniform: the barrier below is reached by all or none
+    __threadfence();
+    Acc r = Op::identity();
+    for (int k = threadIdx.x; k < (int)gridDim.x; k += SHUFFLE_THREADS)
+        r = Op::combine(r, Op::get(pv, pi, k));
+    r = block_reduce<Op>(r);
+    if (threadIdx.x == 0) {
+        Op::put(pv, pi, gridDim.x, r);
+        *ticket = 0;
+    }
+}
+
+// ---- along an axis ---------------------------------------------------------------------------
+template <typename T> __device__ __forceinline__ T shfl_down_w(T a, int d, int w) {
+    return __shfl_down_sync(FULL_MASK, a, d, w);
+}
+template <typename T> __device__ __forceinline__ ArgPair<T> shfl_down_w(ArgPair<T> a, int d, int w) {
+    ArgPair<T> r;
+    r.v = __shfl_down_sync(FULL_MASK, a.v, d, w);
+    r.i = __shfl_down_sync(FULL_MASK, a.i, d, w);
+    return r;
+}
+
+// rows: groups of g lanes (g a power of two ≤ 32: the row length rounded up, capped at
+// 32) reduce a row each, 4 rows per group at a time, so every lane has 4 independent
+// loads in flight however short the rows. Block 256 = 256/g groups covering 4·256/g
+// consecutive rows; the groups of a warp take consecutive rows, so short rows are read
+// as one contiguous span. Each lane walks its row g apart; shuffles of width g finish.
+// Arg ops index the column.
+template <typename Op, typename T>
+__device__ void reduce_rows(int rows, int cols, int g, const T* __restrict__ x, T* out_v,
+                            i64* out_i) {
+    typedef typename Op::Acc Acc;
+    const int groups = SHUFFLE_THREADS / g;
+    const int lane = threadIdx.x % g;
+    const i64 first = (i64)blockIdx.x * 4 * groups + threadIdx.x / g;
+    Acc acc[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) acc[k] = Op::identity();
+    for (int c = lane; c < cols; c += g) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const i64 r = first + (i64)k * groups;
+            if (r < rows) acc[k] = Op::combine(acc[k], Op::item(x[r * cols + c], T(0), c));
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        typename Op::Acc a = acc[k];
+#pragma unroll
+        for (int d = 16; d > 0; d >>= 1)  // a fixed trip count keeps acc[] in registers
+            if (d < g) a = Op::combine(a, shfl_down_w(a, d, g));
+        const i64 r = first + (i64)k * groups;
+        if (lane == 0 && r < rows) Op::put(out_v, out_i, r, a);
+    }
+}
+
+// rows_block: for few long rows. Block 256 per (row, chunk of columns): blockIdx.x is
+// the row, blockIdx.y the chunk; threads stride the chunk 256 apart, 4 loads per
+// iteration into 4 accumulators; the block tree finishes. Output index chunk·rows + row
+// (cols_finish folds the chunks of each row in order when there are several).
+template <typename Op, typename T>
+__device__ void reduce_rows_block(int rows, int cols, int cols_per_chunk,
+                                  const T* __restrict__ x, T* out_v, i64* out_i) {
+    typedef typename Op::Acc Acc;
+    const T* r = x + (i64)blockIdx.x * cols;
+    const int c_begin = blockIdx.y * cols_per_chunk;
+    const int c_end = (int)min((i64)cols, (i64)c_begin + cols_per_chunk);
+    Acc acc[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) acc[k] = Op::identity();
+    int c = c_begin + threadIdx.x;
+    for (; c + 768 < c_end; c += 1024) {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            acc[k] = Op::combine(acc[k], Op::item(r[c + 256 * k], T(0), c + 256 * k));
+    }
+    for (; c < c_end; c += 256) acc[0] = Op::combine(acc[0], Op::item(r[c], T(0), c));
+    Acc a = Op::combine(Op::combine(acc[0], acc[1]), Op::combine(acc[2], acc[3]));
+    a = block_reduce<Op>(a);
+    if (threadIdx.x == 0) Op::put(out_v, out_i, (i64)blockIdx.y * rows + blockIdx.x, a);
+}
+
+// cols: block 32×8; blockIdx.x picks 32 columns, blockIdx.y a chunk of rows. Thread
+// (x, y) folds rows y, y+8, ... of its chunk in column x, 4 rows per iteration into 4
+// accumulators (a warp reads 32 consecutive elements of a row: coalesced); the 8
+// row-slices are folded in order through shared memory. Output index chunk·cols +
+// column; arg ops index the row.
+template <typename Op, typename T>
+__device__ void reduce_cols(int rows, int cols, int rows_per_chunk, const T* __restrict__ x,
+                            T* out_v, i64* out_i) {
+    typedef typename Op::Acc Acc;
+    __shared__ Acc sm[8][32];
+    const int c = blockIdx.x * 32 + threadIdx.x;
+    const int r_begin = blockIdx.y * rows_per_chunk;
+    const int r_end = (int)min((i64)rows, (i64)r_begin + rows_per_chunk);
+    Acc acc[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) acc[k] = Op::identity();
+    if (c < cols) {
+        int r = r_begin + threadIdx.y;
+        for (; r + 24 < r_end; r += 32) {
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                acc[k] = Op::combine(acc[k], Op::item(x[(i64)(r + 8 * k) * cols + c], T(0), r + 8 * k));
+        }
+        for (; r < r_end; r += 8) acc[0] = Op::combine(acc[0], Op::item(x[(i64)r * cols + c], T(0), r));
+    }
+    Acc a = Op::combine(Op::combine(acc[0], acc[1]), Op::combine(acc[2], acc[3]));
+    sm[threadIdx.y][threadIdx.x] = a;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < cols) {
+#pragma unroll
+        for (int k = 1; k < 8; k++) a = Op::combine(a, sm[k][threadIdx.x]);
+        Op::put(out_v, out_i, (i64)blockIdx.y * cols + c, a);
+    }
+}
+
+// cols_finish: thread per column folds its `chunks` partials (stored chunk-major, `cols`
+// apart) in chunk order. Also folds the column chunks of rows_block (with cols = rows).
+template <typename Op, typename T>
+__device__ void reduce_cols_finish(int chunks, int cols, const T* in_v, const i64* in_i,
+                                   T* out_v, i64* out_i) {
+    const int c = blockIdx.x * 256 + threadIdx.x;
+    if (c >= cols) return;
+    typename Op::Acc a = Op::get(in_v, in_i, c);
+    for (int k = 1; k < chunks; k++) a = Op::combine(a, Op::get(in_v, in_i, (i64)k * cols + c));
+    Op::put(out_v, out_i, c, a);
+}
+
+// ---- instantiation ---------------------------------------------------------------------------
+#define NDGPU_K(op, tech, sfx) reduce_##op##_##tech##_##sfx
+
+#define NDGPU_WHOLE(op, Op, T, sfx)                                                               \
+    extern "C" __global__ void __launch_bounds__(SHUFFLE_THREADS) NDGPU_K(op, shuffle, sfx)(      \
+        const T* x, const T* y, i64 n, T* pv, i64* pi, u32* ticket) {                            \
+        reduce_shuffle<Op<T>, T>(x, y, n, pv, pi, ticket);                                       \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(LADDER_THREADS) NDGPU_K(op, interleaved, sfx)(   \
+        const T* x, const T* y, i64 n, T* pv, i64* pi) {                                         \
+        reduce_interleaved<Op<T>, T>(x, y, n, pv, pi);                                           \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(LADDER_THREADS) NDGPU_K(op, sequential, sfx)(    \
+        const T* x, const T* y, i64 n, T* pv, i64* pi) {                                         \
+        reduce_sequential<Op<T>, T>(x, y, n, pv, pi);                                            \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(LADDER_THREADS) NDGPU_K(op, first_add, sfx)(     \
+        const T* x, const T* y, i64 n, T* pv, i64* pi) {                                         \
+        reduce_first_add<Op<T>, T>(x, y, n, pv, pi);                                             \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(LADDER_THREADS) NDGPU_K(op, unrolled_warp, sfx)( \
+        const T* x, const T* y, i64 n, T* pv, i64* pi) {                                         \
+        reduce_unrolled_warp<Op<T>, T>(x, y, n, pv, pi);                                         \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(FINISH_THREADS) NDGPU_K(op, finish, sfx)(        \
+        const T* in_v, const i64* in_i, i64 p, T* out_v, i64* out_i) {                           \
+        reduce_finish<Op<T>, T>(in_v, in_i, p, out_v, out_i);                                    \
+    }
+
+#define NDGPU_ATOMIC(op, Op, T, sfx)                                                              \
+    extern "C" __global__ void __launch_bounds__(ATOMIC_THREADS) NDGPU_K(op, atomic, sfx)(        \
+        const T* x, const T* y, i64 n, T* out) {                                                 \
+        reduce_atomic<Op<T>, T>(x, y, n, out);                                                   \
+    }
+
+#define NDGPU_AXIS(op, Op, T, sfx)                                                                \
+    extern "C" __global__ void __launch_bounds__(256) NDGPU_K(op, rows, sfx)(                     \
+        int rows, int cols, int g, const T* x, T* out_v, i64* out_i) {                           \
+        reduce_rows<Op<T>, T>(rows, cols, g, x, out_v, out_i);                                   \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(256) NDGPU_K(op, rows_block, sfx)(               \
+        int rows, int cols, int cols_per_chunk, const T* x, T* out_v, i64* out_i) {              \
+        reduce_rows_block<Op<T>, T>(rows, cols, cols_per_chunk, x, out_v, out_i);                \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(256) NDGPU_K(op, cols, sfx)(                     \
+        int rows, int cols, int rows_per_chunk, const T* x, T* out_v, i64* out_i) {              \
+        reduce_cols<Op<T>, T>(rows, cols, rows_per_chunk, x, out_v, out_i);                      \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(256) NDGPU_K(op, cols_finish, sfx)(              \
+        int chunks, int cols, const T* in_v, const i64* in_i, T* out_v, i64* out_i) {            \
+        reduce_cols_finish<Op<T>, T>(chunks, cols, in_v, in_i, out_v, out_i);                    \
+    }
+
+#define NDGPU_VALUE_OPS(M, T, sfx) \
+    M(sum, SumOp, T, sfx) M(sumsq, SumSqOp, T, sfx) M(min, MinOp, T, sfx) M(max, MaxOp, T, sfx)
+#define NDGPU_ARG_OPS(M, T, sfx) M(argmin, ArgMinOp, T, sfx) M(argmax, ArgMaxOp, T, sfx)
+#define NDGPU_SUM_OPS(M, T, sfx) M(sum, SumOp, T, sfx) M(sumsq, SumSqOp, T, sfx) M(dot, DotOp, T, sfx)
+
+#define NDGPU_DTYPE(T, sfx)                 \
+    NDGPU_VALUE_OPS(NDGPU_WHOLE, T, sfx)    \
+    NDGPU_ARG_OPS(NDGPU_WHOLE, T, sfx)      \
+    NDGPU_WHOLE(dot, DotOp, T, sfx)         \
+    NDGPU_SUM_OPS(NDGPU_ATOMIC, T, sfx)     \
+    NDGPU_VALUE_OPS(NDGPU_AXIS, T, sfx)     \
+    NDGPU_ARG_OPS(NDGPU_AXIS, T, sfx)
+
+NDGPU_DTYPE(float, f32)
+NDGPU_DTYPE(double, f64)

@@ -57,6 +57,19 @@ pub enum Sizes {
     Medium,
 }
 
+impl Sizes {
+    /// `default`, unless the environment variable `NDGPU_TEST_SIZES` says `small` or
+    /// `medium` (scripts/gpu-sanitize runs the GPU suites at small sizes, since the
+    /// sanitizer slows kernels down by orders of magnitude).
+    pub fn from_env(default: Sizes) -> Sizes {
+        match std::env::var("NDGPU_TEST_SIZES").as_deref() {
+            Ok("small") => Sizes::Small,
+            Ok("medium") => Sizes::Medium,
+            _ => default,
+        }
+    }
+}
+
 /// The outcome of one case.
 #[derive(Debug, Clone)]
 pub struct CaseReport {

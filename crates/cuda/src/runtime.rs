@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
-    LaunchConfig, ValidAsZeroBits,
+    ValidAsZeroBits,
 };
 use cudarc::nvrtc::Ptx;
 use ndarray::{Array2, ArrayView2};
@@ -203,30 +203,6 @@ impl Gpu {
             .map_err(|e| driver(format!("loading module {}", file.file_name()), e))?;
         modules.insert(file, m.clone());
         Ok(m)
-    }
-
-    /// Launches `name` from `file` with `cfg`; `args` pushes the arguments.
-    ///
-    /// # Safety
-    /// The arguments pushed must match the kernel's parameter list, and every buffer
-    /// must be large enough for the indices the kernel computes from them and `cfg`.
-    pub unsafe fn launch<F>(
-        &self,
-        file: KernelFile,
-        name: &str,
-        cfg: LaunchConfig,
-        args: F,
-    ) -> Result<()>
-    where
-        F: for<'a> FnOnce(&mut cudarc::driver::LaunchArgs<'a>),
-    {
-        let f = self.function(file, name)?;
-        let mut builder = self.stream.launch_builder(&f);
-        args(&mut builder);
-        builder
-            .launch(cfg)
-            .map(|_| ())
-            .map_err(|e| driver(format!("launching {name}"), e))
     }
 
     /// Allocates `len` uninitialised elements (at least one, so that empty matrices

@@ -1,0 +1,213 @@
+//! Whole-array reductions: one launch function per technique of `kernels/reduce.cu`.
+//! Scratch (partials, ticket) is allocated per call, stream-ordered, and freed the same
+//! way, so a call costs no host synchronisation until its result is read.
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::{launched, read_at, zeroed, Kind};
+use crate::kernels::KernelFile;
+use crate::{CudaElement, Gpu};
+use ndgpu_core::{Error, Result};
+
+/// Threads per block of the ladder, `finish` and `shuffle` kernels (`LADDER_THREADS`,
+/// `FINISH_THREADS`, `SHUFFLE_THREADS` in the kernel file).
+const THREADS: u32 = 256;
+/// Partials one `finish` block folds (`FINISH_THREADS · FINISH_ITEMS`).
+const FINISH_PER_BLOCK: usize = 256 * 8;
+/// `ATOMIC_THREADS`.
+const ATOMIC_THREADS: u32 = 512;
+/// Blocks of `shuffle` per multiprocessor: 4 × 256 threads × 64 bytes in flight each
+/// keeps 64 KiB of loads outstanding per SM.
+const SHUFFLE_BLOCKS_PER_SM: usize = 4;
+/// Blocks of `atomic` per multiprocessor (report 004 used 240 blocks of 512).
+const ATOMIC_BLOCKS_PER_SM: usize = 2;
+
+/// How a variant reduces a whole array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Technique {
+    Shuffle,
+    /// A classic-ladder kernel (its name) covering this many elements per block,
+    /// then `finish` passes.
+    Ladder(&'static str, usize),
+    Atomic,
+}
+
+/// The technique of a variant name.
+pub(super) fn technique(variant: &str) -> Option<Technique> {
+    Some(match variant {
+        "shuffle" => Technique::Shuffle,
+        "unrolled_warp" => Technique::Ladder("unrolled_warp", 512),
+        "first_add" => Technique::Ladder("first_add", 512),
+        "sequential" => Technique::Ladder("sequential", 256),
+        "interleaved" => Technique::Ladder("interleaved", 256),
+        "dot_atomic" => Technique::Atomic,
+        _ => return None,
+    })
+}
+
+fn kernel<T: CudaElement>(kind: Kind, tech: &str) -> String {
+    format!("reduce_{}_{tech}_{}", kind.name(), T::SUFFIX)
+}
+
+fn grid_limit(op: &'static str, blocks: usize) -> Result<u32> {
+    u32::try_from(blocks)
+        .ok()
+        .filter(|&b| b <= i32::MAX as u32)
+        .ok_or_else(|| Error::invalid(op, format!("{blocks} blocks exceed the grid limit")))
+}
+
+/// Reduces the first `n ≥ 1` elements of `x` (and `y` for dot; pass `x` again
+/// otherwise) and returns (value, index); the index is meaningful for arg ops only.
+pub(super) fn run<T: CudaElement>(
+    gpu: &Gpu,
+    tech: Technique,
+    kind: Kind,
+    x: &CudaSlice<T>,
+    y: &CudaSlice<T>,
+    n: usize,
+) -> Result<(T, i64)> {
+    debug_assert!(n >= 1 && n <= x.len() && n <= y.len());
+    match tech {
+        Technique::Atomic if kind.additive() => atomic(gpu, kind, x, y, n).map(|v| (v, -1)),
+        Technique::Atomic | Technique::Shuffle => shuffle(gpu, kind, x, y, n),
+        Technique::Ladder(name, per_block) => ladder(gpu, name, per_block, kind, x, y, n),
+    }
+}
+
+/// One launch: `min(4·SM, n / (256·vector width))` blocks; the last one writes the
+/// result at index `grid` of the partials.
+fn shuffle<T: CudaElement>(
+    gpu: &Gpu,
+    kind: Kind,
+    x: &CudaSlice<T>,
+    y: &CudaSlice<T>,
+    n: usize,
+) -> Result<(T, i64)> {
+    let width = 16 / std::mem::size_of::<T>();
+    let cap = SHUFFLE_BLOCKS_PER_SM * gpu.sm_count()?.max(1);
+    let grid = n.div_ceil(THREADS as usize * width).clamp(1, cap) as u32;
+    let mut pv = gpu.alloc::<T>(kind.name(), grid as usize + 1)?;
+    let mut pi = zeroed::<i64>(gpu, grid as usize + 1)?;
+    let mut ticket = zeroed::<u32>(gpu, 1)?;
+    let n64 = n as i64;
+    let cfg = LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let name = kernel::<T>(kind, "shuffle");
+    let f = gpu.function(KernelFile::Reduce, &name)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    l.arg(x)
+        .arg(y)
+        .arg(&n64)
+        .arg(&mut pv)
+        .arg(&mut pi)
+        .arg(&mut ticket);
+    // SAFETY: (const T* x, const T* y, i64 n, T* pv, i64* pi, u32* ticket): x and y
+    // hold at least n elements and come from the allocator (16-byte aligned for the
+    // vector loads); pv and pi hold grid + 1 entries (one partial per block and the
+    // result); the ticket starts at zero.
+    launched(&name, unsafe { l.launch(cfg) })?;
+    let v = read_at(gpu, &pv, grid as usize)?;
+    let i = match kind {
+        Kind::Arg(_) => read_at(gpu, &pi, grid as usize)?,
+        _ => -1,
+    };
+    Ok((v, i))
+}
+
+/// One partial per block of `per_block` elements, then `finish` passes until one
+/// partial remains.
+fn ladder<T: CudaElement>(
+    gpu: &Gpu,
+    name: &'static str,
+    per_block: usize,
+    kind: Kind,
+    x: &CudaSlice<T>,
+    y: &CudaSlice<T>,
+    n: usize,
+) -> Result<(T, i64)> {
+    let grid = grid_limit(kind.name(), n.div_ceil(per_block))?;
+    let mut pv = gpu.alloc::<T>(kind.name(), grid as usize)?;
+    let mut pi = zeroed::<i64>(gpu, grid as usize)?;
+    let n64 = n as i64;
+    let cfg = LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let kname = kernel::<T>(kind, name);
+    let f = gpu.function(KernelFile::Reduce, &kname)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    l.arg(x).arg(y).arg(&n64).arg(&mut pv).arg(&mut pi);
+    // SAFETY: (const T* x, const T* y, i64 n, T* pv, i64* pi): x and y hold at least n
+    // elements, read only below n; each of the `grid` blocks writes entry blockIdx.x of
+    // pv and pi, which hold `grid` entries.
+    launched(&kname, unsafe { l.launch(cfg) })?;
+    let (pv, pi) = finish(gpu, kind, pv, pi, grid as usize)?;
+    let v = read_at(gpu, &pv, 0)?;
+    let i = match kind {
+        Kind::Arg(_) => read_at(gpu, &pi, 0)?,
+        _ => -1,
+    };
+    Ok((v, i))
+}
+
+/// Folds `p` partials, 2048 per block in index order, until one remains (at index 0).
+fn finish<T: CudaElement>(
+    gpu: &Gpu,
+    kind: Kind,
+    mut pv: CudaSlice<T>,
+    mut pi: CudaSlice<i64>,
+    mut p: usize,
+) -> Result<(CudaSlice<T>, CudaSlice<i64>)> {
+    while p > 1 {
+        let q = p.div_ceil(FINISH_PER_BLOCK);
+        let mut qv = gpu.alloc::<T>(kind.name(), q)?;
+        let mut qi = zeroed::<i64>(gpu, q)?;
+        let p64 = p as i64;
+        let cfg = LaunchConfig {
+            grid_dim: (q as u32, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let name = kernel::<T>(kind, "finish");
+        let f = gpu.function(KernelFile::Reduce, &name)?;
+        let mut l = gpu.stream().launch_builder(&f);
+        l.arg(&pv).arg(&pi).arg(&p64).arg(&mut qv).arg(&mut qi);
+        // SAFETY: (const T* in_v, const i64* in_i, i64 p, T* out_v, i64* out_i): the
+        // inputs hold p entries and are read below p only; block b writes entry b of the
+        // outputs, which hold q = ceil(p / 2048) entries.
+        launched(&name, unsafe { l.launch(cfg) })?;
+        (pv, pi, p) = (qv, qi, q);
+    }
+    Ok((pv, pi))
+}
+
+/// Report 004: `2·SM` blocks of 512 threads, each adding its sum into a zeroed result.
+fn atomic<T: CudaElement>(
+    gpu: &Gpu,
+    kind: Kind,
+    x: &CudaSlice<T>,
+    y: &CudaSlice<T>,
+    n: usize,
+) -> Result<T> {
+    let cap = ATOMIC_BLOCKS_PER_SM * gpu.sm_count()?.max(1);
+    let grid = n.div_ceil(ATOMIC_THREADS as usize).clamp(1, cap) as u32;
+    let mut out = zeroed::<T>(gpu, 1)?;
+    let n64 = n as i64;
+    let cfg = LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (ATOMIC_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let name = kernel::<T>(kind, "atomic");
+    let f = gpu.function(KernelFile::Reduce, &name)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    l.arg(x).arg(y).arg(&n64).arg(&mut out);
+    // SAFETY: (const T* x, const T* y, i64 n, T* out): x and y hold at least n elements,
+    // read only below n (grid-stride loop); out is one zeroed element.
+    launched(&name, unsafe { l.launch(cfg) })?;
+    read_at(gpu, &out, 0)
+}

@@ -1,0 +1,182 @@
+//! Reliability of the CUDA runtime and backend on a real device: out-of-memory errors,
+//! recovery after a failed launch, memory released on drop, several threads and several
+//! backends sharing one device, and the bitwise run-to-run reproducibility that the
+//! default variants claim. Run on the GPU machine with `--include-ignored`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+use ndarray::{Array2, Axis};
+use ndgpu_core::{Cluster, Error, Factorize, KMeansConfig, MatMul, Reduce, ReduceOp, Transpose};
+use ndgpu_cpu::CpuBackend;
+use ndgpu_cuda::kernels::KernelFile;
+use ndgpu_cuda::{CudaBackend, Gpu};
+
+fn random(rows: usize, cols: usize, seed: u64) -> Array2<f32> {
+    let mut rng = ndgpu_core::kmeans::SplitMix64::new(seed);
+    Array2::from_shape_fn((rows, cols), |_| (rng.next_f64() * 2.0 - 1.0) as f32)
+}
+
+fn spd(n: usize, seed: u64) -> Array2<f64> {
+    let b = random(n, n, seed).mapv(f64::from);
+    b.dot(&b.t()) + Array2::<f64>::eye(n) * n as f64
+}
+
+/// Largest |x − y| relative to the largest |y|.
+fn rel_diff(x: &Array2<f32>, y: &Array2<f32>) -> f64 {
+    let scale = y.iter().fold(0f64, |m, v| m.max(v.abs() as f64)).max(f64::MIN_POSITIVE);
+    x.iter().zip(y).fold(0f64, |m, (a, b)| m.max((a - b).abs() as f64)) / scale
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn an_allocation_larger_than_the_device_is_an_error_naming_the_sizes_and_the_device_stays_usable() {
+    let gpu = Gpu::new(0).expect("device");
+    let (free, total) = gpu.mem_info().unwrap();
+    let asked = total + (1 << 30);
+    match gpu.alloc::<f32>("test", asked / 4) {
+        Err(Error::OutOfMemory { op, requested, free: f, total: t }) => {
+            assert_eq!(op, "test");
+            assert!(requested >= total, "requested {requested} of {total}");
+            assert!(f <= t && t == total, "free {f} total {t}");
+            let msg = Error::OutOfMemory { op, requested, free: f, total: t }.to_string();
+            assert!(msg.contains(&requested.to_string()) && msg.contains(&f.to_string()), "{msg}");
+        }
+        other => panic!("expected OutOfMemory, got {:?}", other.map(|s| s.len())),
+    }
+    // Still usable: a product afterwards is right.
+    let backend = CudaBackend::with_gpu(gpu.clone());
+    let a = random(65, 33, 1);
+    let c = backend.matmul(a.view(), a.t()).unwrap();
+    assert!(rel_diff(&c, &a.dot(&a.t())) < 1e-5);
+    let (free_after, _) = gpu.mem_info().unwrap();
+    assert!(free_after + (64 << 20) >= free, "free memory dropped from {free} to {free_after}");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_failed_launch_is_an_error_on_that_call_and_does_not_poison_later_calls() {
+    let gpu = Gpu::new(0).expect("device");
+    let backend = CudaBackend::with_gpu(gpu.clone());
+    let name = ndgpu_cuda::ops::transpose::DEFAULT_KERNELS[0];
+    // 4096 threads per block is beyond every CUDA device's limit of 1024.
+    let bad = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (4096, 1, 1), shared_mem_bytes: 0 };
+    let x = gpu.alloc::<f32>("test", 16).unwrap();
+    let mut y = gpu.alloc::<f32>("test", 16).unwrap();
+    let (r, c) = (4i32, 4i32);
+    // SAFETY: the launch is meant to be rejected by the driver before it runs; the
+    // buffers hold 16 elements, enough for a 4×4 transpose in any case.
+    let f = gpu.function(KernelFile::Transpose, name).unwrap();
+    let mut launch = gpu.stream().launch_builder(&f);
+    launch.arg(&r).arg(&c).arg(&x).arg(&mut y);
+    let err = unsafe { launch.launch(bad) };
+    assert!(err.is_err(), "an invalid launch configuration must fail");
+    let a = random(100, 37, 2);
+    assert_eq!(backend.transpose(a.view()).unwrap(), a.t());
+    assert!(gpu.synchronize().is_ok());
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn dropping_buffers_and_backends_releases_their_memory() {
+    let gpu = Gpu::new(0).expect("device");
+    let (free0, _) = gpu.mem_info().unwrap();
+    // 40 × 8 GiB = 320 GiB, more than twice the device: only works if each is freed.
+    for _ in 0..40 {
+        let buf = gpu.alloc::<f32>("test", 2 << 30).expect("8 GiB while the others were freed");
+        drop(buf);
+    }
+    for i in 0..20 {
+        let backend = CudaBackend::new(0).expect("device");
+        let a = random(512, 512, i);
+        let _ = backend.gram(a.view()).unwrap();
+    }
+    gpu.synchronize().unwrap();
+    let (free1, _) = gpu.mem_info().unwrap();
+    assert!(free1 + (256 << 20) >= free0, "free memory went from {free0} to {free1}");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn threads_sharing_one_backend_get_correct_results() {
+    let backend = Arc::new(CudaBackend::new(0).expect("device"));
+    let cpu = CpuBackend::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            let backend = backend.clone();
+            let cpu = &cpu;
+            s.spawn(move || {
+                let mut i = 0;
+                while Instant::now() < deadline && i < 40 {
+                    let seed = t * 1000 + i;
+                    let a = random(97 + (seed % 64) as usize, 61, seed);
+                    let c = backend.matmul(a.view(), a.t()).unwrap();
+                    let r = cpu.matmul(a.view(), a.t()).unwrap();
+                    assert!(rel_diff(&c, &r) < 1e-5, "thread {t} iteration {i}");
+                    let s_gpu = backend.reduce(ReduceOp::Sum, a.view()).unwrap() as f64;
+                    let s_cpu = cpu.reduce(ReduceOp::Sum, a.view()).unwrap() as f64;
+                    let bound = ndgpu_core::tolerance::sum::<f32>(a.len()) * a.iter().map(|v| v.abs() as f64).sum::<f64>();
+                    assert!((s_gpu - s_cpu).abs() <= bound, "thread {t}: {s_gpu} vs {s_cpu}");
+                    let m = spd(40 + (seed % 30) as usize, seed);
+                    let l = backend.cholesky(m.view()).unwrap();
+                    let resid = (&l.dot(&l.t()) - &m).iter().fold(0f64, |x, v| x.max(v.abs()));
+                    assert!(resid < 1e-9 * m.len() as f64, "thread {t}: residual {resid}");
+                    i += 1;
+                }
+            });
+        }
+    });
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn several_backends_on_one_device_from_several_threads() {
+    let gpu = Gpu::new(0).expect("device");
+    let a = random(300, 200, 7);
+    let reference = a.dot(&a.t());
+    std::thread::scope(|s| {
+        for v in ndgpu_cuda::ops::gram::VARIANTS {
+            let gpu = gpu.clone();
+            let (a, reference) = (&a, &reference);
+            s.spawn(move || {
+                let mut backend = CudaBackend::with_gpu(gpu);
+                ndgpu_core::Backend::set_variant(&mut backend, ndgpu_core::Family::Gram, v).unwrap();
+                for _ in 0..10 {
+                    let g = backend.gram(a.view()).unwrap();
+                    assert!(rel_diff(&g, reference) < 1e-5, "variant {v}");
+                }
+            });
+        }
+    });
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn default_variants_are_bitwise_reproducible_run_to_run() {
+    let backend = CudaBackend::new(0).expect("device");
+    let a = random(777, 555, 11);
+    let x = random(1 << 20, 1, 12);
+    let blobs = random(20_000, 16, 13);
+    let m = spd(300, 14).mapv(|v| v as f32);
+    let first = (
+        backend.matmul(a.view(), a.t()).unwrap(),
+        backend.gram(a.view()).unwrap(),
+        backend.reduce(ReduceOp::Sum, x.view()).unwrap().to_bits(),
+        backend.reduce_axis(ReduceOp::Sum, a.view(), Axis(0)).unwrap(),
+        backend.cholesky(m.view()).unwrap(),
+        backend.kmeans(blobs.view(), &KMeansConfig::new(16).seed(3).max_iter(20)).unwrap(),
+    );
+    for _ in 0..10 {
+        assert_eq!(backend.matmul(a.view(), a.t()).unwrap(), first.0);
+        assert_eq!(backend.gram(a.view()).unwrap(), first.1);
+        assert_eq!(backend.reduce(ReduceOp::Sum, x.view()).unwrap().to_bits(), first.2);
+        assert_eq!(backend.reduce_axis(ReduceOp::Sum, a.view(), Axis(0)).unwrap(), first.3);
+        assert_eq!(backend.cholesky(m.view()).unwrap(), first.4);
+        let km = backend.kmeans(blobs.view(), &KMeansConfig::new(16).seed(3).max_iter(20)).unwrap();
+        assert_eq!(km.labels, first.5.labels);
+        assert_eq!(km.centroids, first.5.centroids, "k-means centroids must be bitwise equal");
+        assert_eq!(km.inertia.to_bits(), first.5.inertia.to_bits());
+    }
+}
