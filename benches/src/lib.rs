@@ -1,1 +1,130 @@
+//! # ndgpu-benches
+//!
+//! The backend shootout behind `ndgpu shootout`, and the criterion benches
+//! (`benches/*.rs`, one target per op family).
+//!
+//! [`run`] measures every op of [`ShootoutOptions::ops`] at a ladder of sizes on every
+//! variant of the hand-written `cuda` backend, on the vendor (`cublas`, every variant;
+//! its default is the yardstick of the `vs_vendor` ratios) and, for the bandwidth-bound
+//! ops, on a device-to-device copy of the same bytes (the `copy` rows, their ceiling).
+//! Compute-bound ops are rated in GFLOP/s against the device's peak
+//! (SMs × 128 FP32 lanes × 2 × clock; 64 lanes for f64). Without a GPU the CPU
+//! reference runs at small sizes instead.
+//!
+//! How it measures:
+//! - every implementation is first checked at a size that is no multiple of a tile,
+//!   then again at each timed size (element-wise bounds from `ndgpu_core::tolerance`,
+//!   see [`check`]); a wrong one is reported as failed, with the reason, and never timed;
+//! - on the GPU, on resident data through the device-level functions, timed with CUDA
+//!   events after a warm-up (which also compiles the kernels and creates the library
+//!   handles); short runs are batched between one pair of events; small cases rotate
+//!   through enough copies of their buffers to span twice the L2; in-place ops
+//!   (Cholesky, k-means) are reset from a pristine device copy before each run,
+//!   outside the timed region;
+//! - with [`ShootoutOptions::transfers`], also the ndarray-level call (upload, kernels,
+//!   download), with the wall clock, as the CPU is;
+//! - the median of the samples (at most [`ShootoutOptions::reps`], at least 3); fewer at
+//!   large sizes, so that a cell takes about 2 s of timed runs on the GPU (the default
+//!   ladder of every op, 320 rows, took about 2 minutes on an H200), and a size is
+//!   skipped when the previous size predicts more than 5 s per run (2 s on the CPU).
+//!
+//! ```no_run
+//! use ndgpu_benches::{run, write_reports, Op, ShootoutOptions};
+//! let opts = ShootoutOptions {
+//!     ops: vec![Op::Matmul, Op::Transpose],
+//!     quick: true,
+//!     ..ShootoutOptions::default()
+//! };
+//! let rows = run(&opts)?;
+//! write_reports(&rows, &opts.out_dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![warn(missing_docs)]
 
+pub mod cases;
+pub mod check;
+pub mod data;
+pub mod gpu;
+pub mod host;
+mod par;
+pub mod plot;
+pub mod report;
+pub mod row;
+mod runner;
+pub mod timing;
+
+use std::path::PathBuf;
+
+use ndgpu_core::{DType, Result};
+
+pub use cases::{Op, Target, Unit};
+pub use report::write_reports;
+pub use row::{Row, Status};
+pub use runner::{BACKENDS, SEED};
+
+/// What [`run`] measures, and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShootoutOptions {
+    /// The ops to run; empty: all of them.
+    pub ops: Vec<Op>,
+    /// Sizes for every op instead of the default ladders (see [`Op::default_sizes`]).
+    pub sizes: Option<Vec<usize>>,
+    /// Backends among `cpu`, `cuda`, `cublas`; empty: the GPU backends when there is a
+    /// GPU, else `cpu`. The CPU runs at the small CPU sizes unless `sizes` is given.
+    pub backends: Vec<String>,
+    /// Only these variants (by name, for any backend); the vendor's default variant
+    /// always runs, as the yardstick. `None`: every variant.
+    pub variants: Option<Vec<String>>,
+    /// Where the caller writes the reports (see [`write_reports`]); `run` writes nothing.
+    pub out_dir: PathBuf,
+    /// A few small sizes on the GPU (the CPU always runs small sizes).
+    pub quick: bool,
+    /// Most timed samples per cell (fewer for slow runs, and at most 5 on the CPU).
+    pub reps: usize,
+    /// Print a line per measurement on stderr (failures and skips are always printed).
+    pub progress: bool,
+    /// Also time the ndarray-level calls of the GPU backends, transfers included.
+    pub transfers: bool,
+}
+
+impl Default for ShootoutOptions {
+    fn default() -> Self {
+        ShootoutOptions {
+            ops: Vec::new(),
+            sizes: None,
+            backends: Vec::new(),
+            variants: None,
+            out_dir: PathBuf::from("shootout"),
+            quick: false,
+            reps: 20,
+            progress: true,
+            transfers: false,
+        }
+    }
+}
+
+/// Runs the shootout in f32 (the seed reports' precision) and returns every row,
+/// with the ratios to the vendor and the fractions of the ceiling filled in.
+///
+/// # Errors
+/// [`ndgpu_core::Error::UnknownBackend`] for a backend name that is not `cpu`, `cuda`
+/// or `cublas`; [`ndgpu_core::Error::Unavailable`] when a GPU backend was asked for by
+/// name and there is no usable GPU; device errors that leave the device unusable.
+/// A variant that fails or is wrong is a row marked failed, not an error.
+pub fn run(opts: &ShootoutOptions) -> Result<Vec<Row>> {
+    run_dtype(opts, DType::F32)
+}
+
+/// [`run`] in the given precision (f64 rows are rated against the FP64 peak).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_dtype(opts: &ShootoutOptions, dtype: DType) -> Result<Vec<Row>> {
+    match dtype {
+        DType::F32 => runner::run::<f32>(opts),
+        DType::F64 => runner::run::<f64>(opts),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,14 @@
+//! Criterion benches of the Cholesky factorization on every backend and variant (see `common`).
+
+mod common;
+
+use criterion::Criterion;
+use ndgpu_benches::Op;
+
+fn cholesky(c: &mut Criterion) {
+    common::bench_op(c, Op::Cholesky);
+}
+
+fn main() {
+    common::main(&[cholesky]);
+}

@@ -1,0 +1,14 @@
+//! Criterion benches of M·Mᵀ on every backend and variant (see `common`).
+
+mod common;
+
+use criterion::Criterion;
+use ndgpu_benches::Op;
+
+fn gram(c: &mut Criterion) {
+    common::bench_op(c, Op::Gram);
+}
+
+fn main() {
+    common::main(&[gram]);
+}

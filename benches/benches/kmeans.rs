@@ -1,0 +1,14 @@
+//! Criterion benches of one Lloyd iteration of k-means on every backend and variant (see `common`).
+
+mod common;
+
+use criterion::Criterion;
+use ndgpu_benches::Op;
+
+fn kmeans(c: &mut Criterion) {
+    common::bench_op(c, Op::KMeans);
+}
+
+fn main() {
+    common::main(&[kmeans]);
+}

@@ -1,0 +1,14 @@
+//! Criterion benches of matmul (n×n×n GEMM) on every backend and variant (see `common`).
+
+mod common;
+
+use criterion::Criterion;
+use ndgpu_benches::Op;
+
+fn matmul(c: &mut Criterion) {
+    common::bench_op(c, Op::Matmul);
+}
+
+fn main() {
+    common::main(&[matmul]);
+}

@@ -1,0 +1,19 @@
+//! Criterion benches of the reductions, sum and dot, on every backend and variant (see
+//! `common`).
+
+mod common;
+
+use criterion::Criterion;
+use ndgpu_benches::Op;
+
+fn sum(c: &mut Criterion) {
+    common::bench_op(c, Op::Sum);
+}
+
+fn dot(c: &mut Criterion) {
+    common::bench_op(c, Op::Dot);
+}
+
+fn main() {
+    common::main(&[sum, dot]);
+}

@@ -1,0 +1,293 @@
+//! Correctness checks run on every variant before it is timed: a variant whose result
+//! is wrong is reported as failed and never timed.
+//!
+//! A [`Reference`] is prepared once per case (host work in f64, shared by every
+//! variant) and then checks each variant's result. Small cases are checked in full:
+//! every element of a product against its error bound, LAPACK's ratio
+//! `‖A − L·Lᵀ‖₁ / (n·ε·‖A‖₁)` over every column for Cholesky. Large ones (where an f64
+//! host GEMM would take minutes) are checked on whole sampled rows and columns plus
+//! random elements, with the same per-element bounds, and on sampled columns of
+//! `A − L·Lᵀ` (each column's 1-norm is at most the matrix's). Sampling can miss an
+//! error, but never rejects a correct result. Every result must also be finite
+//! everywhere. All bounds come from `ndgpu_core::tolerance`.
+
+mod kmeans;
+mod lines;
+
+use ndarray::Array2;
+use ndgpu_core::{tolerance, DType, Element};
+
+use crate::data::Inputs;
+use lines::Entry;
+
+/// Largest n for which products and Cholesky are checked in full.
+pub const FULL_CHECK_MAX_N: usize = 512;
+
+/// The arithmetic a variant promises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Math {
+    /// IEEE arithmetic in the element type.
+    Ieee,
+    /// Products on TF32 tensor cores: f32 operands rounded to 10 mantissa bits, f32
+    /// accumulation (checked with `tolerance::gemm_tf32`; f64 is unaffected).
+    Tf32,
+}
+
+impl Math {
+    /// What a variant of this name computes with: TF32 when its name says so.
+    pub fn of_variant(name: &str) -> Math {
+        if name.contains("tf32") {
+            Math::Tf32
+        } else {
+            Math::Ieee
+        }
+    }
+}
+
+/// The result of one run, on the host.
+#[derive(Debug, Clone)]
+pub enum Output<T> {
+    /// A matrix result (product, transpose, Cholesky factor; only the lower triangle
+    /// of a factor is read).
+    Matrix(Array2<T>),
+    /// A reduction's value.
+    Scalar(T),
+    /// One k-means step.
+    KMeans {
+        /// Centroids after the step.
+        centroids: Array2<T>,
+        /// Label of each point, for the centroids before the update.
+        labels: Vec<i64>,
+        /// Points whose label changed (all of them: they start unlabelled), if reported.
+        changed: Option<usize>,
+        /// Σ‖xᵢ − c_labelᵢ‖².
+        inertia: f64,
+        /// Whether the centroids were moved to their points' means (a Lloyd iteration)
+        /// or left alone (an assignment step only).
+        updated: bool,
+    },
+}
+
+enum Expect {
+    /// Elements of a product with inner dimension `k`.
+    Entries {
+        shape: (usize, usize),
+        k: usize,
+        entries: Vec<Entry>,
+        symmetric: bool,
+    },
+    /// The exact transpose of the input.
+    Transpose,
+    /// A value within a bound.
+    Scalar {
+        what: &'static str,
+        exact: f64,
+        bound: f64,
+    },
+    /// Columns of `A − L·Lᵀ` against `CHOLESKY_RATIO · n·ε·‖A‖₁`.
+    Cholesky { columns: Vec<usize>, limit: f64 },
+    /// A k-means step, checked against the inputs directly.
+    KMeans,
+}
+
+/// What a correct result of one case looks like.
+pub struct Reference<'a, T> {
+    inputs: &'a Inputs<T>,
+    expect: Expect,
+}
+
+impl<'a, T: Element> Reference<'a, T> {
+    /// Prepares the checks of `inputs` (the f64 host work shared by every variant).
+    pub fn new(inputs: &'a Inputs<T>) -> Self {
+        let expect = match inputs {
+            Inputs::Gemm { a, b } => Expect::Entries {
+                shape: (a.nrows(), b.ncols()),
+                k: a.ncols(),
+                entries: lines::product_entries(a.view(), b.t()),
+                symmetric: false,
+            },
+            Inputs::Gram { m } => Expect::Entries {
+                shape: (m.nrows(), m.nrows()),
+                k: m.ncols(),
+                // Bᵀ = (Mᵀ)ᵀ = M: rows of M against rows of M.
+                entries: lines::product_entries(m.view(), m.view()),
+                symmetric: true,
+            },
+            Inputs::Transpose { .. } => Expect::Transpose,
+            Inputs::Sum { x } => {
+                let (exact, mag) = sum_terms(x.iter().map(|v| v.as_f64()));
+                Expect::Scalar {
+                    what: "sum",
+                    exact,
+                    bound: tolerance::sum::<T>(x.len()) * mag,
+                }
+            }
+            Inputs::Dot { x, y } => {
+                let (exact, mag) = sum_terms(x.iter().zip(y).map(|(a, b)| a.as_f64() * b.as_f64()));
+                Expect::Scalar {
+                    what: "dot",
+                    exact,
+                    bound: tolerance::sum::<T>(x.len()) * mag,
+                }
+            }
+            Inputs::Cholesky { a } => {
+                let n = a.nrows();
+                // ‖A‖₁ is the largest column sum; A is symmetric, so rows will do.
+                let norm1 = a
+                    .rows()
+                    .into_iter()
+                    .map(|r| r.iter().map(|v| v.as_f64().abs()).sum::<f64>())
+                    .fold(0.0, f64::max);
+                Expect::Cholesky {
+                    columns: lines::sample_lines(n, n <= FULL_CHECK_MAX_N),
+                    limit: tolerance::CHOLESKY_RATIO * n as f64 * T::EPS * norm1,
+                }
+            }
+            Inputs::KMeans { .. } => Expect::KMeans,
+        };
+        Reference { inputs, expect }
+    }
+
+    /// Checks one result of IEEE arithmetic in `T`.
+    ///
+    /// # Errors
+    /// Why the result is wrong, naming the first offending element.
+    pub fn check(&self, out: &Output<T>) -> Result<(), String> {
+        self.check_with(out, Math::Ieee)
+    }
+
+    /// Checks one result of a variant that computes with `math`.
+    ///
+    /// # Errors
+    /// Why the result is wrong, naming the first offending element.
+    pub fn check_with(&self, out: &Output<T>, math: Math) -> Result<(), String> {
+        match (&self.expect, self.inputs, out) {
+            (
+                Expect::Entries {
+                    shape,
+                    k,
+                    entries,
+                    symmetric,
+                },
+                _,
+                Output::Matrix(c),
+            ) => {
+                dims(c, *shape)?;
+                finite(c)?;
+                if *symmetric {
+                    is_symmetric(c)?;
+                }
+                let tol = match (math, T::DTYPE) {
+                    (Math::Tf32, DType::F32) => tolerance::gemm_tf32(*k),
+                    _ => tolerance::gemm::<T>(*k),
+                };
+                lines::check_entries(c, entries, tol)
+            }
+            (Expect::Transpose, Inputs::Transpose { a }, Output::Matrix(t)) => transpose(a, t),
+            (Expect::Scalar { what, exact, bound }, _, Output::Scalar(s)) => {
+                let got = s.as_f64();
+                let err = (got - exact).abs();
+                if within(err, *bound) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{what} is {got:e}, reference {exact:e}: error {err:e} above the bound {bound:e}"
+                    ))
+                }
+            }
+            (Expect::Cholesky { columns, limit }, Inputs::Cholesky { a }, Output::Matrix(l)) => {
+                dims(l, a.dim())?;
+                lines::check_cholesky(a, l, columns, *limit)
+            }
+            (Expect::KMeans, Inputs::KMeans { x, centroids }, out @ Output::KMeans { .. }) => {
+                kmeans::check(x.view(), centroids.view(), out)
+            }
+            _ => Err("the result has the wrong kind for this operation".into()),
+        }
+    }
+}
+
+/// Checks a device-to-device copy: `dst` equals `src` exactly.
+///
+/// # Errors
+/// The first differing element.
+pub fn copy<T: Element>(src: &[T], dst: &[T]) -> Result<(), String> {
+    if src.len() != dst.len() {
+        return Err(format!(
+            "copied {} elements, expected {}",
+            dst.len(),
+            src.len()
+        ));
+    }
+    match src.iter().zip(dst).position(|(a, b)| a != b) {
+        Some(i) => Err(format!("element {i} is {}, expected {}", dst[i], src[i])),
+        None => Ok(()),
+    }
+}
+
+/// `err ≤ bound`, and false when either is NaN: a NaN result never passes.
+pub(crate) fn within(err: f64, bound: f64) -> bool {
+    err <= bound
+}
+
+fn sum_terms(terms: impl Iterator<Item = f64>) -> (f64, f64) {
+    terms.fold((0.0, 0.0), |(s, m), t| (s + t, m + t.abs()))
+}
+
+fn dims<T>(c: &Array2<T>, want: (usize, usize)) -> Result<(), String> {
+    if c.dim() == want {
+        Ok(())
+    } else {
+        Err(format!("result is {:?}, expected {want:?}", c.dim()))
+    }
+}
+
+fn finite<T: Element>(c: &Array2<T>) -> Result<(), String> {
+    match c.indexed_iter().find(|(_, v)| !v.is_finite()) {
+        Some(((i, j), v)) => Err(format!("[{i}, {j}] = {v}")),
+        None => Ok(()),
+    }
+}
+
+/// Bitwise symmetry: the trait promises an exactly symmetric M·Mᵀ.
+fn is_symmetric<T: Element>(c: &Array2<T>) -> Result<(), String> {
+    for i in 0..c.nrows() {
+        for j in 0..i {
+            if c[[i, j]] != c[[j, i]] {
+                return Err(format!(
+                    "not symmetric: [{i}, {j}] = {} but [{j}, {i}] = {}",
+                    c[[i, j]],
+                    c[[j, i]]
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn transpose<T: Element>(a: &Array2<T>, t: &Array2<T>) -> Result<(), String> {
+    let (r, c) = a.dim();
+    dims(t, (c, r))?;
+    // Tiles keep both the row-wise and the column-wise walk in cache.
+    const TILE: usize = 64;
+    for i0 in (0..r).step_by(TILE) {
+        for j0 in (0..c).step_by(TILE) {
+            for i in i0..(i0 + TILE).min(r) {
+                for j in j0..(j0 + TILE).min(c) {
+                    // `!=` is also true for NaN, which no input holds.
+                    if a[[i, j]] != t[[j, i]] {
+                        return Err(format!(
+                            "out[{j}, {i}] = {}, expected {}",
+                            t[[j, i]],
+                            a[[i, j]]
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,261 @@
+//! The shootout's reports: one Markdown table per op (rates per size, with the ratio to
+//! the vendor), a CSV of every row, and one SVG figure per op.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+use crate::cases::Op;
+use crate::row::{Row, Status, COPY, VENDOR};
+
+/// Writes the reports of `rows` into `out_dir` (created if missing): the tables on
+/// stdout and in `shootout.md`, every row in `shootout.csv`, one figure per op in
+/// `<op>.svg`.
+///
+/// # Errors
+/// Any I/O error (including a figure that cannot be drawn).
+pub fn write_reports(rows: &[Row], out_dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(out_dir)?;
+    let md = markdown(rows);
+    print!("{md}");
+    std::fs::write(out_dir.join("shootout.md"), &md)?;
+    std::fs::write(out_dir.join("shootout.csv"), csv(rows))?;
+    for op in ops_in(rows) {
+        let of_op: Vec<&Row> = rows.iter().filter(|r| r.op == op).collect();
+        crate::plot::write_svg(op, &of_op, &out_dir.join(format!("{}.svg", op.name())))?;
+    }
+    Ok(())
+}
+
+/// The ops present in `rows`, in report order.
+fn ops_in(rows: &[Row]) -> Vec<Op> {
+    Op::ALL
+        .into_iter()
+        .filter(|op| rows.iter().any(|r| r.op == *op))
+        .collect()
+}
+
+/// A rate with about three significant digits.
+pub fn format_rate(r: f64) -> String {
+    if !r.is_finite() {
+        "-".into()
+    } else if r >= 100.0 {
+        format!("{r:.0}")
+    } else if r >= 10.0 {
+        format!("{r:.1}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
+/// The lines of a table: each distinct (backend, variant, transfers), first seen first.
+pub fn lines_of<'a>(rows: &[&'a Row]) -> Vec<Vec<&'a Row>> {
+    let mut lines: Vec<Vec<&Row>> = Vec::new();
+    for &r in rows {
+        match lines.iter_mut().find(|l| l[0].label() == r.label()) {
+            Some(l) => l.push(r),
+            None => lines.push(vec![r]),
+        }
+    }
+    lines
+}
+
+/// Every op's table, with a header saying what is counted and how it was timed.
+pub fn markdown(rows: &[Row]) -> String {
+    let mut s = String::from("# ndgpu shootout\n\n");
+    s.push_str(
+        "Median of the timed runs. Resident rows time the work on data already on the \
+         device with CUDA events; `+transfers` rows time the ndarray-level call (upload, \
+         kernels, download) with the wall clock, as does the CPU. Every variant's result \
+         was checked before it was timed; a wrong one is listed as failed, never timed.\n",
+    );
+    for op in ops_in(rows) {
+        let of_op: Vec<&Row> = rows.iter().filter(|r| r.op == op).collect();
+        s.push('\n');
+        s.push_str(&op_table(op, &of_op));
+    }
+    s
+}
+
+fn op_table(op: Op, rows: &[&Row]) -> String {
+    let mut s = String::new();
+    let first = rows[0];
+    let _ = writeln!(
+        s,
+        "## {op} ({}, {})\n\nWork: {}. Rates in {}; in brackets the ratio to \
+         {VENDOR}'s default variant.",
+        first.dtype,
+        first.device,
+        op.work_formula(),
+        first.unit
+    );
+    let ceiling = rows
+        .iter()
+        .find_map(|r| r.ceiling.filter(|_| r.backend != COPY));
+    if op.bandwidth_bound() && rows.iter().any(|r| r.backend == COPY) {
+        let _ = writeln!(
+            s,
+            "Ceiling: `{COPY}/d2d`, a device-to-device copy of the same bytes timed in \
+             the same run (it reads and writes; a stream that only reads can beat it by \
+             a few percent)."
+        );
+    } else if let Some(c) = ceiling {
+        let _ = writeln!(
+            s,
+            "Ceiling: the {} peak without tensor cores, {} GFLOP/s (SMs × {} lanes × 2 × \
+             clock, from the device attributes); TF32 tensor-core variants can exceed it.",
+            first.dtype,
+            format_rate(c),
+            if first.dtype == ndgpu_core::DType::F64 {
+                64
+            } else {
+                128
+            }
+        );
+    }
+    if let Some(note) = op_note(op) {
+        let _ = writeln!(s, "{note}");
+    }
+    let mut sizes: Vec<usize> = rows.iter().map(|r| r.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    s.push_str("\n| backend/variant |");
+    let pow2 = crate::plot::pow2_style(&sizes);
+    for n in &sizes {
+        let _ = write!(s, " {} |", crate::plot::size_label(*n as f64, pow2));
+    }
+    s.push_str(" best of ceiling |\n|---|");
+    s.push_str(&"---:|".repeat(sizes.len() + 1));
+    s.push('\n');
+    let mut problems = Vec::new();
+    for line in lines_of(rows) {
+        let _ = write!(s, "| {} |", line[0].label());
+        for n in &sizes {
+            let cell = match line.iter().find(|r| r.size == *n) {
+                None => String::new(),
+                Some(r) => match &r.status {
+                    Status::Ok => match r.vs_vendor {
+                        Some(v) if r.backend != VENDOR || !r.default_variant => {
+                            format!("{} ({v:.2}×)", format_rate(r.rate))
+                        }
+                        _ => format_rate(r.rate),
+                    },
+                    Status::Failed(why) => {
+                        problems.push(format!("{} at {n}: failed: {why}", r.label()));
+                        "FAILED".into()
+                    }
+                    Status::Skipped(why) => {
+                        problems.push(format!("{} at {n}: skipped: {why}", r.label()));
+                        "skipped".into()
+                    }
+                },
+            };
+            let _ = write!(s, " {cell} |");
+        }
+        let best = line
+            .iter()
+            .filter_map(|r| r.of_ceiling)
+            .fold(None, |b: Option<f64>, v| Some(b.map_or(v, |b| b.max(v))));
+        match best {
+            Some(b) => {
+                let _ = writeln!(s, " {:.1}% |", 100.0 * b);
+            }
+            None => s.push_str("  |\n"),
+        }
+    }
+    if !problems.is_empty() {
+        s.push('\n');
+        for p in problems {
+            let _ = writeln!(s, "- {p}");
+        }
+    }
+    s
+}
+
+/// What else a reader of an op's table needs to know.
+fn op_note(op: Op) -> Option<&'static str> {
+    Some(match op {
+        Op::Gram => {
+            "A kernel that computes one triangle does half the counted work, so its \
+             GEMM-equivalent rate can reach twice the peak."
+        }
+        Op::Sum | Op::Dot => {
+            "The device-level reductions return their value to the host, so each run \
+             includes a device-to-host copy and a synchronization: small sizes are bound \
+             by that latency. The vendor's sum is cuBLAS GEMV and DOT against a vector \
+             of ones; its dot is DOT."
+        }
+        Op::Transpose => "The vendor's transpose is cuBLAS GEAM with C = Aᵀ.",
+        Op::Cholesky => {
+            "Each run factors a fresh copy of the matrix, restored outside the timed \
+             region (so it starts from L2 at small sizes)."
+        }
+        Op::KMeans => {
+            "Resident rows run one Lloyd iteration (assignment and centroid update); \
+             `+transfers` and CPU rows run the ndarray-level k-means with max_iter = 1, \
+             which is one assignment step (plus the transfers)."
+        }
+        Op::Matmul => return None,
+    })
+}
+
+/// Quotes a CSV field when it needs it.
+fn field(v: &str) -> String {
+    if v.contains([',', '"', '\n']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v.to_string()
+    }
+}
+
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:e}")
+    } else {
+        String::new()
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_default()
+}
+
+/// Header of [`csv`].
+pub const CSV_HEADER: &str = "op,backend,variant,default_variant,dtype,size,transfers,status,\
+reps,batch,median_s,min_s,max_s,rate,unit,vs_vendor,ceiling,of_ceiling,device,reason";
+
+/// Every row as CSV (times in seconds, rates in `unit`, empty where not measured).
+pub fn csv(rows: &[Row]) -> String {
+    let mut s = String::from(CSV_HEADER);
+    s.push('\n');
+    for r in rows {
+        let cols = [
+            r.op.name().to_string(),
+            field(&r.backend),
+            field(&r.variant),
+            r.default_variant.to_string(),
+            r.dtype.name().to_string(),
+            r.size.to_string(),
+            r.transfers.to_string(),
+            r.status.name().to_string(),
+            r.reps.to_string(),
+            r.batch.to_string(),
+            num(r.median_s),
+            num(r.min_s),
+            num(r.max_s),
+            num(r.rate),
+            r.unit.name().to_string(),
+            opt(r.vs_vendor),
+            opt(r.ceiling),
+            opt(r.of_ceiling),
+            field(&r.device),
+            field(r.status.reason().unwrap_or("")),
+        ];
+        s.push_str(&cols.join(","));
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,146 @@
+use ndgpu_core::DType;
+
+use super::*;
+use crate::timing::Stats;
+
+fn row(op: Op, backend: &str, variant: &str, size: usize, secs: f64) -> Row {
+    Row::new(
+        op,
+        backend,
+        variant,
+        true,
+        DType::F32,
+        size,
+        false,
+        "Test GPU",
+    )
+    .timed(
+        Stats::of(&[secs, secs * 1.1, secs * 0.9]).unwrap(),
+        1,
+        op.work(size, 4),
+    )
+}
+
+fn sample() -> Vec<Row> {
+    let mut rows = vec![
+        row(Op::Matmul, "cuda", "tiled", 256, 1e-3).with_ceiling(Some(60_000.0)),
+        row(Op::Matmul, "cuda", "tiled", 512, 4e-3).with_ceiling(Some(60_000.0)),
+        row(Op::Matmul, VENDOR, "sgemm", 256, 5e-4).with_ceiling(Some(60_000.0)),
+        row(Op::Matmul, VENDOR, "sgemm", 512, 2e-3).with_ceiling(Some(60_000.0)),
+        Row::new(
+            Op::Matmul,
+            "cuda",
+            "broken",
+            false,
+            DType::F32,
+            256,
+            false,
+            "Test GPU",
+        )
+        .failed("C[0, 1] = 3, reference 2, error 1 above the bound 1e-5"),
+        row(Op::Sum, "cuda", "tree", 1 << 20, 2e-5),
+        row(Op::Sum, COPY, "d2d", 1 << 20, 1e-5),
+        Row::new(
+            Op::Sum,
+            "cuda",
+            "naive",
+            false,
+            DType::F32,
+            1 << 22,
+            false,
+            "Test GPU",
+        )
+        .skipped("too slow, \"predicted\" 20 s"),
+    ];
+    crate::row::annotate(&mut rows);
+    rows
+}
+
+#[test]
+fn markdown_tables_per_op() {
+    let md = markdown(&sample());
+    assert!(md.contains("## matmul (f32, Test GPU)"), "{md}");
+    assert!(md.contains("## sum (f32, Test GPU)"), "{md}");
+    assert!(md.contains("2n³ FLOPs"), "{md}");
+    assert!(
+        md.contains("| backend/variant | 256 | 512 | best of ceiling |"),
+        "{md}"
+    );
+    // 2·256³ FLOPs in 1 ms = 33.6 GFLOP/s, half of the vendor's.
+    assert!(
+        md.contains("| cuda/tiled | 33.6 (0.50×) | 67.1 (0.50×) |"),
+        "{md}"
+    );
+    assert!(md.contains("| cublas/sgemm | 67.1 | 134 |"), "{md}");
+    assert!(md.contains("| cuda/broken | FAILED |  |"), "{md}");
+    assert!(
+        md.contains("- cuda/broken at 256: failed: C[0, 1] = 3"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Ceiling: the f32 peak without tensor cores, 60000 GFLOP/s"),
+        "{md}"
+    );
+    // The sum at half the copy's rate.
+    assert!(
+        md.contains("| backend/variant | 2²⁰ | 2²² | best of ceiling |"),
+        "{md}"
+    );
+    assert!(md.contains("| cuda/tree | 210 |  | 50.0% |"), "{md}");
+    assert!(md.contains("skipped: too slow"), "{md}");
+}
+
+#[test]
+fn csv_has_every_row_and_quotes_reasons() {
+    let rows = sample();
+    let text = csv(&rows);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], CSV_HEADER);
+    assert_eq!(lines.len(), rows.len() + 1);
+    let columns = CSV_HEADER.split(',').count();
+    assert_eq!(columns, 20);
+    assert!(lines[1].starts_with("matmul,cuda,tiled,true,f32,256,false,ok,3,1,1e-3,"));
+    // The vendor ratio of the first row.
+    assert!(lines[1].contains(",GFLOP/s,5e-1,6e4,"), "{}", lines[1]);
+    // A reason with commas and quotes is one quoted field.
+    let skipped = lines.last().unwrap();
+    assert!(
+        skipped.ends_with(",\"too slow, \"\"predicted\"\" 20 s\""),
+        "{skipped}"
+    );
+    // Unmeasured numbers are empty.
+    assert!(skipped.contains(",skipped,0,0,,,,,GB/s,,,,"), "{skipped}");
+}
+
+#[test]
+fn rates_are_formatted_to_three_digits() {
+    assert_eq!(format_rate(12345.6), "12346");
+    assert_eq!(format_rate(123.45), "123");
+    assert_eq!(format_rate(12.345), "12.3");
+    assert_eq!(format_rate(1.2345), "1.23");
+    assert_eq!(format_rate(f64::NAN), "-");
+}
+
+#[test]
+fn reports_are_written() {
+    let dir = std::env::temp_dir().join(format!("ndgpu-shootout-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    write_reports(&sample(), &dir).unwrap();
+    let md = std::fs::read_to_string(dir.join("shootout.md")).unwrap();
+    assert!(md.starts_with("# ndgpu shootout"));
+    let csv = std::fs::read_to_string(dir.join("shootout.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 9);
+    for op in ["matmul", "sum"] {
+        let svg = std::fs::read_to_string(dir.join(format!("{op}.svg"))).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("</svg>"), "{op}");
+        assert!(svg.contains("(log scale)"), "{op}");
+        assert!(
+            svg.contains("cuda/tiled") || svg.contains("cuda/tree"),
+            "{op}"
+        );
+        // At least one polyline per measured line.
+        assert!(svg.matches("<polyline").count() >= 2, "{op}: {svg}");
+    }
+    assert!(!dir.join("gram.svg").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

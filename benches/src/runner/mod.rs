@@ -1,0 +1,235 @@
+//! The shootout's driver: resolves the options into a plan, runs every op on the GPU
+//! backends and the CPU, and collects the rows.
+
+mod cpu;
+mod gpu;
+
+use std::collections::HashMap;
+
+use ndgpu_core::{Error, Result};
+use ndgpu_cublas::BlasElement;
+
+use crate::cases::{Op, Target, KMEANS_K};
+use crate::row::{annotate, Row, Status};
+use crate::ShootoutOptions;
+
+/// Seed of every case's inputs.
+pub const SEED: u64 = 0x5EED_0001;
+/// The backends the shootout knows.
+pub const BACKENDS: [&str; 3] = ["cpu", "cuda", "cublas"];
+
+/// Timing policy of one kind of measurement.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Policy {
+    /// Most timed samples.
+    pub max_reps: usize,
+    /// Fewest timed samples, however slow the run.
+    pub min_reps: usize,
+    /// Seconds of timed runs per cell, beyond which the sample count shrinks.
+    pub budget_s: f64,
+    /// A size whose run is predicted (from the previous size) to take longer than
+    /// this is skipped.
+    pub max_run_s: f64,
+}
+
+/// A measurement that did not produce a time.
+pub(crate) enum Failure {
+    /// The result was checked and is wrong.
+    Wrong(String),
+    /// The call failed.
+    Error(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Error(e)
+    }
+}
+
+impl Failure {
+    fn reason(&self) -> String {
+        match self {
+            Failure::Wrong(why) => format!("wrong result: {why}"),
+            Failure::Error(e) => e.to_string(),
+        }
+    }
+    /// Marks `row`: out of memory is a skip, anything else a failure.
+    fn apply(self, row: Row) -> Row {
+        match self {
+            Failure::Error(e @ Error::OutOfMemory { .. }) => row.skipped(e.to_string()),
+            other => row.failed(other.reason()),
+        }
+    }
+}
+
+/// Predicts a run's time from the same line's previous size.
+#[derive(Default)]
+pub(crate) struct Pace(HashMap<String, (f64, f64)>);
+
+impl Pace {
+    /// Records that `label` did `work` in `secs`.
+    pub fn record(&mut self, label: &str, work: f64, secs: f64) {
+        self.0.insert(label.to_string(), (work, secs));
+    }
+    /// Why `label` should not run `work`, if its predicted time exceeds `limit_s`.
+    pub fn too_slow(&self, label: &str, work: f64, limit_s: f64) -> Option<String> {
+        let &(w, t) = self.0.get(label)?;
+        let predicted = t * work / w;
+        (predicted > limit_s).then(|| {
+            format!(
+                "too slow: about {predicted:.1} s per run predicted from the previous size \
+                 (limit {limit_s} s)"
+            )
+        })
+    }
+}
+
+/// What the options resolve to.
+pub(crate) struct Context<'o> {
+    pub opts: &'o ShootoutOptions,
+    pub rows: Vec<Row>,
+}
+
+impl Context<'_> {
+    /// Keeps `names` that pass the variant filter; with `keep_default`, the first (the
+    /// backend's default) is kept whatever the filter says (it is the yardstick).
+    pub fn select(&self, names: Vec<&'static str>, keep_default: bool) -> Vec<&'static str> {
+        match &self.opts.variants {
+            None => names,
+            Some(want) => names
+                .iter()
+                .enumerate()
+                .filter(|&(i, n)| (keep_default && i == 0) || want.iter().any(|w| w == n))
+                .map(|(_, &n)| n)
+                .collect(),
+        }
+    }
+
+    /// The sizes of `op` for `target`.
+    /// Sizes asked for that the op cannot take (0, or fewer points than centroids)
+    /// are left out, with a note.
+    pub fn sizes(&self, op: Op, target: Target) -> Vec<usize> {
+        let min = if op == Op::KMeans { KMEANS_K } else { 1 };
+        let sizes = self
+            .opts
+            .sizes
+            .clone()
+            .unwrap_or_else(|| op.default_sizes(target));
+        let (ok, bad): (Vec<usize>, Vec<usize>) = sizes.into_iter().partition(|&n| n >= min);
+        if !bad.is_empty() {
+            eprintln!("shootout: {op}: leaving out sizes {bad:?} (the smallest it takes is {min})");
+        }
+        ok
+    }
+
+    /// Adds a row, and reports it on stderr (always for failures and skips, with
+    /// `progress` for the rest).
+    pub fn push(&mut self, row: Row) {
+        let head = format!("shootout: {} n={} {}", row.op, row.size, row.label());
+        match &row.status {
+            Status::Ok if self.opts.progress => eprintln!(
+                "{head}: {} {} (median {:.4} ms, {} samples of {} runs)",
+                crate::report::format_rate(row.rate),
+                row.unit,
+                row.median_s * 1e3,
+                row.reps,
+                row.batch
+            ),
+            Status::Ok => {}
+            Status::Failed(why) => eprintln!("{head}: FAILED, not timed: {why}"),
+            Status::Skipped(why) => eprintln!("{head}: skipped: {why}"),
+        }
+        self.rows.push(row);
+    }
+}
+
+/// See [`crate::run_dtype`].
+pub(crate) fn run<T: BlasElement>(opts: &ShootoutOptions) -> Result<Vec<Row>> {
+    for b in &opts.backends {
+        if !BACKENDS.contains(&b.as_str()) {
+            return Err(Error::UnknownBackend {
+                name: b.clone(),
+                known: BACKENDS.join(", "),
+            });
+        }
+    }
+    let asked = |name: &str| opts.backends.iter().any(|b| b == name);
+    let default = opts.backends.is_empty();
+    let ops = if opts.ops.is_empty() {
+        Op::ALL.to_vec()
+    } else {
+        opts.ops.clone()
+    };
+    let mut session = None;
+    if default || asked("cuda") || asked("cublas") {
+        match crate::gpu::Session::open() {
+            Ok(s) => session = Some(s),
+            // Without a GPU the default run is the CPU's.
+            Err(e) if default => {
+                if opts.progress {
+                    eprintln!("shootout: no GPU ({e}); running the CPU backend");
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let run_cpu = asked("cpu") || (default && session.is_none());
+    let mut ctx = Context {
+        opts,
+        rows: Vec::new(),
+    };
+    for op in ops {
+        if let Some(s) = session.as_mut() {
+            let cuda = default || asked("cuda");
+            let vendor = default || asked("cublas");
+            gpu::run_op::<T>(&mut ctx, s, op, cuda, vendor)?;
+        }
+        if run_cpu {
+            cpu::run_op::<T>(&mut ctx, op);
+        }
+    }
+    let mut rows = ctx.rows;
+    annotate(&mut rows);
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pace_predicts_from_the_previous_size() {
+        let mut p = Pace::default();
+        assert_eq!(p.too_slow("a", 8.0, 1.0), None);
+        p.record("a", 1.0, 0.2);
+        assert_eq!(p.too_slow("a", 4.0, 1.0), None);
+        let why = p.too_slow("a", 8.0, 1.0).unwrap();
+        assert!(why.contains("1.6 s"), "{why}");
+        assert_eq!(p.too_slow("b", 8.0, 1.0), None);
+    }
+
+    #[test]
+    fn out_of_memory_is_a_skip() {
+        let row = || {
+            Row::new(
+                Op::Sum,
+                "cuda",
+                "x",
+                true,
+                ndgpu_core::DType::F32,
+                1,
+                false,
+                "GPU",
+            )
+        };
+        let oom = Error::OutOfMemory {
+            op: "sum",
+            requested: 10,
+            free: 1,
+            total: 2,
+        };
+        assert_eq!(Failure::Error(oom).apply(row()).status.name(), "skipped");
+        let wrong = Failure::Wrong("C[0, 0] = 1".into()).apply(row());
+        assert_eq!(wrong.status.reason(), Some("wrong result: C[0, 0] = 1"));
+    }
+}
