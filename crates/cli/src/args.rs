@@ -30,6 +30,47 @@ pub enum Command {
     /// Check every operation family of every available backend against the CPU
     /// reference on fresh random inputs; exits non-zero on any mismatch.
     Verify(VerifyArgs),
+    /// Time every backend and variant side by side (CUDA events on the GPU, wall clock on
+    /// the CPU) after checking each is correct; print a table per op and write
+    /// shootout.md, shootout.csv and one SVG plot per op. Without a GPU: the CPU at small
+    /// sizes, in well under a minute.
+    Shootout(ShootoutArgs),
+}
+
+/// Options of `ndgpu shootout`.
+#[derive(Debug, Args)]
+pub struct ShootoutArgs {
+    /// Ops, comma separated: matmul, gram, transpose, sum, dot, cholesky, kmeans (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub ops: Vec<String>,
+    /// Sizes, comma separated, for every op instead of each op's default ladder.
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Option<Vec<usize>>,
+    /// Backends, comma separated (cpu, cuda, cublas); default: the GPU backends if there
+    /// is a GPU, else cpu.
+    #[arg(long, value_delimiter = ',')]
+    pub backends: Vec<String>,
+    /// Only these variants (the vendor's default always runs, as the yardstick).
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Option<Vec<String>>,
+    /// Where the reports go.
+    #[arg(long, default_value = "shootout")]
+    pub out: PathBuf,
+    /// A few small sizes only.
+    #[arg(long)]
+    pub quick: bool,
+    /// Most timed repetitions per measurement (the median is reported).
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    /// Also time the ndarray-level calls, host↔device transfers included.
+    #[arg(long)]
+    pub transfers: bool,
+    /// Element type.
+    #[arg(long, value_enum, default_value = "f32")]
+    pub dtype: DTypeArg,
+    /// No progress lines on stderr.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// Options every `run` operation takes.

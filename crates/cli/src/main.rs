@@ -10,6 +10,7 @@ mod npy;
 mod ops;
 mod pydict;
 mod run;
+mod shootout;
 mod verify;
 
 use std::process::ExitCode;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         }
         Command::Run { op } => run::run(op),
         Command::Verify(v) => verify::verify(&v),
+        Command::Shootout(s) => shootout::shootout(&s),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -31,6 +31,7 @@ pub use ndgpu_cuda::CudaBackend;
 pub const BACKEND_ENV: &str = "NDGPU_BACKEND";
 
 /// The backends compiled into this build, in the order `auto` prefers them.
+#[allow(clippy::vec_init_then_push)] // the pushes depend on features
 pub fn compiled_in() -> Vec<&'static str> {
     let mut v = Vec::new();
     #[cfg(feature = "cublas")]

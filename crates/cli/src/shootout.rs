@@ -1,0 +1,47 @@
+//! `ndgpu shootout`: the backend comparison of ndgpu-benches, from the command line.
+
+use ndgpu::DType;
+use ndgpu_benches::{Op, ShootoutOptions, Status};
+
+use crate::args::{DTypeArg, ShootoutArgs};
+use crate::error::{Failure, Result};
+
+pub fn shootout(args: &ShootoutArgs) -> Result<()> {
+    let ops = args
+        .ops
+        .iter()
+        .map(|s| s.parse::<Op>().map_err(Failure::usage))
+        .collect::<Result<Vec<_>>>()?;
+    if args.reps == 0 {
+        return Err(Failure::usage("--reps must be at least 1"));
+    }
+    if let Some(sizes) = &args.sizes {
+        if sizes.contains(&0) {
+            return Err(Failure::usage("--sizes must be positive"));
+        }
+    }
+    let opts = ShootoutOptions {
+        ops,
+        sizes: args.sizes.clone(),
+        backends: args.backends.clone(),
+        variants: args.variants.clone(),
+        out_dir: args.out.clone(),
+        quick: args.quick,
+        reps: args.reps,
+        progress: !args.quiet,
+        transfers: args.transfers,
+    };
+    let dtype = match args.dtype {
+        DTypeArg::F32 => DType::F32,
+        DTypeArg::F64 => DType::F64,
+    };
+    let rows = ndgpu_benches::run_dtype(&opts, dtype).map_err(|e| Failure::failed(e.to_string()))?;
+    ndgpu_benches::write_reports(&rows, &args.out)
+        .map_err(|e| Failure::failed(format!("writing reports to {}: {e}", args.out.display())))?;
+    let failed = rows.iter().filter(|r| matches!(r.status, Status::Failed(_))).count();
+    eprintln!("reports written to {}", args.out.display());
+    if failed > 0 {
+        return Err(Failure::failed(format!("{failed} variant(s) failed their correctness check before timing")));
+    }
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! One launch function per kernel of `kernels/cholesky.cu`, with the grid arithmetic.
+//!
+//! Launches go through the stream's builder directly (`Gpu::function` +
+//! `launch_builder`): the arguments are borrowed only until the launch is queued.
+
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use ndgpu_core::{Error, Result};
+
+use crate::kernels::KernelFile;
+use crate::runtime::driver;
+use crate::{blocks, CudaElement, DeviceMatrix, Gpu};
+
+/// Threads of the single-block factorization (report 004 used 512).
+const SINGLE_BLOCK_THREADS: u32 = 512;
+/// Threads per block of the per-step kernels (report 004's best stride).
+const STEP_THREADS: u32 = 256;
+/// Threads of the diagonal-block kernel: 64 columns × 4 row groups (`R` in
+/// `chol_potrf_diag` is CHOL_NB / 4).
+const POTRF_THREADS: u32 = 256;
+/// Rows of the panel per TRSM block (the kernel takes CHOL_NB, 4 threads per row).
+const TRSM_ROWS: usize = NB;
+/// The block size of the factorization (`CHOL_NB`).
+const NB: usize = 64;
+/// Columns of B per diagonal-solve block (`SOLVE_CB`).
+const SOLVE_CB: usize = 16;
+/// Rows and columns of B per update tile.
+const SOLVE_TILE: usize = 64;
+
+fn cfg(grid: (u32, u32), threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid.0, grid.1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The kernel `cholesky_{op}_{dtype}` and its name.
+fn kernel<T: CudaElement>(gpu: &Gpu, op: &str) -> Result<(CudaFunction, String)> {
+    let name = format!("cholesky_{op}_{}", T::SUFFIX);
+    Ok((gpu.function(KernelFile::Cholesky, &name)?, name))
+}
+
+/// Lets `f` take `bytes` of dynamic shared memory (above the 48 KiB default).
+fn dynamic_smem(f: &CudaFunction, name: &str, bytes: usize) -> Result<()> {
+    f.set_attribute(
+        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        bytes as i32,
+    )
+    .map_err(|e| driver(format!("{name}: raising the shared-memory limit"), e))
+}
+
+/// Queues a built launch.
+///
+/// # Safety
+/// The pushed arguments must match the kernel's parameters and cover every index the
+/// kernel derives from them and `cfg`.
+unsafe fn go(mut b: LaunchArgs<'_>, name: &str, cfg: LaunchConfig) -> Result<()> {
+    b.launch(cfg)
+        .map(|_| ())
+        .map_err(|e| driver(format!("launching {name}"), e))
+}
+
+pub(super) fn single_block<T: CudaElement>(
+    gpu: &Gpu,
+    a: &mut DeviceMatrix<T>,
+    n: i32,
+    info: &mut CudaSlice<i32>,
+) -> Result<()> {
+    let (f, name) = kernel::<T>(gpu, "single_block")?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(&mut a.data).arg(&n).arg(info);
+    // SAFETY: (T* a, int n, int* info): a holds n·n elements, info 4 ints; one block.
+    unsafe { go(b, &name, cfg((1, 1), SINGLE_BLOCK_THREADS)) }
+}
+
+pub(super) fn step_divide<T: CudaElement>(
+    gpu: &Gpu,
+    a: &mut DeviceMatrix<T>,
+    n: i32,
+    k: i32,
+    col: &mut CudaSlice<T>,
+    info: &mut CudaSlice<i32>,
+) -> Result<()> {
+    let (f, name) = kernel::<T>(gpu, "step_divide")?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(&mut a.data).arg(&n).arg(&k).arg(col).arg(info);
+    // SAFETY: (T* a, int n, int k, T* col, int* info): a is n×n, col holds n, k < n;
+    // one block (the kernel relies on it for its barrier).
+    unsafe { go(b, &name, cfg((1, 1), STEP_THREADS)) }
+}
+
+pub(super) fn step_eliminate<T: CudaElement>(
+    gpu: &Gpu,
+    a: &mut DeviceMatrix<T>,
+    n: i32,
+    k: i32,
+    col: &CudaSlice<T>,
+    info: &CudaSlice<i32>,
+) -> Result<()> {
+    let (f, name) = kernel::<T>(gpu, "step_eliminate")?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(&mut a.data).arg(&n).arg(&k).arg(col).arg(info);
+    // SAFETY: (T* a, int n, int k, const T* col, const int* info): one block per row
+    // k+1..n-1 of the n×n matrix; col holds n.
+    unsafe { go(b, &name, cfg(((n - k - 1) as u32, 1), STEP_THREADS)) }
+}
+
+pub(super) fn potrf_diag<T: CudaElement>(
+    gpu: &Gpu,
+    a: &mut DeviceMatrix<T>,
+    n: i32,
+    k0: i32,
+    info: &mut CudaSlice<i32>,
+) -> Result<()> {
+    let (f, name) = kernel::<T>(gpu, "potrf_diag")?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(&mut a.data).arg(&n).arg(&k0).arg(info);
+    // SAFETY: (T* a, int n, int k0, int* info): the block at k0 < n is clipped to n; one
+    // block of POTRF_THREADS (4 row groups of the 64 columns, as the kernel splits them).
+    unsafe { go(b, &name, cfg((1, 1), POTRF_THREADS)) }
+}
+
+pub(super) fn trsm_panel<T: CudaElement>(
+    gpu: &Gpu,
+    a: &mut DeviceMatrix<T>,
+    n: i32,
+    k0: i32,
+    info: &CudaSlice<i32>,
+    rows: usize,
+) -> Result<()> {
+    // L11 and 64 panel rows, each 64 wide padded by 16 bytes, and 64 reciprocals.
+    let size = std::mem::size_of::<T>();
+    let smem = (2 * NB * (NB + 16 / size) + NB) * size;
+    let (f, name) = kernel::<T>(gpu, "trsm_panel")?;
+    dynamic_smem(&f, &name, smem)?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(&mut a.data).arg(&n).arg(&k0).arg(info);
+    // SAFETY: (T* a, int n, int k0, const int* info): k0 + 64 < n; 64 panel rows per
+    // block of 256 threads (4 per row, as the kernel splits them); rows past n are
+    // zero-filled and not stored; `smem` bytes of dynamic shared memory as laid out.
+    let mut c = cfg((blocks(rows, TRSM_ROWS), 1), 256);
+    c.shared_mem_bytes = smem as u32;
+    unsafe { go(b, &name, c) }
+}
+
+pub(super) fn syrk_lower<T: CudaElement>(
+    gpu: &Gpu,
+    a: &mut DeviceMatrix<T>,
+    n: i32,
+    k0: i32,
+    info: &CudaSlice<i32>,
+    rows: usize,
+    sms: usize,
+) -> Result<()> {
+    // Tiles of 16·TM: `syrk_lower` has TM = 8 for f32 and 4 for f64, `syrk_lower64` TM = 4
+    // (CHOL_KERNELS in cholesky.cu); the small ones when the large would not give every
+    // SM two blocks. The kernel stages both 64-deep operands, padded by 16 bytes per
+    // row, in dynamic shared memory.
+    let size = std::mem::size_of::<T>();
+    let lower = |tile: usize| {
+        let t = rows.div_ceil(tile);
+        t * (t + 1) / 2
+    };
+    let big = if size == 4 { 128 } else { 64 };
+    let (op, tile) = if big > 64 && lower(big) < 2 * sms {
+        ("syrk_lower64", 64)
+    } else {
+        ("syrk_lower", big)
+    };
+    let smem = 2 * NB * (tile + 16 / size) * size;
+    let tiles = u32::try_from(lower(tile))
+        .map_err(|_| Error::invalid("cholesky", format!("{rows} trailing rows: too many tiles")))?;
+    let (f, name) = kernel::<T>(gpu, op)?;
+    dynamic_smem(&f, &name, smem)?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(&mut a.data).arg(&n).arg(&k0).arg(info);
+    // SAFETY: (T* a, int n, int k0, const int* info): one block per lower tile of the
+    // trailing (n-k0-64)² matrix, numbered as the kernel decodes them; accesses are
+    // clipped to n; `smem` bytes of dynamic shared memory as the kernel lays them out.
+    let mut c = cfg((tiles, 1), 256);
+    c.shared_mem_bytes = smem as u32;
+    unsafe { go(b, &name, c) }
+}
+
+pub(super) fn zero_upper<T: CudaElement>(gpu: &Gpu, a: &mut DeviceMatrix<T>, n: i32) -> Result<()> {
+    let (f, name) = kernel::<T>(gpu, "zero_upper")?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(&mut a.data).arg(&n);
+    // SAFETY: (T* a, int n): rows beyond gridDim.y and columns beyond the grid are
+    // walked by the kernel's loops; every access is inside the n×n matrix.
+    let grid = (blocks(n as usize, 256), (n as u32).min(65535));
+    unsafe { go(b, &name, cfg(grid, 256)) }
+}
+
+pub(super) fn solve_diag<T: CudaElement>(
+    gpu: &Gpu,
+    back: bool,
+    l: &DeviceMatrix<T>,
+    n: i32,
+    rhs: &mut DeviceMatrix<T>,
+    nrhs: i32,
+    r0: i32,
+) -> Result<()> {
+    let op = if back {
+        "solve_diag_bwd"
+    } else {
+        "solve_diag_fwd"
+    };
+    let (f, name) = kernel::<T>(gpu, op)?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(&l.data)
+        .arg(&n)
+        .arg(&mut rhs.data)
+        .arg(&nrhs)
+        .arg(&r0);
+    // SAFETY: (const T* l, int n, T* b, int nrhs, int r0): l is n×n, b is n×nrhs, r0 < n;
+    // one block per 16 columns of b, accesses clipped to n and nrhs.
+    unsafe { go(b, &name, cfg((blocks(nrhs as usize, SOLVE_CB), 1), 256)) }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn solve_update<T: CudaElement>(
+    gpu: &Gpu,
+    back: bool,
+    l: &DeviceMatrix<T>,
+    n: i32,
+    rhs: &mut DeviceMatrix<T>,
+    nrhs: i32,
+    r0: i32,
+    row0: usize,
+    row_end: usize,
+) -> Result<()> {
+    let gy = blocks(row_end - row0, SOLVE_TILE);
+    if gy > 65535 {
+        return Err(Error::invalid(
+            "cholesky_solve",
+            format!("{n} rows exceed the solve kernels' grid"),
+        ));
+    }
+    let op = if back {
+        "solve_update_bwd"
+    } else {
+        "solve_update_fwd"
+    };
+    let (f, name) = kernel::<T>(gpu, op)?;
+    let row0 = row0 as i32;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(&l.data)
+        .arg(&n)
+        .arg(&mut rhs.data)
+        .arg(&nrhs)
+        .arg(&r0)
+        .arg(&row0);
+    // SAFETY: (const T* l, int n, T* b, int nrhs, int r0, int row0): rows row0..row_end
+    // of b (below the block going forward, above it going back), 64×64 tiles, accesses
+    // clipped to the row range and nrhs.
+    unsafe { go(b, &name, cfg((blocks(nrhs as usize, SOLVE_TILE), gy), 256)) }
+}
