@@ -169,13 +169,18 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
     for (int i = 0; i < TP; ++i) { sbest[i][tid] = Lim<T>::inf(); sbi[i][tid] = 0; }
 
     for (int c0 = 0; c0 < k; c0 += BC) {
+        // This tile's norms, loaded before the dimension loop so that they are there
+        // even when d == 0 (the loop then never runs and its barriers never publish them).
+        __syncthreads();  // the previous tile's norms are no longer read
+        for (int q = tid; q < BC; q += 256) cn[q] = (c0 + q < k) ? cnorm[c0 + q] : T(0);
+        if (d == 0) __syncthreads();  // uniform: d is a kernel argument
         T acc[TP][TC];
 #pragma unroll
         for (int i = 0; i < TP; ++i)
 #pragma unroll
             for (int j = 0; j < TC; ++j) acc[i][j] = T(0);
         for (int d0 = 0; d0 < d; d0 += KM_BD) {
-            __syncthreads();  // the previous chunk (and tile's norms) are no longer read
+            __syncthreads();  // the previous chunk is no longer read; this tile's norms are written
             for (int e = tid; e < BP * KM_BD; e += 256) {
                 const int p = e / KM_BD, t = e % KM_BD;
                 xs[t][p] = (p0 + p < n && d0 + t < d) ? x[(i64)(p0 + p) * d + d0 + t] : T(0);
@@ -184,8 +189,6 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
                 const int q = e / KM_BD, t = e % KM_BD;
                 cs[t][q] = (c0 + q < k && d0 + t < d) ? c[(i64)(c0 + q) * d + d0 + t] : T(0);
             }
-            if (d0 == 0)
-                for (int q = tid; q < BC; q += 256) cn[q] = (c0 + q < k) ? cnorm[c0 + q] : T(0);
             __syncthreads();
 #pragma unroll
             for (int t = 0; t < KM_BD; ++t) {

@@ -35,13 +35,19 @@ pub fn shootout(args: &ShootoutArgs) -> Result<()> {
         DTypeArg::F32 => DType::F32,
         DTypeArg::F64 => DType::F64,
     };
-    let rows = ndgpu_benches::run_dtype(&opts, dtype).map_err(|e| Failure::failed(e.to_string()))?;
+    let rows =
+        ndgpu_benches::run_dtype(&opts, dtype).map_err(|e| Failure::failed(e.to_string()))?;
     ndgpu_benches::write_reports(&rows, &args.out)
         .map_err(|e| Failure::failed(format!("writing reports to {}: {e}", args.out.display())))?;
-    let failed = rows.iter().filter(|r| matches!(r.status, Status::Failed(_))).count();
+    let failed = rows
+        .iter()
+        .filter(|r| matches!(r.status, Status::Failed(_)))
+        .count();
     eprintln!("reports written to {}", args.out.display());
     if failed > 0 {
-        return Err(Failure::failed(format!("{failed} variant(s) failed their correctness check before timing")));
+        return Err(Failure::failed(format!(
+            "{failed} variant(s) failed their correctness check before timing"
+        )));
     }
     Ok(())
 }

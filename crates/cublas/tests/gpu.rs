@@ -26,7 +26,7 @@ macro_rules! conformance {
                 }
                 b.set_variant($family, v).unwrap();
                 assert_eq!(b.variant($family), v);
-                assert_family(&b, $family, Sizes::Medium);
+                assert_family(&b, $family, Sizes::from_env(Sizes::Medium));
             }
         }
     };

@@ -258,14 +258,29 @@ pub fn parse_resources(log: &str) -> Vec<KernelResources> {
             .unwrap_or(0)
     };
     for line in log.lines() {
-        if let Some(p) = line.find("Compiling entry function '") {
+        // ptxas names each kernel in "Compiling entry function 'k' for 'sm_90'" and again
+        // in "Function properties for k"; some builds print only the second.
+        let named = line
+            .find("Compiling entry function '")
+            .map(|p| {
+                line[p + "Compiling entry function '".len()..]
+                    .split('\'')
+                    .next()
+                    .unwrap_or("")
+            })
+            .or_else(|| {
+                line.find("Function properties for ")
+                    .map(|p| line[p + "Function properties for ".len()..].trim())
+            });
+        if let Some(name) = named {
+            if current.as_ref().is_some_and(|k| k.name == name) {
+                continue;
+            }
             if let Some(k) = current.take() {
                 out.push(k);
             }
-            let rest = &line[p + "Compiling entry function '".len()..];
-            let name = rest.split('\'').next().unwrap_or("").to_string();
             current = Some(KernelResources {
-                name,
+                name: name.to_string(),
                 registers: 0,
                 spill_bytes: 0,
                 stack_bytes: 0,

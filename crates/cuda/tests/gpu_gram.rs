@@ -70,7 +70,7 @@ fn conformance_every_variant() {
     let mut b = backend();
     for v in b.variants(Family::Gram) {
         b.set_variant(Family::Gram, v).unwrap();
-        assert_family(&b, Family::Gram, Sizes::Medium);
+        assert_family(&b, Family::Gram, Sizes::from_env(Sizes::Medium));
     }
 }
 

@@ -91,7 +91,7 @@ fn conformance_every_variant() {
     let mut b = backend();
     for v in b.variants(Family::KMeans) {
         b.set_variant(Family::KMeans, v).unwrap();
-        assert_family(&b, Family::KMeans, Sizes::Medium);
+        assert_family(&b, Family::KMeans, Sizes::from_env(Sizes::Medium));
     }
 }
 

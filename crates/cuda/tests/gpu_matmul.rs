@@ -103,7 +103,7 @@ fn conformance_every_variant() {
     let mut b = backend();
     for v in b.variants(Family::MatMul) {
         b.set_variant(Family::MatMul, v).unwrap();
-        assert_family(&b, Family::MatMul, Sizes::Medium);
+        assert_family(&b, Family::MatMul, Sizes::from_env(Sizes::Medium));
     }
 }
 

@@ -25,33 +25,60 @@ fn spd(n: usize, seed: u64) -> Array2<f64> {
 
 /// Largest |x − y| relative to the largest |y|.
 fn rel_diff(x: &Array2<f32>, y: &Array2<f32>) -> f64 {
-    let scale = y.iter().fold(0f64, |m, v| m.max(v.abs() as f64)).max(f64::MIN_POSITIVE);
-    x.iter().zip(y).fold(0f64, |m, (a, b)| m.max((a - b).abs() as f64)) / scale
+    let scale = y
+        .iter()
+        .fold(0f64, |m, v| m.max(v.abs() as f64))
+        .max(f64::MIN_POSITIVE);
+    x.iter()
+        .zip(y)
+        .fold(0f64, |m, (a, b)| m.max((a - b).abs() as f64))
+        / scale
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn an_allocation_larger_than_the_device_is_an_error_naming_the_sizes_and_the_device_stays_usable() {
     let gpu = Gpu::new(0).expect("device");
+    let backend = CudaBackend::with_gpu(gpu.clone());
+    let a = random(65, 33, 1);
+    // Warm up first: loading the kernel module takes device memory once, which is not
+    // what this test is about.
+    let before = backend.matmul(a.view(), a.t()).unwrap();
     let (free, total) = gpu.mem_info().unwrap();
     let asked = total + (1 << 30);
     match gpu.alloc::<f32>("test", asked / 4) {
-        Err(Error::OutOfMemory { op, requested, free: f, total: t }) => {
+        Err(Error::OutOfMemory {
+            op,
+            requested,
+            free: f,
+            total: t,
+        }) => {
             assert_eq!(op, "test");
             assert!(requested >= total, "requested {requested} of {total}");
             assert!(f <= t && t == total, "free {f} total {t}");
-            let msg = Error::OutOfMemory { op, requested, free: f, total: t }.to_string();
-            assert!(msg.contains(&requested.to_string()) && msg.contains(&f.to_string()), "{msg}");
+            let msg = Error::OutOfMemory {
+                op,
+                requested,
+                free: f,
+                total: t,
+            }
+            .to_string();
+            assert!(
+                msg.contains(&requested.to_string()) && msg.contains(&f.to_string()),
+                "{msg}"
+            );
         }
         other => panic!("expected OutOfMemory, got {:?}", other.map(|s| s.len())),
     }
     // Still usable: a product afterwards is right.
-    let backend = CudaBackend::with_gpu(gpu.clone());
-    let a = random(65, 33, 1);
     let c = backend.matmul(a.view(), a.t()).unwrap();
+    assert_eq!(c, before, "the product after the failed allocation differs");
     assert!(rel_diff(&c, &a.dot(&a.t())) < 1e-5);
     let (free_after, _) = gpu.mem_info().unwrap();
-    assert!(free_after + (64 << 20) >= free, "free memory dropped from {free} to {free_after}");
+    assert!(
+        free_after + (16 << 20) >= free,
+        "free memory dropped from {free} to {free_after}"
+    );
 }
 
 #[test]
@@ -61,7 +88,11 @@ fn a_failed_launch_is_an_error_on_that_call_and_does_not_poison_later_calls() {
     let backend = CudaBackend::with_gpu(gpu.clone());
     let name = ndgpu_cuda::ops::transpose::DEFAULT_KERNELS[0];
     // 4096 threads per block is beyond every CUDA device's limit of 1024.
-    let bad = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (4096, 1, 1), shared_mem_bytes: 0 };
+    let bad = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (4096, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let x = gpu.alloc::<f32>("test", 16).unwrap();
     let mut y = gpu.alloc::<f32>("test", 16).unwrap();
     let (r, c) = (4i32, 4i32);
@@ -84,7 +115,9 @@ fn dropping_buffers_and_backends_releases_their_memory() {
     let (free0, _) = gpu.mem_info().unwrap();
     // 40 × 8 GiB = 320 GiB, more than twice the device: only works if each is freed.
     for _ in 0..40 {
-        let buf = gpu.alloc::<f32>("test", 2 << 30).expect("8 GiB while the others were freed");
+        let buf = gpu
+            .alloc::<f32>("test", 2 << 30)
+            .expect("8 GiB while the others were freed");
         drop(buf);
     }
     for i in 0..20 {
@@ -94,7 +127,10 @@ fn dropping_buffers_and_backends_releases_their_memory() {
     }
     gpu.synchronize().unwrap();
     let (free1, _) = gpu.mem_info().unwrap();
-    assert!(free1 + (256 << 20) >= free0, "free memory went from {free0} to {free1}");
+    assert!(
+        free1 + (256 << 20) >= free0,
+        "free memory went from {free0} to {free1}"
+    );
 }
 
 #[test]
@@ -117,12 +153,21 @@ fn threads_sharing_one_backend_get_correct_results() {
                     assert!(rel_diff(&c, &r) < 1e-5, "thread {t} iteration {i}");
                     let s_gpu = backend.reduce(ReduceOp::Sum, a.view()).unwrap() as f64;
                     let s_cpu = cpu.reduce(ReduceOp::Sum, a.view()).unwrap() as f64;
-                    let bound = ndgpu_core::tolerance::sum::<f32>(a.len()) * a.iter().map(|v| v.abs() as f64).sum::<f64>();
-                    assert!((s_gpu - s_cpu).abs() <= bound, "thread {t}: {s_gpu} vs {s_cpu}");
+                    let bound = ndgpu_core::tolerance::sum::<f32>(a.len())
+                        * a.iter().map(|v| v.abs() as f64).sum::<f64>();
+                    assert!(
+                        (s_gpu - s_cpu).abs() <= bound,
+                        "thread {t}: {s_gpu} vs {s_cpu}"
+                    );
                     let m = spd(40 + (seed % 30) as usize, seed);
                     let l = backend.cholesky(m.view()).unwrap();
-                    let resid = (&l.dot(&l.t()) - &m).iter().fold(0f64, |x, v| x.max(v.abs()));
-                    assert!(resid < 1e-9 * m.len() as f64, "thread {t}: residual {resid}");
+                    let resid = (&l.dot(&l.t()) - &m)
+                        .iter()
+                        .fold(0f64, |x, v| x.max(v.abs()));
+                    assert!(
+                        resid < 1e-9 * m.len() as f64,
+                        "thread {t}: residual {resid}"
+                    );
                     i += 1;
                 }
             });
@@ -142,7 +187,8 @@ fn several_backends_on_one_device_from_several_threads() {
             let (a, reference) = (&a, &reference);
             s.spawn(move || {
                 let mut backend = CudaBackend::with_gpu(gpu);
-                ndgpu_core::Backend::set_variant(&mut backend, ndgpu_core::Family::Gram, v).unwrap();
+                ndgpu_core::Backend::set_variant(&mut backend, ndgpu_core::Family::Gram, v)
+                    .unwrap();
                 for _ in 0..10 {
                     let g = backend.gram(a.view()).unwrap();
                     assert!(rel_diff(&g, reference) < 1e-5, "variant {v}");
@@ -164,19 +210,36 @@ fn default_variants_are_bitwise_reproducible_run_to_run() {
         backend.matmul(a.view(), a.t()).unwrap(),
         backend.gram(a.view()).unwrap(),
         backend.reduce(ReduceOp::Sum, x.view()).unwrap().to_bits(),
-        backend.reduce_axis(ReduceOp::Sum, a.view(), Axis(0)).unwrap(),
+        backend
+            .reduce_axis(ReduceOp::Sum, a.view(), Axis(0))
+            .unwrap(),
         backend.cholesky(m.view()).unwrap(),
-        backend.kmeans(blobs.view(), &KMeansConfig::new(16).seed(3).max_iter(20)).unwrap(),
+        backend
+            .kmeans(blobs.view(), &KMeansConfig::new(16).seed(3).max_iter(20))
+            .unwrap(),
     );
     for _ in 0..10 {
         assert_eq!(backend.matmul(a.view(), a.t()).unwrap(), first.0);
         assert_eq!(backend.gram(a.view()).unwrap(), first.1);
-        assert_eq!(backend.reduce(ReduceOp::Sum, x.view()).unwrap().to_bits(), first.2);
-        assert_eq!(backend.reduce_axis(ReduceOp::Sum, a.view(), Axis(0)).unwrap(), first.3);
+        assert_eq!(
+            backend.reduce(ReduceOp::Sum, x.view()).unwrap().to_bits(),
+            first.2
+        );
+        assert_eq!(
+            backend
+                .reduce_axis(ReduceOp::Sum, a.view(), Axis(0))
+                .unwrap(),
+            first.3
+        );
         assert_eq!(backend.cholesky(m.view()).unwrap(), first.4);
-        let km = backend.kmeans(blobs.view(), &KMeansConfig::new(16).seed(3).max_iter(20)).unwrap();
+        let km = backend
+            .kmeans(blobs.view(), &KMeansConfig::new(16).seed(3).max_iter(20))
+            .unwrap();
         assert_eq!(km.labels, first.5.labels);
-        assert_eq!(km.centroids, first.5.centroids, "k-means centroids must be bitwise equal");
+        assert_eq!(
+            km.centroids, first.5.centroids,
+            "k-means centroids must be bitwise equal"
+        );
         assert_eq!(km.inertia.to_bits(), first.5.inertia.to_bits());
     }
 }

@@ -20,6 +20,13 @@ fn every_kernel_file_compiles_for_sm_90_and_no_default_kernel_spills() {
             file.file_name()
         );
         let res = kernels::parse_resources(&compiled.log);
+        assert!(
+            !res.is_empty(),
+            "no ptxas report parsed from the NVRTC log of {} (NVRTC {:?}); the log begins:\n{}",
+            file.file_name(),
+            kernels::nvrtc_version(),
+            compiled.log.chars().take(800).collect::<String>()
+        );
         for r in &res {
             println!(
                 "{:<12} {:<44} {:>3} registers {:>5} B stack {:>5} B spilled",

@@ -17,7 +17,11 @@ fn every_listed_backend_opens_iff_it_is_available() {
         match (backend(info.name), &info.status) {
             (Ok(b), Ok(_)) => assert_eq!(b.name(), info.name),
             (Err(Error::Unavailable { reason, .. }), Err(listed)) => assert_eq!(&reason, listed),
-            (got, listed) => panic!("{}: open gave {:?}, list says {listed:?}", info.name, got.map(|b| b.name())),
+            (got, listed) => panic!(
+                "{}: open gave {:?}, list says {listed:?}",
+                info.name,
+                got.map(|b| b.name())
+            ),
         }
     }
 }
@@ -34,12 +38,23 @@ fn unknown_backend_is_an_error_naming_the_known_ones() {
 }
 
 #[test]
-fn auto_picks_an_available_backend() {
-    // NDGPU_BACKEND is not set by the test runner; if a developer sets it, auto obeys it.
-    if std::env::var(ndgpu::BACKEND_ENV).is_err() {
-        let b = backend("auto").expect("auto never fails without the override");
-        let available: Vec<_> = backends().into_iter().filter(|i| i.status.is_ok()).map(|i| i.name).collect();
-        assert_eq!(b.name(), available[0], "auto must pick the first available of {available:?}");
+fn auto_picks_the_override_or_the_first_available_backend() {
+    let b = backend("auto").expect("auto never fails without an override naming a missing backend");
+    match std::env::var(ndgpu::BACKEND_ENV) {
+        // A developer who sets NDGPU_BACKEND gets that backend from auto.
+        Ok(forced) if !forced.is_empty() && forced != "auto" => assert_eq!(b.name(), forced),
+        _ => {
+            let available: Vec<_> = backends()
+                .into_iter()
+                .filter(|i| i.status.is_ok())
+                .map(|i| i.name)
+                .collect();
+            assert_eq!(
+                b.name(),
+                available[0],
+                "auto must pick the first available of {available:?}"
+            );
+        }
     }
 }
 
@@ -47,7 +62,9 @@ fn auto_picks_an_available_backend() {
 fn unknown_variant_is_an_error_listing_the_variants() {
     let mut b = backend("cpu").unwrap();
     match b.set_variant(Family::MatMul, "warp-speed") {
-        Err(Error::UnknownVariant { available, .. }) => assert!(available.contains(b.variant(Family::MatMul))),
+        Err(Error::UnknownVariant { available, .. }) => {
+            assert!(available.contains(b.variant(Family::MatMul)))
+        }
         other => panic!("expected UnknownVariant, got {other:?}"),
     }
 }
