@@ -252,4 +252,54 @@ mod tests {
         assert_eq!(fmt_shape(&[3]), "(3,)");
         assert_eq!(fmt_shape(&[2, 3]), "(2, 3)");
     }
+
+    /// A bounded fuzz of the input path: random bytes, and valid files truncated or with
+    /// bytes overwritten (header and data alike), must give `Ok` or one clear error:
+    /// never a panic, never an allocation sized by a lying header.
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn valid_npy(dir: &Path) -> Vec<u8> {
+            let a = ndarray::Array2::<f32>::from_shape_fn((3, 5), |(i, j)| (i * 5 + j) as f32);
+            let p = dir.join("valid.npy");
+            ndarray_npy::write_npy(&p, &a).unwrap();
+            std::fs::read(&p).unwrap()
+        }
+
+        fn exercise(bytes: &[u8]) {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("x.npy");
+            std::fs::write(&p, bytes).unwrap();
+            let _ = header(&p);
+            let _ = read_matrix::<f32>(&p, false);
+            let _ = read_matrix::<f64>(&p, true);
+            let _ = read_vector::<f32>(&p);
+            let _ = read_matrix_f64(&p);
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+            #[test]
+            fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+                exercise(&bytes);
+            }
+
+            #[test]
+            fn damaged_valid_files_never_panic(
+                cut in 0usize..200,
+                edits in proptest::collection::vec((0usize..200, any::<u8>()), 0..6),
+            ) {
+                let dir = tempfile::tempdir().unwrap();
+                let mut bytes = valid_npy(dir.path());
+                for (at, b) in edits {
+                    let n = bytes.len();
+                    bytes[at % n] = b;
+                }
+                bytes.truncate(cut.min(bytes.len()));
+                exercise(&bytes);
+            }
+        }
+    }
 }
