@@ -68,6 +68,30 @@ impl Sizes {
             _ => default,
         }
     }
+
+    /// Whether a hand-written GPU case whose dimensions are `dims` belongs in a run at
+    /// these sizes. `Medium` takes every case; `Small` leaves out the cases with a
+    /// dimension over [`Sizes::SMALL_MAX_DIM`]. The shapes up to that bound still
+    /// reach every kernel path (several full 128-wide tiles, an edge tile in each
+    /// direction, more than one k-tile), while the instrumented runs of
+    /// scripts/gpu-sanitize stay inside the device machine's time limits: their cost
+    /// grows with the number of shared-memory accesses, so with m·n·k for a product.
+    pub fn admits(self, dims: &[usize]) -> bool {
+        self == Sizes::Medium || dims.iter().all(|&d| d <= Self::SMALL_MAX_DIM)
+    }
+
+    /// The largest dimension of a hand-written case at [`Sizes::Small`].
+    pub const SMALL_MAX_DIM: usize = 300;
+
+    /// How many runs a bitwise-reproducibility test compares: 10 at `Medium`, 3 at
+    /// `Small` (the sanitizer needs two runs of each kernel at most; a third keeps the
+    /// comparison a comparison of several).
+    pub fn repeats(self) -> usize {
+        match self {
+            Sizes::Small => 3,
+            Sizes::Medium => 10,
+        }
+    }
 }
 
 /// The outcome of one case.

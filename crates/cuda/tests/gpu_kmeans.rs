@@ -170,7 +170,7 @@ fn fused_is_bitwise_reproducible() {
     );
     let bits = |a: &Array2<f32>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     let hist = |h: &[f64]| h.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    for run in 1..10 {
+    for run in 1..Sizes::from_env(Sizes::Medium).repeats() {
         let again = b.kmeans(x.view(), &config).unwrap();
         assert!(again.labels == first.labels, "run {run}: labels differ");
         assert_eq!(
