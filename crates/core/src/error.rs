@@ -119,6 +119,16 @@ pub enum Error {
         /// Total device memory.
         total: usize,
     },
+    /// The host could not allocate a result. Only results whose size the input's bytes
+    /// do not bound can meet this: the product of an m×0 and a 0×n matrix, the gram of
+    /// an n×0 one, a sum along an axis of length 0.
+    #[error("out of host memory: {op} needs {} for its result", host_bytes(*requested))]
+    HostOutOfMemory {
+        /// The operation.
+        op: &'static str,
+        /// Bytes requested; `None` when the count does not even fit in the address space.
+        requested: Option<usize>,
+    },
     /// Any other backend failure (driver, NVRTC, cuBLAS, cuSOLVER), with its cause.
     #[error("{backend}: {context}: {source}")]
     Backend {
@@ -210,5 +220,12 @@ impl Family {
 impl fmt::Display for Family {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+fn host_bytes(requested: Option<usize>) -> String {
+    match requested {
+        Some(b) => format!("{b} bytes"),
+        None => "more bytes than the address space holds".into(),
     }
 }

@@ -122,7 +122,7 @@ pub fn init_centroids<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Re
     let mut rng = SplitMix64::new(config.seed);
     let rows: Vec<usize> = match &config.init {
         Init::Given(c) => return Ok(c.mapv(T::from_f64)),
-        Init::Random => sample_distinct(&mut rng, n, k),
+        Init::Random => sample_distinct(&mut rng, n, k)?,
         Init::KMeansPlusPlus => {
             let dist2 = |i: usize, j: usize| -> f64 {
                 (0..d)
@@ -131,7 +131,11 @@ pub fn init_centroids<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Re
             };
             let first = rng.below(n);
             let mut chosen = vec![first];
-            let mut closest: Vec<f64> = (0..n).map(|i| dist2(i, first)).collect();
+            // n is not bounded by the data's bytes when d = 0: allocate fallibly.
+            let mut closest = crate::host::filled_vec("kmeans", n, 0.0f64)?;
+            for (i, c) in closest.iter_mut().enumerate() {
+                *c = dist2(i, first);
+            }
             while chosen.len() < k {
                 let total: f64 = closest.iter().sum();
                 let next = if total > 0.0 {
@@ -162,9 +166,9 @@ pub fn init_centroids<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Re
 }
 
 /// k distinct indices below n, in the order drawn (Floyd's algorithm, then shuffled).
-fn sample_distinct(rng: &mut SplitMix64, n: usize, k: usize) -> Vec<usize> {
+fn sample_distinct(rng: &mut SplitMix64, n: usize, k: usize) -> Result<Vec<usize>> {
     let mut set = std::collections::BTreeSet::new();
-    let mut out = Vec::with_capacity(k);
+    let mut out = crate::host::with_capacity("kmeans", k)?;
     for j in n - k..n {
         let t = rng.below(j + 1);
         let pick = if set.contains(&t) { j } else { t };
@@ -175,7 +179,7 @@ fn sample_distinct(rng: &mut SplitMix64, n: usize, k: usize) -> Vec<usize> {
         let j = rng.below(i + 1);
         out.swap(i, j);
     }
-    out
+    Ok(out)
 }
 
 /// Checks a `KMeansConfig::init` of [`Init::Given`] against the data's dimension.

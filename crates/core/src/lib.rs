@@ -26,6 +26,7 @@
 pub mod check;
 mod element;
 mod error;
+pub mod host;
 pub mod kmeans;
 pub mod tolerance;
 mod traits;

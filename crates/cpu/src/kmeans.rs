@@ -42,7 +42,7 @@ impl<T: Element> Cluster<T> for CpuBackend {
         let xs = xs.as_slice().expect("to_f64 gives a C-ordered array");
 
         // `usize::MAX` is no label, so every point counts as changed in step one.
-        let mut labels = vec![usize::MAX; n];
+        let mut labels = ndgpu_core::host::filled_vec("kmeans", n, usize::MAX)?;
         let mut history = Vec::new();
         let mut converged = false;
         loop {
@@ -98,9 +98,12 @@ impl<T: Element> Cluster<T> for CpuBackend {
         let c = c.as_slice().expect("to_f64 gives a C-ordered array");
         let xs = to_f64(&x);
         let xs = xs.as_slice().expect("to_f64 gives a C-ordered array");
-        Ok((0..n)
-            .map(|i| nearest(&xs[i * d..(i + 1) * d], c, k).0)
-            .collect())
+        // n is not bounded by the data's bytes when d = 0: allocate fallibly.
+        let mut labels = ndgpu_core::host::filled1("predict", n, 0usize)?;
+        for (i, label) in labels.iter_mut().enumerate() {
+            *label = nearest(&xs[i * d..(i + 1) * d], c, k).0;
+        }
+        Ok(labels)
     }
 }
 

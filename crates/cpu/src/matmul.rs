@@ -4,8 +4,9 @@
 //! f32 result is the f64 product rounded once: its error is about one unit roundoff of
 //! f32 instead of the `k·u` of an f32 accumulation.
 
-use ndarray::{Array2, ArrayView2};
-use ndgpu_core::{check, Element, MatMul, Result, Trans, Transpose};
+use ndarray::linalg::general_mat_mul;
+use ndarray::{Array2, ArrayView2, Zip};
+use ndgpu_core::{check, host, Element, MatMul, Result, Trans, Transpose};
 
 use crate::{to_f64, CpuBackend};
 
@@ -21,27 +22,43 @@ impl<T: Element> MatMul<T> for CpuBackend {
         c: Option<ArrayView2<T>>,
     ) -> Result<Array2<T>> {
         let (m, n, _k) = check::gemm(a, ta, b, tb, beta, c.as_ref())?;
-        let ab = to_f64(&ta.apply(a)).dot(&to_f64(&tb.apply(b)));
+        // m×n is not bounded by the operands' bytes when k = 0: allocate fallibly.
+        let mut ab = host::filled("gemm", (m, n), 0.0f64)?;
+        general_mat_mul(
+            1.0,
+            &to_f64(&ta.apply(a)),
+            &to_f64(&tb.apply(b)),
+            0.0,
+            &mut ab,
+        );
         let (alpha, beta) = (alpha.as_f64(), beta.as_f64());
+        let mut out = host::filled("gemm", (m, n), T::zero())?;
         // With beta = 0, C is never read: NaN in it must not reach the result.
-        let out = match c {
-            Some(c) if beta != 0.0 => Array2::from_shape_fn((m, n), |ix| {
-                T::from_f64(alpha * ab[ix] + beta * c[ix].as_f64())
-            }),
-            _ => Array2::from_shape_fn((m, n), |ix| T::from_f64(alpha * ab[ix])),
-        };
+        match c {
+            Some(c) if beta != 0.0 => Zip::from(&mut out)
+                .and(&ab)
+                .and(&c)
+                .for_each(|o, &p, &cv| *o = T::from_f64(alpha * p + beta * cv.as_f64())),
+            _ => Zip::from(&mut out)
+                .and(&ab)
+                .for_each(|o, &p| *o = T::from_f64(alpha * p)),
+        }
         Ok(out)
     }
 
     fn gram(&self, m: ArrayView2<T>) -> Result<Array2<T>> {
         let m64 = to_f64(&m);
-        let g = m64.dot(&m64.t());
+        let n = m.nrows();
+        // n×n is not bounded by the operand's bytes when it has no columns.
+        let mut g = host::filled("gram", (n, n), 0.0f64)?;
+        general_mat_mul(1.0, &m64, &m64.t(), 0.0, &mut g);
         // Rounding only the lower triangle and mirroring it makes the result exactly
         // symmetric whatever order the f64 product summed in.
-        let n = m.nrows();
-        Ok(Array2::from_shape_fn((n, n), |(i, j)| {
-            T::from_f64(g[[i.max(j), i.min(j)]])
-        }))
+        let mut out = host::filled("gram", (n, n), T::zero())?;
+        for ((i, j), o) in out.indexed_iter_mut() {
+            *o = T::from_f64(g[[i.max(j), i.min(j)]]);
+        }
+        Ok(out)
     }
 }
 

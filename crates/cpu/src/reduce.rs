@@ -63,10 +63,13 @@ impl<T: Element> Reduce<T> for CpuBackend {
         let needs_element = matches!(op, ReduceOp::Min | ReduceOp::Max);
         check::axis(op.name(), &a, axis, needs_element)?;
         // One output per lane along `axis`: per column for Axis(0), per row for Axis(1).
-        Ok(a.lanes(axis)
-            .into_iter()
-            .map(|lane| reduce_of(op, lane.iter().copied()).expect("lane length checked"))
-            .collect())
+        // Their number is not bounded by the input's bytes when the lanes are empty.
+        let lanes = a.lanes(axis);
+        let mut out = ndgpu_core::host::filled1(op.name(), lanes.into_iter().len(), T::zero())?;
+        for (o, lane) in out.iter_mut().zip(a.lanes(axis)) {
+            *o = reduce_of(op, lane.iter().copied()).expect("lane length checked");
+        }
+        Ok(out)
     }
 
     fn arg_reduce(&self, op: ArgOp, a: ArrayView2<T>) -> Result<usize> {

@@ -1,8 +1,9 @@
 //! Bad input gives the documented error, never a panic, for every operation.
 
-use ndarray::{array, Array1, Array2, Axis};
+use ndarray::{array, Array1, Array2, ArrayView2, Axis};
 use ndgpu_core::{
     ArgOp, Cluster, Error, Factorize, Init, KMeansConfig, MatMul, Reduce, ReduceOp, Trans,
+    Transpose,
 };
 use ndgpu_cpu::CpuBackend;
 
@@ -253,4 +254,38 @@ fn predict_errors() {
         .predict(Array2::<f64>::zeros((0, 3)).view(), c.view())
         .unwrap();
     assert_eq!(none.len(), 0);
+}
+
+/// A matrix with no elements can still claim a huge dimension (a `.npy` file of 100
+/// bytes can say 2⁶²×0). The results that such a dimension sizes, but no input bytes
+/// bound, are refused with `HostOutOfMemory`: never an abort or a capacity panic.
+#[test]
+fn results_no_machine_can_hold_are_errors() {
+    let cpu = cpu();
+    // 2⁶²: every result this sizes overflows the address space, so the refusal does
+    // not depend on the machine's memory or its overcommit policy.
+    let huge = 1usize << 62;
+    let tall = ArrayView2::<f32>::from_shape((huge, 0), &[]).unwrap();
+    let wide = ArrayView2::<f32>::from_shape((0, huge), &[]).unwrap();
+    let oom = |r: Result<(), Error>, op: &str| match r {
+        Err(Error::HostOutOfMemory { op: got, .. }) => assert_eq!(got, op),
+        other => panic!("{op}: expected HostOutOfMemory, got {other:?}"),
+    };
+    oom(cpu.gram(tall).map(drop), "gram");
+    oom(cpu.matmul(tall, wide).map(drop), "gemm");
+    oom(
+        cpu.reduce_axis(ReduceOp::Sum, tall, Axis(1)).map(drop),
+        "sum",
+    );
+    oom(
+        cpu.reduce_axis(ReduceOp::SumSq, wide, Axis(0)).map(drop),
+        "sumsq",
+    );
+    let config = KMeansConfig::new(1);
+    oom(cpu.kmeans(tall, &config).map(drop), "kmeans");
+    let c = ArrayView2::<f32>::from_shape((1, 0), &[]).unwrap();
+    oom(cpu.predict(tall, c).map(drop), "predict");
+    // Results the empty dimension does not size stay cheap and correct.
+    assert_eq!(cpu.transpose(tall).unwrap().dim(), (0, huge));
+    assert_eq!(cpu.reduce(ReduceOp::Sum, tall).unwrap(), 0.0);
 }

@@ -73,7 +73,7 @@ impl CublasBackend {
         self.sum_sq_axis_device(&x, Axis(1), &mut x_sq)?;
         let labels = gpu
             .stream()
-            .clone_htod(&vec![-1i32; n])
+            .clone_htod(&ndgpu_core::host::filled_vec("kmeans", n, -1i32)?)
             .map_err(|e| error::driver("kmeans: uploading the labels", e))?;
         Ok(KMeansDevice {
             c_sq: gpu.alloc::<T>("kmeans", k)?,
@@ -146,7 +146,7 @@ impl CublasBackend {
 
 /// The labels, as indices.
 fn download_labels(gpu: &Gpu, labels: &CudaSlice<i32>, n: usize) -> Result<Array1<usize>> {
-    let mut host = vec![0i32; n];
+    let mut host = ndgpu_core::host::filled_vec("kmeans", n, 0i32)?;
     gpu.stream()
         .memcpy_dtoh(&labels.slice(0..n), host.as_mut_slice())
         .map_err(|e| error::driver("kmeans: downloading the labels", e))?;

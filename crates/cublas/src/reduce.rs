@@ -219,7 +219,8 @@ impl CublasBackend {
 
     /// A device vector of `len` ones.
     pub(crate) fn ones<T: BlasElement>(&self, len: usize) -> Result<CudaSlice<T>> {
-        self.gpu.upload_slice("ones", &vec![T::one(); len])
+        let ones = ndgpu_core::host::filled_vec("ones", len, T::one())?;
+        self.gpu.upload_slice("ones", &ones)
     }
 }
 

@@ -290,7 +290,7 @@ impl Gpu {
     /// # Errors
     /// Driver errors, including those of earlier kernels on the stream.
     pub fn download_slice<T: CudaElement>(&self, d: &CudaSlice<T>, len: usize) -> Result<Vec<T>> {
-        let mut host = vec![T::zero(); len];
+        let mut host = ndgpu_core::host::filled_vec("download", len, T::zero())?;
         if len > 0 {
             self.stream
                 .memcpy_dtoh(&d.slice(0..len), host.as_mut_slice())

@@ -291,7 +291,7 @@ impl<T: CudaElement> Cluster<T> for CudaBackend {
         let mut dc = gpu.upload(start.view())?;
         let mut labels = gpu
             .stream()
-            .clone_htod(&vec![-1i32; n])
+            .clone_htod(&ndgpu_core::host::filled_vec("kmeans", n, -1i32)?)
             .map_err(|e| driver("kmeans: uploading labels", e))?;
         let mut ws = Workspace::new(gpu, n, k, d, v == Variant::Atomic)?;
         let mut history = Vec::new();

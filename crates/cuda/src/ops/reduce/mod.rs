@@ -299,7 +299,7 @@ pub fn arg_reduce_axis<T: CudaElement>(
 }
 
 fn download_i64(gpu: &Gpu, s: &CudaSlice<i64>, len: usize) -> Result<Vec<i64>> {
-    let mut host = vec![0i64; len];
+    let mut host = ndgpu_core::host::filled_vec("download", len, 0i64)?;
     if len > 0 {
         gpu.stream()
             .memcpy_dtoh(&s.slice(0..len), host.as_mut_slice())
