@@ -12,9 +12,10 @@ use std::path::Path;
 use ndarray::{Array1, Array2, ArrayBase, Data, Dimension};
 use ndarray_npy::{ReadableElement, WritableElement};
 use ndgpu::DType;
+use num_traits::ToPrimitive;
 
 use crate::error::{Failure, Result};
-use crate::pydict::{parse_dict, Value};
+use py_literal::Value;
 
 /// Header fields of a `.npy` file that the tool cares about.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,14 +41,15 @@ pub fn header(path: &Path) -> Result<Header> {
     if got < 10 || &prefix[..6] != b"\x93NUMPY" {
         return Err(bad("it does not start with the .npy magic string".into()));
     }
-    let (len_bytes, header_len) = match (prefix[6], got) {
-        (1, _) => (2, u16::from_le_bytes([prefix[8], prefix[9]]) as u64),
-        (2 | 3, 12) => (
+    // The format has versions 1.0, 2.0 and 3.0.
+    let (len_bytes, header_len) = match (prefix[6], prefix[7], got) {
+        (1, 0, _) => (2, u16::from_le_bytes([prefix[8], prefix[9]]) as u64),
+        (2 | 3, 0, 12) => (
             4,
             u32::from_le_bytes([prefix[8], prefix[9], prefix[10], prefix[11]]) as u64,
         ),
-        (2 | 3, _) => return Err(bad("truncated inside the header".into())),
-        (major, _) => {
+        (2 | 3, 0, _) => return Err(bad("truncated inside the header".into())),
+        (major, _, _) => {
             return Err(bad(format!(
                 "unsupported format version {major}.{}",
                 prefix[7]
@@ -65,35 +67,23 @@ pub fn header(path: &Path) -> Result<Header> {
     file.seek(SeekFrom::Start(8 + len_bytes))
         .and_then(|_| file.read_exact(&mut text))
         .map_err(|e| Failure::usage(format!("cannot read {name}: {e}")))?;
-    let text = String::from_utf8(text).map_err(|_| bad("the header is not text".into()))?;
-    let dict = parse_dict(text.trim_end()).ok_or_else(|| bad("cannot parse the header".into()))?;
-    let descr = match dict.iter().find(|(k, _)| k == "descr") {
-        Some((_, Value::Str(s))) => s.clone(),
-        Some(_) => {
-            return Err(Failure::usage(format!(
-                "{name}: structured dtypes are not supported"
-            )))
-        }
-        None => return Err(bad("the header has no 'descr'".into())),
-    };
-    let shape = match dict.iter().find(|(k, _)| k == "shape") {
-        Some((_, Value::Tuple(s))) => s.clone(),
-        _ => return Err(bad("the header has no valid 'shape'".into())),
-    };
-    let (dtype, size) = match descr.as_str() {
-        "<f4" | ">f4" => (DType::F32, 4u64),
-        "<f8" | ">f8" => (DType::F64, 8u64),
-        other => {
-            return Err(Failure::usage(format!(
-                "{name}: holds {}, expected f32 or f64",
-                describe_descr(other)
-            )))
-        }
-    };
+    let (dtype, size, shape) = parse_header(&text, prefix[6]).map_err(|e| match e {
+        HeaderError::Invalid(what) => bad(what),
+        HeaderError::Unsupported(what) => Failure::usage(format!("{name}: {what}")),
+    })?;
+    // ndarray needs the product of the non-zero lengths to fit in isize, in bytes too,
+    // even when another length is 0.
+    let overflows = || bad(format!("shape {} overflows", fmt_shape(&shape)));
+    shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(size, |acc, &d| acc.checked_mul(d as u64))
+        .filter(|&bytes| bytes <= isize::MAX as u64)
+        .ok_or_else(overflows)?;
     let expected = shape
         .iter()
         .try_fold(size, |acc, &d| acc.checked_mul(d as u64))
-        .ok_or_else(|| bad(format!("shape {} overflows", fmt_shape(&shape))))?;
+        .ok_or_else(overflows)?;
     let actual = file_len - data_start;
     if actual < expected {
         return Err(bad(format!(
@@ -109,6 +99,83 @@ pub fn header(path: &Path) -> Result<Header> {
         )));
     }
     Ok(Header { dtype, shape })
+}
+
+/// The dictionary of a header: `{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }`
+/// then a newline, ASCII in format versions 1 and 2, UTF-8 in 3. Parsed with the Python
+/// literal grammar that ndarray-npy's reader uses (py_literal), and checked at least as
+/// strictly as that reader checks it: a header accepted here is one the reader
+/// accepts. Returns the dtype, its size in bytes and the shape.
+fn parse_header(text: &[u8], major: u8) -> Result<(DType, u64, Vec<usize>), HeaderError> {
+    use HeaderError::{Invalid, Unsupported};
+    let Some((b'\n', body)) = text.split_last() else {
+        return Err(Invalid("the header does not end with a newline".into()));
+    };
+    let body = std::str::from_utf8(body).map_err(|_| Invalid("the header is not text".into()))?;
+    if major < 3 && !body.is_ascii() {
+        return Err(Invalid(format!(
+            "the header of a version {major} file is not ASCII"
+        )));
+    }
+    let dict: Value = body
+        .parse()
+        .map_err(|_| Invalid("cannot parse the header".into()))?;
+    let Some(entries) = dict.as_dict() else {
+        return Err(Invalid("the header is not a dictionary".into()));
+    };
+    let (mut descr, mut fortran_order, mut shape) = (None, None, None);
+    for (key, value) in entries {
+        let (slot, ok) = match key.as_string().map(String::as_str) {
+            Some("descr") => (&mut descr, true),
+            Some("fortran_order") => (&mut fortran_order, value.as_boolean().is_some()),
+            Some("shape") => (&mut shape, dims(value).is_some()),
+            _ => return Err(Invalid(format!("unknown key {key} in the header"))),
+        };
+        if !ok {
+            return Err(Invalid(format!("{key} has the value {value}")));
+        }
+        if slot.replace(value).is_some() {
+            return Err(Invalid(format!(
+                "the key {key} appears twice in the header"
+            )));
+        }
+    }
+    let (Some(descr), Some(_), Some(shape)) = (descr, fortran_order, shape) else {
+        return Err(Invalid(
+            "the header needs the keys 'descr', 'fortran_order' and 'shape'".into(),
+        ));
+    };
+    let (dtype, size) = match descr.as_string().map(String::as_str) {
+        Some("<f4" | ">f4") => (DType::F32, 4),
+        Some("<f8" | ">f8") => (DType::F64, 8),
+        Some(other) => {
+            return Err(Unsupported(format!(
+                "holds {}, expected f32 or f64",
+                describe_descr(other)
+            )))
+        }
+        None if descr.as_list().is_some() => {
+            return Err(Unsupported("structured dtypes are not supported".into()))
+        }
+        None => return Err(Invalid(format!("'descr' has the value {descr}"))),
+    };
+    Ok((dtype, size, dims(shape).unwrap_or_default()))
+}
+
+/// Why a header was refused: it is not a valid header, or it is one of a kind the tool
+/// does not read.
+enum HeaderError {
+    Invalid(String),
+    Unsupported(String),
+}
+
+/// A shape: a tuple of non-negative integers that fit in `usize`.
+fn dims(value: &Value) -> Option<Vec<usize>> {
+    value
+        .as_tuple()?
+        .iter()
+        .map(|d| d.as_integer()?.to_usize())
+        .collect()
 }
 
 /// `read` that stops at the end of the file instead of failing.
@@ -251,6 +318,102 @@ mod tests {
         assert_eq!(describe_descr("<U3"), "dtype '<U3'");
         assert_eq!(fmt_shape(&[3]), "(3,)");
         assert_eq!(fmt_shape(&[2, 3]), "(2, 3)");
+    }
+
+    /// A format-1.0 header line for `dict`, padded as NumPy pads it.
+    fn header_line(dict: &str) -> Vec<u8> {
+        let mut text = dict.to_string();
+        while (10 + text.len() + 1) % 64 != 0 {
+            text.push(' ');
+        }
+        text.push('\n');
+        text.into_bytes()
+    }
+
+    fn parsed(dict: &str) -> Result<(DType, u64, Vec<usize>), String> {
+        parse_header(&header_line(dict), 1).map_err(|e| match e {
+            HeaderError::Invalid(m) => format!("invalid: {m}"),
+            HeaderError::Unsupported(m) => format!("unsupported: {m}"),
+        })
+    }
+
+    /// What the readers refuse, the header check refuses first (cases the fuzz target
+    /// `npy_read` found, or that lie next to them).
+    #[test]
+    fn header_rules_match_the_reader() {
+        let ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }";
+        assert_eq!(parsed(ok), Ok((DType::F32, 4, vec![3, 4])));
+        let be = "{'descr': '>f8', 'fortran_order': True, 'shape': (5,), }";
+        assert_eq!(parsed(be), Ok((DType::F64, 8, vec![5])));
+        for (dict, why) in [
+            ("{'descr': '<f4', 'shape': (3, 4), }", "needs the keys"),
+            (
+                "{'descr': '<f4', 'fo2tran_order': False, 'shape': (3, 4), }",
+                "unknown key",
+            ),
+            (
+                "{'descr': '<f4', 'fortran_order': 0, 'shape': (3, 4), }",
+                "has the value",
+            ),
+            (
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (3), }",
+                "cannot parse",
+            ),
+            (
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (-3, 4), }",
+                "has the value",
+            ),
+            (
+                "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
+                "twice",
+            ),
+            (
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } \r",
+                "cannot parse",
+            ),
+            ("['descr', '<f4']", "not a dictionary"),
+        ] {
+            let got = parsed(dict).unwrap_err();
+            assert!(
+                got.starts_with("invalid: ") && got.contains(why),
+                "{dict}: {got}"
+            );
+        }
+        let ints = "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }";
+        assert_eq!(
+            parsed(ints).unwrap_err(),
+            "unsupported: holds dtype '<i8' (int64), expected f32 or f64"
+        );
+        // No newline at the end; non-ASCII text in a version 1 header.
+        let mut cut = header_line(ok);
+        cut.pop();
+        assert!(matches!(
+            parse_header(&cut, 1),
+            Err(HeaderError::Invalid(_))
+        ));
+        let accent = header_line("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'é': 1}");
+        assert!(matches!(
+            parse_header(&accent, 1),
+            Err(HeaderError::Invalid(_))
+        ));
+    }
+
+    /// A zero length does not excuse the other lengths from fitting ndarray's limits.
+    #[test]
+    fn a_zero_length_beside_a_huge_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.npy");
+        let dict = format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': (0, {}), }}",
+            usize::MAX / 2
+        );
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let line = header_line(&dict);
+        bytes.extend_from_slice(&(line.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(&line);
+        std::fs::write(&p, bytes).unwrap();
+        let e = header(&p).unwrap_err();
+        assert!(e.message.contains("overflows"), "{}", e.message);
     }
 
     /// A bounded fuzz of the input path: random bytes, and valid files truncated or with
