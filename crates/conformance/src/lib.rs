@@ -94,6 +94,59 @@ impl Sizes {
     }
 }
 
+/// Matrices with no elements but a dimension of 2⁶² (or 2³¹, where the result is the
+/// square of it): every result sized by that dimension is beyond any machine, and the
+/// backend must refuse it with an error value (`HostOutOfMemory`, `OutOfMemory` or
+/// `InvalidArgument`) instead of aborting, panicking or wrapping a byte count, then go
+/// on computing correctly. Panics with what went wrong.
+pub fn assert_refuses_results_no_machine_holds(backend: &dyn Backend) {
+    use ndarray::{array, ArrayView2, Axis};
+    use ndgpu_core::{Error, KMeansConfig, MatMul, ReduceOp};
+    let name = backend.name();
+    let refused = |what: &str, r: ndgpu_core::Result<()>| match r {
+        Err(Error::HostOutOfMemory { .. } | Error::OutOfMemory { .. })
+        | Err(Error::InvalidArgument { .. }) => {}
+        other => panic!("{name}: {what}: expected an out-of-memory error, got {other:?}"),
+    };
+    for huge in [1usize << 31, 1 << 62] {
+        let tall = ArrayView2::<f32>::from_shape((huge, 0), &[]).expect("an empty view");
+        let wide = ArrayView2::<f32>::from_shape((0, huge), &[]).expect("an empty view");
+        refused(
+            &format!("gram of {huge}×0"),
+            MatMul::<f32>::gram(backend, tall).map(drop),
+        );
+        refused(
+            &format!("{huge}×0 times 0×{huge}"),
+            backend.matmul(tall, wide).map(drop),
+        );
+    }
+    let huge = 1usize << 62;
+    let tall = ArrayView2::<f32>::from_shape((huge, 0), &[]).expect("an empty view");
+    refused(
+        "row sums of 2⁶²×0",
+        backend.reduce_axis(ReduceOp::Sum, tall, Axis(1)).map(drop),
+    );
+    refused(
+        "k-means of 2⁶² points without coordinates",
+        backend.kmeans(tall, &KMeansConfig::new(1)).map(drop),
+    );
+    let c = ArrayView2::<f32>::from_shape((1, 0), &[]).expect("an empty view");
+    refused(
+        "predict of 2⁶² points without coordinates",
+        backend.predict(tall, c).map(drop),
+    );
+    // And the backend still computes.
+    let a = array![[1.0f32, 2.0], [3.0, 4.0]];
+    let p = backend
+        .matmul(a.view(), a.view())
+        .expect("a 2×2 product after the refusals");
+    assert_eq!(
+        p,
+        array![[7.0f32, 10.0], [15.0, 22.0]],
+        "{name}: product after the refusals"
+    );
+}
+
 /// The outcome of one case.
 #[derive(Debug, Clone)]
 pub struct CaseReport {

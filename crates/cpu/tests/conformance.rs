@@ -58,3 +58,8 @@ fn reports_cover_both_dtypes_and_any_seed() {
         assert!(reports.iter().all(|r| r.variant == "reference"));
     }
 }
+
+#[test]
+fn results_no_machine_holds_are_refused() {
+    ndgpu_conformance::assert_refuses_results_no_machine_holds(&CpuBackend::new());
+}

@@ -267,3 +267,11 @@ fn reductions_along_an_axis_of_length_zero_are_zero() {
 
 #[path = "gpu/solve.rs"]
 mod solve;
+
+/// Empty matrices with a dimension of 2³¹ or 2⁶²: results sized by it are refused with
+/// an error, and the backend goes on.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn results_no_device_holds_are_refused_and_the_backend_goes_on() {
+    ndgpu_conformance::assert_refuses_results_no_machine_holds(&backend());
+}

@@ -212,7 +212,21 @@ impl Gpu {
     /// [`Error::OutOfMemory`] naming the bytes asked and free; the device stays usable.
     pub fn alloc<T: CudaElement>(&self, op: &'static str, len: usize) -> Result<CudaSlice<T>> {
         let len = len.max(1);
-        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        // The driver is asked for len × size bytes: a product that wraps would hand back
+        // a buffer far smaller than `len` (a matrix of no elements can still have a
+        // dimension of 2⁶²).
+        let Some(bytes) = len
+            .checked_mul(std::mem::size_of::<T>())
+            .filter(|&b| b <= isize::MAX as usize)
+        else {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "{len} elements of {} bytes overflow the address space",
+                    std::mem::size_of::<T>()
+                ),
+            ));
+        };
         // SAFETY: the memory is uninitialised; every kernel writes before it reads, and
         // downloads only read what was written.
         match unsafe { self.stream.alloc::<T>(len) } {

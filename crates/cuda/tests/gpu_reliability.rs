@@ -243,3 +243,12 @@ fn default_variants_are_bitwise_reproducible_run_to_run() {
         assert_eq!(km.inertia.to_bits(), first.5.inertia.to_bits());
     }
 }
+
+/// Empty matrices with a dimension of 2³¹ or 2⁶²: results sized by it are refused with
+/// an error (never a wrapped byte count handed to the driver), and the backend goes on.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn results_no_device_holds_are_refused_and_the_backend_goes_on() {
+    let backend = CudaBackend::new(0).expect("device");
+    ndgpu_conformance::assert_refuses_results_no_machine_holds(&backend);
+}

@@ -299,7 +299,8 @@ impl<T: CudaElement> MatMul<T> for CudaBackend {
             // from_shape_fn: the result is C-ordered whatever C's layout.
             return Ok(match c {
                 Some(c) => Array2::from_shape_fn((m, n), |ix| beta * c[ix]),
-                None => Array2::zeros((m, n)),
+                // m×n is not bounded by the operands' bytes when k = 0.
+                None => ndgpu_core::host::filled("gemm", (m, n), T::zero())?,
             });
         }
         let gpu = &self.gpu;
@@ -328,7 +329,8 @@ impl<T: CudaElement> MatMul<T> for CudaBackend {
     fn gram(&self, m: ArrayView2<T>) -> Result<Array2<T>> {
         let (n, k) = m.dim();
         if n == 0 || k == 0 {
-            return Ok(Array2::zeros((n, n)));
+            // n×n is not bounded by the operand's bytes when k = 0.
+            return ndgpu_core::host::filled("gram", (n, n), T::zero());
         }
         let gpu = &self.gpu;
         let dm = gpu.upload(m)?;

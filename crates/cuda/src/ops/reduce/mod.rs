@@ -332,7 +332,8 @@ impl<T: CudaElement> Reduce<T> for CudaBackend {
         let kept = a.len_of(Axis(1 - axis.index()));
         if a.is_empty() {
             // Only sums get here with kept > 0: the check rejects min/max.
-            return Ok(Array1::zeros(kept));
+            // `kept` is not bounded by the input's bytes when the lanes are empty.
+            return ndgpu_core::host::filled1(op.name(), kept, T::zero());
         }
         let gpu = self.gpu();
         let d = gpu.upload(a)?;
