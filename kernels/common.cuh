@@ -22,5 +22,41 @@ template <> struct Lim<double> {
 __device__ __forceinline__ bool is_nan(float x) { return x != x; }
 __device__ __forceinline__ bool is_nan(double x) { return x != x; }
 
+// 16-byte vector access (used by the register-blocked GEMM and gram kernels).
+template <typename T> struct V16;  // elements per 16-byte vector
+template <> struct V16<float> { static const int N = 4; };
+template <> struct V16<double> { static const int N = 2; };
+
+__device__ __forceinline__ bool aligned16(const void* p) {
+    return ((unsigned long long)p & 15ull) == 0;
+}
+// Four consecutive elements at a 16-byte aligned address (one or two 128-bit accesses).
+__device__ __forceinline__ void ld4(const float* p, float r[4]) {
+    const float4 v = *reinterpret_cast<const float4*>(p);
+    r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
+}
+__device__ __forceinline__ void ld4(const double* p, double r[4]) {
+    const double2 u = *reinterpret_cast<const double2*>(p);
+    const double2 v = *reinterpret_cast<const double2*>(p + 2);
+    r[0] = u.x; r[1] = u.y; r[2] = v.x; r[3] = v.y;
+}
+__device__ __forceinline__ void st4(float* p, const float r[4]) {
+    *reinterpret_cast<float4*>(p) = make_float4(r[0], r[1], r[2], r[3]);
+}
+__device__ __forceinline__ void st4(double* p, const double r[4]) {
+    *reinterpret_cast<double2*>(p) = make_double2(r[0], r[1]);
+    *reinterpret_cast<double2*>(p + 2) = make_double2(r[2], r[3]);
+}
+// One 16-byte vector.
+__device__ __forceinline__ void ldv(const float* p, float r[4]) { ld4(p, r); }
+__device__ __forceinline__ void ldv(const double* p, double r[2]) {
+    const double2 u = *reinterpret_cast<const double2*>(p);
+    r[0] = u.x; r[1] = u.y;
+}
+__device__ __forceinline__ void stv(float* p, const float r[4]) { st4(p, r); }
+__device__ __forceinline__ void stv(double* p, const double r[2]) {
+    *reinterpret_cast<double2*>(p) = make_double2(r[0], r[1]);
+}
+
 // Instantiates `name##_f32` and `name##_f64` from a template kernel `name<T>`:
 // NDGPU_INSTANTIATE(kernel, (params with T), (args)) is written per file where needed.

@@ -98,35 +98,7 @@ __device__ __forceinline__ void gram_diagonal(int N, int K, const T* A, T* C) {
 // vectors; diagonal tiles write their upper half and its mirror.
 // H200, f32: 1.67 ms (12.9 ms), 1.67× faster than cuBLAS SGEMM on the same M·Mᵀ, since
 // only half the tiles are computed; f64 (n = 4096): 3.63 ms.
-// NVRTC sees one header only (common.cuh), so these helpers repeat matmul.cu's.
-template <typename T> struct V16;  // elements per 16-byte vector
-template <> struct V16<float> { static const int N = 4; };
-template <> struct V16<double> { static const int N = 2; };
-
-__device__ __forceinline__ bool aligned16(const void* p) {
-    return ((unsigned long long)p & 15ull) == 0;
-}
-__device__ __forceinline__ void ld4(const float* p, float r[4]) {
-    const float4 v = *reinterpret_cast<const float4*>(p);
-    r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
-}
-__device__ __forceinline__ void ld4(const double* p, double r[4]) {
-    const double2 u = *reinterpret_cast<const double2*>(p);
-    const double2 v = *reinterpret_cast<const double2*>(p + 2);
-    r[0] = u.x; r[1] = u.y; r[2] = v.x; r[3] = v.y;
-}
-__device__ __forceinline__ void st4(float* p, const float r[4]) {
-    *reinterpret_cast<float4*>(p) = make_float4(r[0], r[1], r[2], r[3]);
-}
-__device__ __forceinline__ void st4(double* p, const double r[4]) {
-    *reinterpret_cast<double2*>(p) = make_double2(r[0], r[1]);
-    *reinterpret_cast<double2*>(p + 2) = make_double2(r[2], r[3]);
-}
-__device__ __forceinline__ void ldv(const float* p, float r[4]) { ld4(p, r); }
-__device__ __forceinline__ void ldv(const double* p, double r[2]) {
-    const double2 u = *reinterpret_cast<const double2*>(p);
-    r[0] = u.x; r[1] = u.y;
-}
+// The 16-byte vector helpers (V16, ld4, st4, ldv) are in common.cuh.
 // Rows [r0, r0+128) × columns [k0, k0+BK) of A into S[k][row] (LD = 128 + one vector);
 // zero outside A, element by element where a vector would be unaligned or cross the edge.
 template <typename T, int BK>

@@ -181,40 +181,6 @@ __device__ __forceinline__ void gemm_reg_blocked(int M, int N, int K, T alpha, c
 // 8 lanes of a quarter-warp read 8 consecutive 16-byte vectors of B from shared memory
 // (no bank conflict) and the lanes of A's read broadcast, and stores to C are 16-byte
 // vectors of whole 128-byte rows per 8 lanes.
-template <typename T> struct V16;  // elements per 16-byte vector
-template <> struct V16<float> { static const int N = 4; };
-template <> struct V16<double> { static const int N = 2; };
-
-__device__ __forceinline__ bool aligned16(const void* p) {
-    return ((unsigned long long)p & 15ull) == 0;
-}
-// Four consecutive elements at a 16-byte aligned address (one or two 128-bit accesses).
-__device__ __forceinline__ void ld4(const float* p, float r[4]) {
-    const float4 v = *reinterpret_cast<const float4*>(p);
-    r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
-}
-__device__ __forceinline__ void ld4(const double* p, double r[4]) {
-    const double2 u = *reinterpret_cast<const double2*>(p);
-    const double2 v = *reinterpret_cast<const double2*>(p + 2);
-    r[0] = u.x; r[1] = u.y; r[2] = v.x; r[3] = v.y;
-}
-__device__ __forceinline__ void st4(float* p, const float r[4]) {
-    *reinterpret_cast<float4*>(p) = make_float4(r[0], r[1], r[2], r[3]);
-}
-__device__ __forceinline__ void st4(double* p, const double r[4]) {
-    *reinterpret_cast<double2*>(p) = make_double2(r[0], r[1]);
-    *reinterpret_cast<double2*>(p + 2) = make_double2(r[2], r[3]);
-}
-// One 16-byte vector.
-__device__ __forceinline__ void ldv(const float* p, float r[4]) { ld4(p, r); }
-__device__ __forceinline__ void ldv(const double* p, double r[2]) {
-    const double2 u = *reinterpret_cast<const double2*>(p);
-    r[0] = u.x; r[1] = u.y;
-}
-__device__ __forceinline__ void stv(float* p, const float r[4]) { st4(p, r); }
-__device__ __forceinline__ void stv(double* p, const double r[2]) {
-    *reinterpret_cast<double2*>(p) = make_double2(r[0], r[1]);
-}
 // 16 bytes global → shared without passing through registers (sm_80+), L2 only.
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
     const unsigned dst = (unsigned)__cvta_generic_to_shared(smem);

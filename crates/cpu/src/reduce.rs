@@ -64,8 +64,8 @@ impl<T: Element> Reduce<T> for CpuBackend {
         check::axis(op.name(), &a, axis, needs_element)?;
         // One output per lane along `axis`: per column for Axis(0), per row for Axis(1).
         // Their number is not bounded by the input's bytes when the lanes are empty.
-        let lanes = a.lanes(axis);
-        let mut out = ndgpu_core::host::filled1(op.name(), lanes.into_iter().len(), T::zero())?;
+        let kept = a.len_of(Axis(1 - axis.index()));
+        let mut out = ndgpu_core::host::filled1(op.name(), kept, T::zero())?;
         for (o, lane) in out.iter_mut().zip(a.lanes(axis)) {
             *o = reduce_of(op, lane.iter().copied()).expect("lane length checked");
         }
