@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed inputs of the npy_read fuzz target (fuzz/seeds/npy_read/): small
 .npy files of every kind the CLI meets, valid and not, written by hand (format 1.0 and
-2.0) so that no NumPy is needed. Run from the repository root: python3 fuzz/make_seeds.py"""
+2.0) so that no NumPy is needed. Run from the repository root: python3 fuzz/make_seeds.py
+The files named found_* beside them are inputs the fuzzer found, kept so that every run
+replays them; this script leaves them alone."""
 import os
 import struct
 

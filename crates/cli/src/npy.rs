@@ -17,6 +17,19 @@ use num_traits::ToPrimitive;
 use crate::error::{Failure, Result};
 use py_literal::Value;
 
+/// The longest header read, in bytes: NumPy's default `max_header_size`.
+const MAX_HEADER_LEN: u64 = 10_000;
+
+/// The most parser steps one header may take (pest's call limit, for every pest
+/// parser in the process: here py_literal, in this module and inside ndarray-npy's
+/// reader). py_literal's grammar re-parses a bracketed value when it backtracks, two
+/// to four times per level of nesting, so its work grows exponentially with the depth:
+/// 24 nested `[` in a 131-byte header ran for a minute. A float array's header takes
+/// about 1,700 steps; a 10,000-byte one (the longest read) of flat content, such as a
+/// 3,000-dimension shape, about 700,000. The budget lets every such header through and
+/// stops a hostile one within milliseconds.
+const MAX_PARSE_STEPS: usize = 1_000_000;
+
 /// Header fields of a `.npy` file that the tool cares about.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
@@ -56,6 +69,14 @@ pub fn header(path: &Path) -> Result<Header> {
             )))
         }
     };
+    // NumPy's reader refuses longer headers by default (`max_header_size`) for the same
+    // reason: a float array's header is about a hundred bytes, and a parser fed megabytes
+    // of header is a way to stall the reader.
+    if header_len > MAX_HEADER_LEN {
+        return Err(bad(format!(
+            "the header is {header_len} bytes long; headers over {MAX_HEADER_LEN} bytes are refused, as NumPy refuses them"
+        )));
+    }
     let data_start = 8 + len_bytes + header_len;
     if data_start > file_len {
         return Err(bad(format!(
@@ -117,6 +138,7 @@ fn parse_header(text: &[u8], major: u8) -> Result<(DType, u64, Vec<usize>), Head
             "the header of a version {major} file is not ASCII"
         )));
     }
+    bound_parser_work();
     let dict: Value = body
         .parse()
         .map_err(|_| Invalid("cannot parse the header".into()))?;
@@ -167,6 +189,14 @@ fn parse_header(text: &[u8], major: u8) -> Result<(DType, u64, Vec<usize>), Head
 enum HeaderError {
     Invalid(String),
     Unsupported(String),
+}
+
+/// Sets pest's call limit to [`MAX_PARSE_STEPS`], once per process, before the first
+/// header is parsed. Setting it is what bounds the time a hostile header can take: the
+/// limit makes the parse fail instead of backtracking on.
+fn bound_parser_work() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| pest::set_call_limit(std::num::NonZeroUsize::new(MAX_PARSE_STEPS)));
 }
 
 /// A shape: a tuple of non-negative integers that fit in `usize`.
@@ -396,6 +426,74 @@ mod tests {
             parse_header(&accent, 1),
             Err(HeaderError::Invalid(_))
         ));
+    }
+
+    /// Found by the `npy_read` fuzz target: brackets nested 24 deep kept py_literal's
+    /// backtracking parser busy for a minute. The parser's work is bounded now, so a
+    /// header nested far deeper is refused at once; every header of ordinary content up
+    /// to the length limit still fits the budget.
+    #[test]
+    fn parser_work_is_bounded_and_ordinary_headers_fit_the_budget() {
+        let deep = format!(
+            "{{'descr': {}'<f4'{}, 'fortran_order': False, 'shape': (3,), }}",
+            "[".repeat(60),
+            "]".repeat(60)
+        );
+        let got = parsed(&deep).unwrap_err();
+        assert!(got.contains("cannot parse"), "{got}");
+        // The fuzzer's own header (fuzz/seeds/npy_read/found_timeout_nested_brackets.npy).
+        let mut found = b"[".repeat(24);
+        found.extend_from_slice(b"r':<f', 'fortran_orer': ");
+        found.extend_from_slice(&[0x0c; 24]);
+        found.extend_from_slice(format!("Fa{:21}\n", "").as_bytes());
+        assert_eq!(found.len(), 96);
+        assert!(matches!(
+            parse_header(&found, 1),
+            Err(HeaderError::Invalid(m)) if m.contains("cannot parse")
+        ));
+        // Ordinary content at the length limit: 64 dimensions (NumPy's most) padded
+        // with spaces to 10,000 bytes, and a structured dtype of 120 fields.
+        let dims = vec!["1"; 64].join(", ");
+        let wide = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({dims}), }}");
+        let mut line = format!("{wide:<9999}").into_bytes();
+        line.push(b'\n');
+        assert_eq!(line.len() as u64, MAX_HEADER_LEN);
+        assert_eq!(
+            parse_header(&line, 1).ok().map(|(_, _, shape)| shape),
+            Some(vec![1; 64])
+        );
+        let fields: Vec<String> = (0..120)
+            .map(|i| format!("('f{i}', '<f4', (2, 3))"))
+            .collect();
+        let structured = format!(
+            "{{'descr': [{}], 'fortran_order': False, 'shape': (3,), }}",
+            fields.join(", ")
+        );
+        assert!(structured.len() < MAX_HEADER_LEN as usize);
+        assert_eq!(
+            parsed(&structured).unwrap_err(),
+            "unsupported: structured dtypes are not supported"
+        );
+    }
+
+    /// NumPy's limit on the header's length, with the length named in the message.
+    #[test]
+    fn headers_over_the_length_limit_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.npy");
+        let dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }";
+        let line = header_line(&format!("{dict:<10100}"));
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(line.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(&line);
+        bytes.extend_from_slice(&1.0f32.to_le_bytes());
+        std::fs::write(&p, bytes).unwrap();
+        let e = header(&p).unwrap_err();
+        assert!(
+            e.message.contains(&format!("is {} bytes long", line.len())),
+            "{}",
+            e.message
+        );
     }
 
     /// A zero length does not excuse the other lengths from fitting ndarray's limits.
