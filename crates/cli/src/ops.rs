@@ -111,16 +111,27 @@ pub fn matmul<T: Float, B: ?Sized + Ops<T>>(
     rep.deliver("output", &r, out)
 }
 
+/// An operation of one matrix that gives one matrix: the input is reported under `key`.
+fn one_matrix<T: Float>(
+    key: &str,
+    path: &Path,
+    out: Option<&Path>,
+    rep: &mut Report,
+    op: impl FnOnce(ndarray::ArrayView2<T>) -> ndgpu::Result<ndarray::Array2<T>>,
+) -> Result<()> {
+    let m = read_matrix::<T>(path, false)?;
+    rep.shape(key, m.shape());
+    let r = timed(rep, || op(m.view()))?;
+    rep.deliver("output", &r, out)
+}
+
 pub fn gram<T: Float, B: ?Sized + Ops<T>>(
     b: &B,
     m: &Path,
     out: Option<&Path>,
     rep: &mut Report,
 ) -> Result<()> {
-    let m = read_matrix::<T>(m, false)?;
-    rep.shape("m", m.shape());
-    let r = timed(rep, || b.gram(m.view()))?;
-    rep.deliver("output", &r, out)
+    one_matrix("m", m, out, rep, |m| b.gram(m))
 }
 
 pub fn transpose<T: Float, B: ?Sized + Ops<T>>(
@@ -129,10 +140,7 @@ pub fn transpose<T: Float, B: ?Sized + Ops<T>>(
     out: Option<&Path>,
     rep: &mut Report,
 ) -> Result<()> {
-    let a = read_matrix::<T>(a, false)?;
-    rep.shape("a", a.shape());
-    let r = timed(rep, || b.transpose(a.view()))?;
-    rep.deliver("output", &r, out)
+    one_matrix("a", a, out, rep, |a| b.transpose(a))
 }
 
 pub fn reduce<T: Float, B: ?Sized + Ops<T>>(
@@ -230,10 +238,7 @@ pub fn cholesky<T: Float, B: ?Sized + Ops<T>>(
     out: Option<&Path>,
     rep: &mut Report,
 ) -> Result<()> {
-    let a = read_matrix::<T>(a, false)?;
-    rep.shape("a", a.shape());
-    let l = timed(rep, || b.cholesky(a.view()))?;
-    rep.deliver("output", &l, out)
+    one_matrix("a", a, out, rep, |a| b.cholesky(a))
 }
 
 pub fn solve<T: Float, B: ?Sized + Ops<T>>(
