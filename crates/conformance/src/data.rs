@@ -160,6 +160,30 @@ pub fn spd<T: Element>(rng: &mut Rng, n: usize) -> Array2<T> {
     })
 }
 
+/// A symmetric positive definite matrix of order `n` whose 2-norm condition number is
+/// `cond`: Q·diag(σ)·Qᵀ with σ falling from 1 to 1/cond in geometric steps (LAPACK's
+/// DLATMS mode 3) and Q orthogonal (modified Gram–Schmidt, twice, on a random matrix),
+/// formed in f64 and rounded to `T`, which moves the eigenvalues by up to about
+/// n·ε_T·‖A‖₂.
+pub fn spd_with_condition<T: Element>(rng: &mut Rng, n: usize, cond: f64) -> Array2<T> {
+    let mut q: Array2<f64> = rng.matrix(n, n);
+    for _ in 0..2 {
+        for j in 0..n {
+            for i in 0..j {
+                let qi = q.column(i).to_owned();
+                let r = qi.dot(&q.column(j));
+                q.column_mut(j).scaled_add(-r, &qi);
+            }
+            let norm = q.column(j).dot(&q.column(j)).sqrt();
+            q.column_mut(j).mapv_inplace(|x| x / norm);
+        }
+    }
+    let sigma = |k: usize| cond.powf(-(k as f64) / (n.max(2) - 1) as f64);
+    let qs = Array2::from_shape_fn((n, n), |(i, k)| q[[i, k]] * sigma(k));
+    let a = qs.dot(&q.t());
+    Array2::from_shape_fn((n, n), |(i, j)| T::from_f64(a[[i.max(j), i.min(j)]]))
+}
+
 /// `k` well-separated Gaussian blobs of `per_blob` points each in `d` dimensions:
 /// centres at least `12·√d + 20` apart in a box of side `~40·k`, unit standard
 /// deviation. Returns the points (blob after blob) and each point's blob.
@@ -226,5 +250,25 @@ mod tests {
     fn spd_is_symmetric() {
         let a: Array2<f32> = spd(&mut Rng::new(2), 9);
         assert_eq!(a, a.t());
+    }
+
+    /// The generator's spectrum, checked through what it promises: Aᵢⱼ = Σₖ σₖ·QᵢₖQⱼₖ,
+    /// so trace(A) = Σσₖ and trace(A²) = ‖A‖²_F = Σσₖ².
+    #[test]
+    fn spd_with_condition_has_the_asked_spectrum() {
+        let (n, cond) = (12, 1e6);
+        let a: Array2<f64> = spd_with_condition(&mut Rng::new(3), n, cond);
+        assert_eq!(a, a.t());
+        let sigma: Vec<f64> = (0..n)
+            .map(|k| cond.powf(-(k as f64) / (n - 1) as f64))
+            .collect();
+        let trace: f64 = a.diag().sum();
+        let frob2: f64 = a.iter().map(|x| x * x).sum();
+        let (want1, want2) = (
+            sigma.iter().sum::<f64>(),
+            sigma.iter().map(|s| s * s).sum::<f64>(),
+        );
+        assert!((trace - want1).abs() <= 1e-12 * want1, "{trace} vs {want1}");
+        assert!((frob2 - want2).abs() <= 1e-12 * want2, "{frob2} vs {want2}");
     }
 }

@@ -1,5 +1,6 @@
-//! Cholesky factorization and solve: LAPACK's test ratios on random SPD matrices,
-//! the first failing pivot of matrices made indefinite on purpose, and the errors.
+//! Cholesky factorization and solve: LAPACK's test ratios on random SPD matrices and
+//! on nearly singular ones, the first failing pivot of matrices made indefinite on
+//! purpose, and the errors.
 
 use ndarray::{Array2, ArrayView2};
 use ndgpu_core::{tolerance, Element, Error, Factorize, Result};
@@ -7,7 +8,7 @@ use ndgpu_cpu::CpuBackend;
 
 use super::{Ops, Shapes};
 use crate::compare::{cholesky_ratio, error_kind, solve_ratio};
-use crate::data::{spd, Laid, Layout, Rng};
+use crate::data::{spd, spd_with_condition, Laid, Layout, Rng};
 use crate::report::{Recorder, Verdict};
 use crate::Sizes;
 
@@ -17,6 +18,10 @@ const MEDIUM: Shapes<1> = &[[257], [513]];
 /// (n, p): an SPD matrix of order n made indefinite at pivot p.
 const PIVOT_SMALL: Shapes<2> = &[[33, 17], [100, 60], [65, 0], [31, 30]];
 const PIVOT_MEDIUM: Shapes<2> = &[[513, 300]];
+
+/// Orders of the nearly singular matrices.
+const NEAR_SMALL: Shapes<1> = &[[2], [31], [100]];
+const NEAR_MEDIUM: Shapes<1> = &[[257]];
 
 /// A copy of `a` with its strict upper triangle set to NaN: only the lower triangle
 /// may be read.
@@ -118,22 +123,74 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
             };
             let l_laid = Laid::new(&l_in, ll);
             let rhs_laid = Laid::new(&rhs, lb);
-            if let Some(x) = v.ok(b.cholesky_solve(l_laid.view(), rhs_laid.view())) {
-                v.require(x.is_standard_layout(), || {
-                    "solve output is not C-ordered".into()
-                });
-                let r = solve_ratio(a.view(), x.view(), rhs.view());
-                v.ratio(r / tolerance::SOLVE_RATIO, || {
-                    format!(
-                        "solve: ‖B − A·X‖₁/(n·ε·‖A‖₁·‖X‖₁) = {r:.3e} > {}",
-                        tolerance::SOLVE_RATIO
-                    )
-                });
-            }
+            check_solve(v, b, &a, l_laid.view(), rhs_laid.view());
         });
     }
+    near_singular(b, sizes, rng, rec);
     pivots(b, sizes, rng, rec, &cpu);
     errors(b, rng, rec);
+}
+
+/// Solves A·X = B with the factor `l` of `a`: C order and LAPACK's xPOT02 ratio.
+fn check_solve<T: Element, B: Ops<T> + ?Sized>(
+    v: &mut Verdict,
+    b: &B,
+    a: &Array2<T>,
+    l: ArrayView2<T>,
+    rhs: ArrayView2<T>,
+) {
+    if let Some(x) = v.ok(b.cholesky_solve(l, rhs)) {
+        v.require(x.is_standard_layout(), || {
+            "solve output is not C-ordered".into()
+        });
+        let r = solve_ratio(a.view(), x.view(), rhs);
+        v.ratio(r / tolerance::SOLVE_RATIO, || {
+            format!(
+                "solve: ‖B − A·X‖₁/(n·ε·‖A‖₁·‖X‖₁) = {r:.3e} > {}",
+                tolerance::SOLVE_RATIO
+            )
+        });
+    }
+}
+
+/// Nearly singular SPD matrices, as LAPACK's xCHKPO tests them (its matrix types 6
+/// and 7): 2-norm condition numbers √(0.1/ε) and 0.1/ε. The ratios bound the backward
+/// error, which for Cholesky does not grow with the condition number, so they hold
+/// unchanged. At √(0.1/ε) the smallest eigenvalue, ‖A‖₂/κ, is hundreds of times the
+/// n·ε·‖A‖₂ that rounding can move it by: the factor must exist. At 0.1/ε rounding
+/// (of A to the element type, then in the factorization) can make the matrix
+/// indefinite, so either outcome is right: a factor that meets the ratios, or
+/// `NotPositiveDefinite` naming a pivot in range with a value that is not positive;
+/// never NaN in a factor, never another error.
+fn near_singular<T: Element, B: Ops<T> + ?Sized>(
+    b: &B,
+    sizes: Sizes,
+    rng: &mut Rng,
+    rec: &mut Recorder,
+) {
+    for &[n] in super::shapes(sizes, NEAR_SMALL, NEAR_MEDIUM).iter() {
+        for (must_factor, cond) in [(true, (0.1 / T::EPS).sqrt()), (false, 0.1 / T::EPS)] {
+            let a = spd_with_condition::<T>(rng, n, cond);
+            let rhs = rng.matrix::<T>(n, 2);
+            let name = format!("cholesky: SPD {n} with condition {cond:.1e}");
+            rec.case(name, |v| match b.cholesky(a.view()) {
+                Ok(l) => {
+                    check_factor(v, &a, &l);
+                    if l.dim() == (n, n) {
+                        check_solve(v, b, &a, l.view(), rhs.view());
+                    }
+                }
+                Err(Error::NotPositiveDefinite { pivot, value }) if !must_factor => {
+                    v.require(pivot < n && !(value > 0.0 && value.is_finite()), || {
+                        format!("NotPositiveDefinite at pivot {pivot} with value {value}")
+                    });
+                }
+                Err(e) => {
+                    v.require(false, || format!("{}: {e}", error_kind(&e)));
+                }
+            });
+        }
+    }
 }
 
 fn expect_pivot<T: Element, B: Ops<T> + ?Sized>(

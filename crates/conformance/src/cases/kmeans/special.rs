@@ -1,4 +1,5 @@
-//! k-means cases with known answers: exact ties, an empty cluster, no dimensions.
+//! k-means cases with known answers: exact ties, an empty cluster, no dimensions, all
+//! points equal, and points that repeat.
 
 use ndarray::{array, Array2};
 use ndgpu_core::{Cluster, Element, Init, KMeansConfig};
@@ -81,6 +82,73 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mu
             "a point joined the far centroid".into()
         });
     });
+
+    // All points equal, and each point twice or more. The coordinates are exact in f32
+    // with few mantissa bits, so every sum of copies (in any order) and every mean is
+    // exact: the answers are known to the bit.
+    let point = [1.5, -2.25, 3.0];
+    let same = Array2::from_shape_fn((12, 3), |(_, c)| T::from_f64(point[c]));
+    let pair = [[1.5, -2.25, 3.0], [-40.0, 8.5, 0.75]];
+    // Six copies of each, interleaved.
+    let twice = Array2::from_shape_fn((12, 3), |(i, c)| T::from_f64(pair[i % 2][c]));
+    for (init, seed) in [(Init::KMeansPlusPlus, 5), (Init::Random, 6)] {
+        let name = match init {
+            Init::Random => "random",
+            _ => "k-means++",
+        };
+        // Every starting centroid is the point, every distance 0: every label is 0
+        // (ties go to the lowest index), the other clusters stay empty and keep the
+        // point as centroid, the inertia is 0 and the second assignment changes nothing.
+        let config = KMeansConfig::new(3).init(init.clone()).seed(seed);
+        rec.case(format!("kmeans: 12 equal points, k=3, init={name}"), |v| {
+            let Some(r) = v.ok(b.kmeans(same.view(), &config)) else {
+                return;
+            };
+            check_properties(v, b, same.view(), &config, &r);
+            v.require(r.labels.iter().all(|&l| l == 0), || {
+                format!("labels {}", r.labels)
+            });
+            let at_point = r
+                .centroids
+                .rows()
+                .into_iter()
+                .all(|c| c.iter().zip(point).all(|(x, p)| x.as_f64() == p));
+            v.require(at_point, || format!("centroids {}", r.centroids));
+            v.require(r.iterations == 2 && r.converged && r.inertia == 0.0, || {
+                format!(
+                    "{} iterations, converged {}, inertia {}",
+                    r.iterations, r.converged, r.inertia
+                )
+            });
+        });
+        // Two distinct points, six copies each. With k = 2 each becomes a centroid
+        // (k-means++ never picks a point at distance 0 while another has weight; a
+        // random start may pick two copies of one point, and then one cluster takes
+        // everything first); with k = 3 a third centroid repeats one of them. The
+        // reference settles which; the answer must match it to the bit.
+        for k in [2, 3] {
+            let config = KMeansConfig::new(k).init(init.clone()).seed(seed);
+            rec.case(
+                format!("kmeans: 2 points 6 times each, k={k}, init={name}"),
+                |v| {
+                    let (Some(r), Some(c)) = (
+                        v.ok(b.kmeans(twice.view(), &config)),
+                        v.ok(cpu.kmeans(twice.view(), &config)),
+                    ) else {
+                        return;
+                    };
+                    check_properties(v, b, twice.view(), &config, &r);
+                    check_same_as_cpu(v, twice.view(), &r, &c);
+                    v.require(r.centroids == c.centroids && r.inertia == c.inertia, || {
+                        format!(
+                            "centroids {} inertia {}, cpu reference {} inertia {}",
+                            r.centroids, r.inertia, c.centroids, c.inertia
+                        )
+                    });
+                },
+            );
+        }
+    }
 
     // No dimensions: every distance is 0, every label 0 (the lowest index); the second
     // assignment changes nothing.
