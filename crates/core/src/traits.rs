@@ -177,6 +177,14 @@ pub trait Factorize<T: Element> {
     /// [`Error::NonFinite`](crate::Error::NonFinite) for NaN/Inf in the lower triangle;
     /// [`Error::NotPositiveDefinite`](crate::Error::NotPositiveDefinite) with the first
     /// failing pivot (never NaN in an output). A 0×0 matrix has a 0×0 factor.
+    ///
+    /// Nearly singular input: the factorization is sure to complete while κ₂ of `A`
+    /// scaled to a unit diagonal is below about 1/(n²·u) (Demmel's condition: Higham,
+    /// *Accuracy and Stability*, §10.1), and in practice completes far beyond that, with
+    /// the backward error LAPACK's tests allow. Near κ₂ ≈ 1/ε, rounding (of the input to
+    /// `T`, and in the factorization) can make the matrix indefinite, and then the
+    /// result is that error, with the pivot where it happened; which pivot, or whether
+    /// at all, may differ between backends.
     fn cholesky(&self, a: ArrayView2<T>) -> Result<Array2<T>>;
 
     /// Solves `A·X = B` given the factor `L` of `A` from [`Factorize::cholesky`]
