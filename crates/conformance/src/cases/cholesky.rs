@@ -156,8 +156,8 @@ fn check_solve<T: Element, B: Ops<T> + ?Sized>(
 /// Nearly singular SPD matrices, as LAPACK's xCHKPO tests them (its matrix types 6
 /// and 7): 2-norm condition numbers √(0.1/ε) and 0.1/ε. The ratios bound the backward
 /// error, which for Cholesky does not grow with the condition number, so they hold
-/// unchanged. At √(0.1/ε) the smallest eigenvalue, ‖A‖₂/κ, is hundreds of times the
-/// n·ε·‖A‖₂ that rounding can move it by: the factor must exist. At 0.1/ε rounding
+/// unchanged. At √(0.1/ε) the smallest eigenvalue, ‖A‖₂/κ, is still over thirty times
+/// the n·ε·‖A‖₂ that rounding can move it by (f32, n = 257): the factor must exist. At 0.1/ε rounding
 /// (of A to the element type, then in the factorization) can make the matrix
 /// indefinite, so either outcome is right: a factor that meets the ratios, or
 /// `NotPositiveDefinite` naming a pivot in range with a value that is not positive;
