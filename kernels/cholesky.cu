@@ -10,9 +10,8 @@
 //                 triangle with a register-blocked SYRK over lower tiles only (the n³/3
 //                 flops); 3 launches per 64 columns
 //
-// On the H200 (f32, host-timed around the whole call, pivot read-back included):
-// blocked 0.50 ms at n = 1024, 3.1 ms at 4096, 12.5 ms at 8192 (cuSOLVER potrf: 0.40,
-// 1.87, 8.8 ms); per_step 7.6 ms and single_block 32 ms at n = 1024 and 512.
+// The solves here handle one 64-row diagonal block; the rest of a solve is GEMM updates
+// (crates/cuda/src/ops/cholesky/solve.rs).
 //
 // A pivot that is not positive (or not finite), taken before the square root, is
 // recorded in `info` (info[0] = its global index, info[2..4) = its value as a double);
@@ -381,7 +380,7 @@ template <typename T> __device__ void chol_zero_upper(T* a, int n) {
 }
 
 // ---- solves with the factor: L·Y = B, then Lᵀ·X = Y (B is n×nrhs, in place) --------
-// Blocked by 64 rows. Diagonal step: one block per 16 columns of B solves the 64×64
+// One 64-row diagonal block: one block per 16 columns of B solves the 64×64
 // triangle in shared memory; thread = (row i, 4 columns). Every thread derives y_m itself
 // from the shared row m, so one barrier per step suffices (row m is not written in step m).
 #define SOLVE_CB 16
@@ -426,56 +425,6 @@ __device__ void chol_solve_diag(const T* l, int n, T* b, int nrhs, int r0) {
     }
 }
 
-// Update step: B[rows] -= op(L)·B[r0 .. r0+rb) with op(L)[r][p] = L[r][r0+p] (forward,
-// rows below the block) or L[r0+p][r] (backward, rows above it). 64×64 tiles of B, 256
-// threads as 16×16 each owning a 4×4 strided sub-tile, the 64-deep block in chunks of 16.
-#define SOLVE_BK 16
-template <typename T, bool BACK>
-__device__ void chol_solve_update(const T* l, int n, T* b, int nrhs, int r0, int row0) {
-    __shared__ T as[SOLVE_BK][64 + 1];
-    __shared__ T ys[SOLVE_BK][64];
-    const int rb = min(CHOL_NB, n - r0);
-    const int row_end = BACK ? r0 : n;
-    const int tr = row0 + blockIdx.y * 64, tc = blockIdx.x * 64;
-    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-    T acc[4][4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = T(0);
-    for (int kc = 0; kc < rb; kc += SOLVE_BK) {
-        if (kc) __syncthreads();
-        for (int e = tid; e < 64 * SOLVE_BK; e += 256) {
-            // forward reads rows of L (contiguous in p), backward columns (contiguous in r)
-            const int r = BACK ? e % 64 : e / SOLVE_BK, p = BACK ? e / 64 : e % SOLVE_BK;
-            const int gr = tr + r, gp = r0 + kc + p;
-            T v = T(0);
-            if (gr < row_end && kc + p < rb) v = BACK ? l[(i64)gp * n + gr] : l[(i64)gr * n + gp];
-            as[p][r] = v;
-            const int yp = e / 64, yc = e % 64;
-            ys[yp][yc] = (kc + yp < rb && tc + yc < nrhs)
-                             ? b[(i64)(r0 + kc + yp) * nrhs + tc + yc] : T(0);
-        }
-        __syncthreads();
-#pragma unroll
-        for (int p = 0; p < SOLVE_BK; ++p)
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    acc[i][j] = fma(as[p][ty + 16 * i], ys[p][tx + 16 * j], acc[i][j]);
-    }
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const int r = tr + ty + 16 * i;
-        if (r >= row_end) continue;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int c = tc + tx + 16 * j;
-            if (c < nrhs) b[(i64)r * nrhs + c] -= acc[i][j];
-        }
-    }
-}
 
 // ---- entry points ---------------------------------------------------------------------
 #define CHOL_KERNELS(T, S, TM)                                                              \
@@ -514,14 +463,6 @@ __device__ void chol_solve_update(const T* l, int n, T* b, int nrhs, int r0, int
     extern "C" __global__ void __launch_bounds__(256) cholesky_solve_diag_bwd_##S(         \
         const T* l, int n, T* b, int nrhs, int r0) {                                        \
         chol_solve_diag<T, true>(l, n, b, nrhs, r0);                                        \
-    }                                                                                       \
-    extern "C" __global__ void __launch_bounds__(256) cholesky_solve_update_fwd_##S(       \
-        const T* l, int n, T* b, int nrhs, int r0, int row0) {                              \
-        chol_solve_update<T, false>(l, n, b, nrhs, r0, row0);                               \
-    }                                                                                       \
-    extern "C" __global__ void __launch_bounds__(256) cholesky_solve_update_bwd_##S(       \
-        const T* l, int n, T* b, int nrhs, int r0, int row0) {                              \
-        chol_solve_update<T, true>(l, n, b, nrhs, r0, row0);                                \
     }
 
 CHOL_KERNELS(float, f32, 8)

@@ -263,7 +263,7 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
 
 // Assignment from a vendor score matrix S (N×K, S[i][j] = ‖c_j‖² − 2·x_i·c_j): one warp
 // per point, lanes stride the row, then a shuffle argmin (ties → lowest index).
-// Inertia from the expanded form, max(‖x‖² + S[i][label], 0).
+// Inertia from the expanded form, max(‖x‖² + S[i][label], 0) (NaN stays NaN).
 template <typename T>
 __device__ void km_assign_scores(const T* s, const T* xsq, int n, int k, int* labels,
                                  double* block_stats) {
@@ -288,7 +288,9 @@ __device__ void km_assign_scores(const T* s, const T* xsq, int n, int k, int* la
         changed = labels[i] != bi;
         labels[i] = bi;
         const T v = xsq[i] + best;
-        dist = v > T(0) ? (double)v : 0.0;
+        // Clamp rounding below zero, but let NaN through: it is how non-finite points
+        // (or centroids) show, in a non-finite inertia.
+        dist = v <= T(0) ? 0.0 : (double)v;
     }
     km_block_stats(dist, changed, block_stats);
 }

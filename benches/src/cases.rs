@@ -30,6 +30,11 @@ pub enum Op {
     Cholesky,
     /// One Lloyd iteration of k-means on N points, D = 32, K = 128.
     KMeans,
+    /// A resident chain: `G = M·Mᵀ` of an n×n M, its Cholesky factor, then the solve
+    /// `G·X = B` with n right-hand sides; only X is downloaded (at the check).
+    Chain,
+    /// An upload of n elements (a C-ordered host array) and the download of the result.
+    Transfer,
 }
 
 /// What a rate is measured in.
@@ -70,7 +75,7 @@ pub enum Target {
 
 impl Op {
     /// Every op, in report order.
-    pub const ALL: [Op; 7] = [
+    pub const ALL: [Op; 9] = [
         Op::Matmul,
         Op::Gram,
         Op::Transpose,
@@ -78,6 +83,8 @@ impl Op {
         Op::Dot,
         Op::Cholesky,
         Op::KMeans,
+        Op::Chain,
+        Op::Transfer,
     ];
 
     /// Lowercase name, as the CLI takes it and the files are named.
@@ -90,6 +97,8 @@ impl Op {
             Op::Dot => "dot",
             Op::Cholesky => "cholesky",
             Op::KMeans => "kmeans",
+            Op::Chain => "chain",
+            Op::Transfer => "transfer",
         }
     }
 
@@ -98,22 +107,24 @@ impl Op {
         Op::ALL.into_iter().find(|o| o.name() == s)
     }
 
-    /// The family whose variants run this op.
-    pub fn family(self) -> Family {
+    /// The family whose variants run this op; `None` for the chain (it runs every
+    /// family's default) and the transfer (no family).
+    pub fn family(self) -> Option<Family> {
         match self {
-            Op::Matmul => Family::MatMul,
-            Op::Gram => Family::Gram,
-            Op::Transpose => Family::Transpose,
-            Op::Sum | Op::Dot => Family::Reduce,
-            Op::Cholesky => Family::Cholesky,
-            Op::KMeans => Family::KMeans,
+            Op::Matmul => Some(Family::MatMul),
+            Op::Gram => Some(Family::Gram),
+            Op::Transpose => Some(Family::Transpose),
+            Op::Sum | Op::Dot => Some(Family::Reduce),
+            Op::Cholesky => Some(Family::Cholesky),
+            Op::KMeans => Some(Family::KMeans),
+            Op::Chain | Op::Transfer => None,
         }
     }
 
     /// Whether the op is limited by memory bandwidth (rated in GB/s against a copy of
     /// the same bytes) rather than by arithmetic (GFLOP/s against the peak).
     pub fn bandwidth_bound(self) -> bool {
-        matches!(self, Op::Transpose | Op::Sum | Op::Dot)
+        matches!(self, Op::Transpose | Op::Sum | Op::Dot | Op::Transfer)
     }
 
     /// The unit of its rate.
@@ -138,6 +149,8 @@ impl Op {
             Op::Dot => 2.0 * n * s,
             Op::Cholesky => n * n * n / 3.0,
             Op::KMeans => 2.0 * n * (KMEANS_K * KMEANS_D) as f64,
+            Op::Chain => 2.0 * n * n * n + n * n * n / 3.0 + 2.0 * n * n * n,
+            Op::Transfer => 2.0 * n * s,
         }
     }
 
@@ -157,14 +170,19 @@ impl Op {
                 "2·N·K·D FLOPs with K = 128, D = 32: the distances' inner products only; \
                  the argmin (N·K compares) and the centroid update (N·D adds) are not counted"
             }
+            Op::Chain => {
+                "2n³ + n³/3 + 2n³ FLOPs: M·Mᵀ counted as a GEMM, the factorization's leading \
+                 term, and two triangular solves with n right-hand sides"
+            }
+            Op::Transfer => "2·n·size bytes (each element crosses the bus once each way)",
         }
     }
 
     /// What the size means, for the reports' axes.
     pub fn size_label(self) -> &'static str {
         match self {
-            Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky => "n (n×n matrices)",
-            Op::Sum | Op::Dot => "n (elements)",
+            Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky | Op::Chain => "n (n×n matrices)",
+            Op::Sum | Op::Dot | Op::Transfer => "n (elements)",
             Op::KMeans => "N (points; D = 32, K = 128)",
         }
     }
@@ -185,6 +203,12 @@ impl Op {
             (Op::KMeans, Target::Gpu) => pow2(14, 20),
             (Op::KMeans, Target::GpuQuick) => pow2(14, 15),
             (Op::KMeans, Target::Cpu) => pow2(12, 14),
+            (Op::Chain, Target::Gpu) => pow2(10, 13),
+            (Op::Chain, Target::GpuQuick) => pow2(9, 10),
+            (Op::Chain, Target::Cpu) => pow2(6, 7),
+            (Op::Transfer, Target::Gpu) => vec![1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28],
+            (Op::Transfer, Target::GpuQuick) => vec![1 << 20, 1 << 22],
+            (Op::Transfer, Target::Cpu) => vec![1 << 16, 1 << 18, 1 << 20],
         }
     }
 
@@ -192,8 +216,8 @@ impl Op {
     /// checked against a full host reference before it is timed.
     pub fn check_size(self) -> usize {
         match self {
-            Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky => 131,
-            Op::Sum | Op::Dot => 100_003,
+            Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky | Op::Chain => 131,
+            Op::Sum | Op::Dot | Op::Transfer => 100_003,
             Op::KMeans => 1_031,
         }
     }
@@ -281,8 +305,9 @@ mod tests {
             let max = *op.default_sizes(Target::Cpu).iter().max().unwrap();
             let limit = match op {
                 Op::Matmul | Op::Gram | Op::Cholesky => 256,
+                Op::Chain => 128,
                 Op::Transpose => 1024,
-                Op::Sum | Op::Dot => 1 << 20,
+                Op::Sum | Op::Dot | Op::Transfer => 1 << 20,
                 Op::KMeans => 1 << 14,
             };
             assert!(max <= limit, "{op}: {max}");

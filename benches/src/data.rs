@@ -56,6 +56,22 @@ pub enum Inputs<T> {
         /// The starting centroids, K × D.
         centroids: Array2<T>,
     },
+    /// `M·Mᵀ`, its factor, and the solve with n right-hand sides: M n×n uniform in
+    /// [-1, 1) plus 2√n on the diagonal, so that its singular values lie within about
+    /// [0.85√n, 3.2√n] (those of the random part are below 1.16√n) and `M·Mᵀ` is
+    /// positive definite with a condition number under 15 at every n; B n×n uniform.
+    Chain {
+        /// The matrix whose Gram matrix is factored.
+        m: Array2<T>,
+        /// The right-hand sides.
+        b: Array2<T>,
+    },
+    /// An upload and a download: n elements uniform in [-1, 1), as rows of 4096 (or one
+    /// row when n is no multiple of 4096).
+    Transfer {
+        /// The host array.
+        x: Array2<T>,
+    },
 }
 
 impl<T: Element> Inputs<T> {
@@ -87,6 +103,21 @@ impl<T: Element> Inputs<T> {
                 let (x, centroids) = blobs(n.max(KMEANS_K), seed);
                 Inputs::KMeans { x, centroids }
             }
+            Op::Chain => {
+                let mut m: Array2<T> = uniform_matrix(n, n, seed, 1.0);
+                let shift = T::from_f64(2.0 * (n as f64).sqrt());
+                m.diag_mut().mapv_inplace(|d| d + shift);
+                Inputs::Chain {
+                    m,
+                    b: uniform_matrix(n, n, seed.wrapping_add(1), 1.0),
+                }
+            }
+            Op::Transfer => {
+                let cols = if n.is_multiple_of(4096) { 4096 } else { n };
+                Inputs::Transfer {
+                    x: uniform_matrix(n / cols.max(1), cols, seed, 1.0),
+                }
+            }
         }
     }
 
@@ -100,6 +131,8 @@ impl<T: Element> Inputs<T> {
             Inputs::Sum { x } => x.len(),
             Inputs::Dot { x, y } => x.len() + y.len(),
             Inputs::KMeans { x, centroids } => x.len() + centroids.len(),
+            Inputs::Chain { m, b } => m.len() + b.len(),
+            Inputs::Transfer { x } => x.len(),
         }
     }
 }

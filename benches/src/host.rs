@@ -2,26 +2,14 @@
 //! the GPU backends are timed on "with transfers" (upload, kernels, download).
 
 use ndarray::Axis;
-use ndgpu_core::{
-    Cluster, Element, Factorize, Init, KMeansConfig, MatMul, Reduce, ReduceOp, Result, Transpose,
-};
+use ndgpu_core::{Element, Init, KMeansConfig, Ops, ReduceOp, Result};
 
 use crate::check::Output;
 use crate::data::Inputs;
 
-/// Every operation trait for `T`: what a backend needs to run any case.
-pub trait Ops<T: Element>:
-    MatMul<T> + Transpose<T> + Reduce<T> + Factorize<T> + Cluster<T>
-{
-}
-impl<T: Element, B: MatMul<T> + Transpose<T> + Reduce<T> + Factorize<T> + Cluster<T> + ?Sized>
-    Ops<T> for B
-{
-}
-
 /// Runs the case `inputs` through `backend`'s trait methods.
 ///
-/// k-means runs `Cluster::kmeans` with the case's centroids as the given start and
+/// k-means runs `KMeans::kmeans` with the case's centroids as the given start and
 /// `max_iter = 1`: that is one assignment step (the iteration stops after it, before
 /// any update), so its result is checked as such.
 ///
@@ -50,6 +38,12 @@ pub fn call<T: Element, B: Ops<T> + ?Sized>(backend: &B, inputs: &Inputs<T>) -> 
                 updated: false,
             }
         }
+        // Each step a host-level call: the data crosses the bus between steps.
+        Inputs::Chain { m, b } => {
+            let l = backend.cholesky(backend.gram(m.view())?.view())?;
+            Output::Matrix(backend.cholesky_solve(l.view(), b.view())?)
+        }
+        Inputs::Transfer { x } => Output::Matrix(backend.download(&backend.upload(x.view())?)?),
     })
 }
 
@@ -67,7 +61,7 @@ mod tests {
         let cpu = CpuBackend::new();
         for op in Op::ALL {
             let n = match op {
-                Op::Sum | Op::Dot => 1000,
+                Op::Sum | Op::Dot | Op::Transfer => 1000,
                 Op::KMeans => 300,
                 _ => 33,
             };

@@ -15,12 +15,13 @@
 //! - every implementation is first checked at a size that is no multiple of a tile,
 //!   then again at each timed size (element-wise bounds from `ndgpu_core::tolerance`,
 //!   see [`check`]); a wrong one is reported as failed, with the reason, and never timed;
-//! - on the GPU, on resident data through the device-level functions, timed with CUDA
-//!   events after a warm-up (which also compiles the kernels and creates the library
-//!   handles); short runs are batched between one pair of events; small cases rotate
-//!   through enough copies of their buffers to span twice the L2; in-place ops
-//!   (Cholesky, k-means) are reset from a pristine device copy before each run,
-//!   outside the timed region;
+//! - on resident data through `&dyn Backend` (the backends opened by name through the
+//!   facade, variants chosen with `set_variant`), timed with [`Device::time`]
+//!   (CUDA events on a GPU, the wall clock on the host) after a warm-up (which also
+//!   compiles the kernels and creates the library handles); short runs are batched
+//!   between one pair of events; small cases rotate through enough copies of their
+//!   buffers to span twice the L2; in-place ops (Cholesky, k-means) are reset from a
+//!   pristine resident copy before each run, outside the timed region;
 //! - with [`ShootoutOptions::transfers`], also the ndarray-level call (upload, kernels,
 //!   download), with the wall clock, as the CPU is;
 //! - the median of the samples (at most [`ShootoutOptions::reps`], at least 3); fewer at
@@ -47,20 +48,24 @@ pub mod data;
 pub mod gpu;
 pub mod host;
 mod par;
+pub mod peer;
 pub mod plot;
 pub mod report;
+pub mod resident;
 pub mod row;
 mod runner;
 pub mod timing;
 
 use std::path::PathBuf;
 
+#[cfg(doc)]
+use ndgpu_core::Device;
 use ndgpu_core::{DType, Result};
 
 pub use cases::{Op, Target, Unit};
 pub use report::write_reports;
 pub use row::{Row, Status};
-pub use runner::{BACKENDS, SEED};
+pub use runner::{BACKENDS, HOST, SEED};
 
 /// What [`run`] measures, and how.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,6 +90,9 @@ pub struct ShootoutOptions {
     pub progress: bool,
     /// Also time the ndarray-level calls of the GPU backends, transfers included.
     pub transfers: bool,
+    /// Time the same ops through PyTorch beside the GPU backends, where `python3` can
+    /// import a CUDA-enabled torch (`benches/peer/torch_peer.py`).
+    pub peer: bool,
 }
 
 impl Default for ShootoutOptions {
@@ -99,6 +107,7 @@ impl Default for ShootoutOptions {
             reps: 20,
             progress: true,
             transfers: false,
+            peer: true,
         }
     }
 }

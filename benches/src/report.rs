@@ -64,10 +64,12 @@ pub fn lines_of<'a>(rows: &[&'a Row]) -> Vec<Vec<&'a Row>> {
 pub fn markdown(rows: &[Row]) -> String {
     let mut s = String::from("# ndgpu shootout\n\n");
     s.push_str(
-        "Median of the timed runs. Resident rows time the work on data already on the \
-         device with CUDA events; `+transfers` rows time the ndarray-level call (upload, \
-         kernels, download) with the wall clock, as does the CPU. Every variant's result \
-         was checked before it was timed; a wrong one is listed as failed, never timed.\n",
+        "Median of the timed runs. Rows time the resident forms of the operations, on \
+         arrays already where the backend computes, through `&dyn Backend`: with CUDA \
+         events on a GPU, with the wall clock on the CPU (its arrays live in host memory). \
+         `+transfers` rows time the ndarray-level call (upload, kernels, download) with \
+         the wall clock, as are the transfer rows. Every variant's result was checked \
+         before it was timed; a wrong one is listed as failed, never timed.\n",
     );
     for op in ops_in(rows) {
         let of_op: Vec<&Row> = rows.iter().filter(|r| r.op == op).collect();
@@ -80,10 +82,13 @@ pub fn markdown(rows: &[Row]) -> String {
 fn op_table(op: Op, rows: &[&Row]) -> String {
     let mut s = String::new();
     let first = rows[0];
+    let vendor = match rows.iter().any(|r| r.backend == VENDOR) {
+        true => format!("; in brackets the ratio to {VENDOR}'s default variant"),
+        false => String::new(),
+    };
     let _ = writeln!(
         s,
-        "## {op} ({}, {})\n\nWork: {}. Rates in {}; in brackets the ratio to \
-         {VENDOR}'s default variant.",
+        "## {op} ({}, {})\n\nWork: {}. Rates in {}{vendor}.",
         first.dtype,
         first.device,
         op.work_formula(),
@@ -92,7 +97,14 @@ fn op_table(op: Op, rows: &[&Row]) -> String {
     let ceiling = rows
         .iter()
         .find_map(|r| r.ceiling.filter(|_| r.backend != COPY));
-    if op.bandwidth_bound() && rows.iter().any(|r| r.backend == COPY) {
+    if op == Op::Transfer && rows.iter().any(|r| r.backend == COPY) {
+        let _ = writeln!(
+            s,
+            "Ceiling: `{COPY}/pinned`, the same bytes from page-locked host memory to the \
+             device and back, the DMA engines alone (no packing, no page faults), timed in \
+             the same run."
+        );
+    } else if op.bandwidth_bound() && rows.iter().any(|r| r.backend == COPY) {
         let _ = writeln!(
             s,
             "Ceiling: `{COPY}/d2d`, a device-to-device copy of the same bytes timed in \
@@ -191,9 +203,19 @@ fn op_note(op: Op) -> Option<&'static str> {
              region (so it starts from L2 at small sizes)."
         }
         Op::KMeans => {
-            "Resident rows run one Lloyd iteration (assignment and centroid update); \
-             `+transfers` and CPU rows run the ndarray-level k-means with max_iter = 1, \
-             which is one assignment step (plus the transfers)."
+            "Rows run one Lloyd iteration (assignment and centroid update) on resident \
+             points, centroids and labels; `+transfers` rows run the ndarray-level k-means \
+             with max_iter = 1, which is one assignment step (plus the transfers)."
+        }
+        Op::Chain => {
+            "M·Mᵀ, its Cholesky factor and the solve with n right-hand sides, with each \
+             family's default variant, on resident data: nothing crosses the bus. The \
+             `+transfers` rows make the same three calls with host arrays, so the data \
+             crosses the bus at every step."
+        }
+        Op::Transfer => {
+            "One upload of a C-ordered host array and one download into a new host \
+             array, with the wall clock (host packing and page faults included)."
         }
         Op::Matmul => return None,
     })

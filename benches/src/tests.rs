@@ -49,10 +49,10 @@ fn unknown_backends_are_errors() {
 
 #[test]
 fn gpu_backends_asked_for_without_a_gpu_are_unavailable() {
-    if ndgpu_cuda::probe().is_ok() {
+    if ndgpu_cuda_runtime::probe().is_ok() {
         // There is a GPU: then the backend must open (the ignored test below times it).
         assert!(
-            ndgpu_cuda::CudaBackend::new(0).is_ok(),
+            ndgpu::backend("cuda").is_ok(),
             "probe succeeded but the device did not open"
         );
         return;

@@ -1,10 +1,11 @@
 //! What the criterion targets share: one function benchmarks an op on every backend.
 //!
-//! With a GPU: group `<op>` times every CUDA variant, every vendor variant and (for
-//! bandwidth-bound ops) the copy ceiling on resident data, with CUDA events around the
-//! iterations (the device is synchronized inside the timed region); group
-//! `<op>/transfers` times the ndarray-level calls (upload, kernels, download) with the
-//! wall clock. Without one: group `<op>` times the CPU reference at small sizes.
+//! With a GPU: group `<op>` times every variant of the `cuda` and `cublas` backends and
+//! (for bandwidth-bound ops) the copy ceiling on resident data, through `&dyn Backend`
+//! with [`Device::time`](ndgpu_core::Device::time) around the iterations (CUDA events;
+//! the device is synchronized inside the timed region); group `<op>/transfers` times
+//! the ndarray-level calls (upload, kernels, download) with the wall clock. Without
+//! one: group `<op>` times the CPU reference at small sizes, resident in host memory.
 //! Every implementation is checked at each size before it is benchmarked; a wrong one
 //! is left out with a message.
 //!
@@ -19,14 +20,11 @@ use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput
 use ndgpu_benches::cases::{Op, Target};
 use ndgpu_benches::check::{Math, Reference};
 use ndgpu_benches::data::Inputs;
-use ndgpu_benches::gpu::{
-    checked_run, copy_source, traffic, DeviceCase, EventTimer, Impl, Session,
-};
-use ndgpu_benches::host::{call, Ops};
+use ndgpu_benches::gpu::{traffic, DeviceInfo};
+use ndgpu_benches::host::call;
+use ndgpu_benches::resident::{copy_source, select_variant, variants_of, Cases};
 use ndgpu_benches::SEED;
-use ndgpu_core::{Backend, Result};
-use ndgpu_cpu::CpuBackend;
-use ndgpu_cuda::Gpu;
+use ndgpu_core::{Backend, Ops};
 
 /// A run slower than this is left to the shootout: criterion needs at least ten.
 const MAX_RUN_S: f64 = 1.0;
@@ -120,7 +118,7 @@ fn throughput(op: Op, n: usize) -> Throughput {
     }
 }
 
-fn group<'c>(c: &'c mut Criterion, name: &str) -> BenchmarkGroup<'c, WallTime> {
+fn crit_group<'c>(c: &'c mut Criterion, name: &str) -> BenchmarkGroup<'c, WallTime> {
     let mut g = c.benchmark_group(name);
     g.sample_size(10)
         .warm_up_time(Duration::from_millis(300))
@@ -131,118 +129,93 @@ fn group<'c>(c: &'c mut Criterion, name: &str) -> BenchmarkGroup<'c, WallTime> {
 
 /// Benchmarks `op` on the GPU backends, or on the CPU without a GPU.
 pub fn bench_op(c: &mut Criterion, op: Op) {
-    match Session::open() {
-        Ok(mut s) => {
-            resident(c, &mut s, op);
-            transfers(c, &mut s, op);
-        }
-        Err(e) => {
-            eprintln!("{op}: no GPU ({e}); benchmarking the CPU reference");
-            cpu(c, op);
-        }
-    }
-}
-
-/// `iters` runs of `imp`, in seconds: one event pair around all of them, or around
-/// each when every run needs its input reset first (outside the timed region).
-fn time_runs(gpu: &Gpu, case: &mut DeviceCase<f32>, imp: Impl<'_>, iters: u64) -> Result<f64> {
-    let timer = EventTimer::new(gpu)?;
-    if case.needs_prepare() {
-        let mut total = 0.0;
-        for i in 0..iters as usize {
-            case.prepare(imp, i)?;
-            timer.start()?;
-            case.launch(imp, i)?;
-            total += timer.stop()?;
-        }
-        return Ok(total);
-    }
-    timer.start()?;
-    for i in 0..iters as usize {
-        case.launch(imp, i)?;
-    }
-    timer.stop()
-}
-
-/// Every GPU implementation of `op`: (backend, variant).
-fn implementations(s: &Session, op: Op) -> Vec<(&'static str, &'static str)> {
-    let mut v: Vec<_> = s
-        .cuda
-        .variants(op.family())
+    let mut gpu: Vec<Box<dyn Backend>> = ["cuda", "cublas"]
         .into_iter()
-        .map(|n| ("cuda", n))
+        .filter_map(|name| ndgpu::backend(name).ok())
         .collect();
-    if let Ok(vendor) = &s.vendor {
-        v.extend(
-            vendor
-                .variants(op.family())
+    match (gpu.is_empty(), DeviceInfo::query()) {
+        (false, Ok(info)) => {
+            resident(c, &mut gpu, op, Some(&info));
+            transfers(c, &mut gpu, op);
+        }
+        _ => {
+            eprintln!("{op}: no GPU; benchmarking the CPU reference");
+            let mut cpu = vec![ndgpu::backend("cpu").expect("the cpu backend opens")];
+            resident(c, &mut cpu, op, None);
+        }
+    }
+}
+
+/// Every implementation of `op` in `group`: (backend index, variant, copy ceiling).
+fn implementations(
+    group: &[Box<dyn Backend>],
+    op: Op,
+    gpu: bool,
+) -> Vec<(usize, &'static str, bool)> {
+    let mut v: Vec<_> = group
+        .iter()
+        .enumerate()
+        .flat_map(|(i, b)| {
+            variants_of(&**b, op)
                 .into_iter()
-                .map(|n| ("cublas", n)),
-        );
+                .map(move |n| (i, n, false))
+        })
+        .collect();
+    if gpu && op.bandwidth_bound() {
+        v.push((0, "d2d", true));
     }
     v
 }
 
-/// Selects the variant and returns the device implementation.
-fn select<'s>(s: &'s mut Session, op: Op, backend: &str, variant: &'static str) -> Impl<'s> {
-    match (backend, s.vendor.as_mut()) {
-        ("cublas", Ok(vendor)) => {
-            vendor
-                .set_variant(op.family(), variant)
-                .expect("a listed variant");
-            Impl::Vendor(vendor)
-        }
-        ("copy", _) => Impl::Copy,
-        _ => Impl::Cuda(variant),
-    }
-}
-
-fn resident(c: &mut Criterion, s: &mut Session, op: Op) {
-    let mut g = group(c, op.name());
-    let mut list = implementations(s, op);
-    if op.bandwidth_bound() {
-        list.push(("copy", "d2d"));
-    }
-    for n in sizes(op, true) {
+fn resident(c: &mut Criterion, group: &mut [Box<dyn Backend>], op: Op, info: Option<&DeviceInfo>) {
+    let mut g = crit_group(c, op.name());
+    for n in sizes(op, info.is_some()) {
         let inputs = Inputs::<f32>::generate(op, n, SEED);
         let reference = Reference::new(&inputs);
-        let copies = s.info.rotation(traffic(op, n, 4));
-        let mut case = match DeviceCase::new(&s.gpu, op, &inputs, copies) {
-            Ok(case) => case,
-            Err(e) => {
-                eprintln!("{op} n={n}: skipped: {e}");
-                continue;
-            }
-        };
+        let mut cases = Cases::new(info.map_or(1, |i| i.rotation(traffic(op, n, 4))));
         g.throughput(throughput(op, n));
-        for &(backend, variant) in &list {
-            let gpu = s.gpu.clone();
-            let imp = select(s, op, backend, variant);
-            let math = Math::of_variant(variant);
-            let verdict = checked_run(&mut case, imp, &reference, math, copy_source(&inputs));
+        for (bi, variant, ceiling) in implementations(group, op, info.is_some()) {
+            let name = match ceiling {
+                true => format!("copy/{variant}"),
+                false => format!("{}/{variant}", group[bi].name()),
+            };
+            if !ceiling {
+                select_variant(&mut *group[bi], op, variant).expect("a listed variant");
+            }
+            let ops: &dyn Ops<f32> = &*group[bi];
+            let case = match cases.get(ops, (bi, ceiling), op, &inputs) {
+                Ok(case) => case,
+                Err(why) => {
+                    eprintln!("{op} n={n} {name}: skipped: {why}");
+                    continue;
+                }
+            };
+            let src = copy_source(&inputs).filter(|_| ceiling);
+            let verdict = case.check(ops, &reference, Math::of_variant(variant), src);
             if let Some(why) = match verdict {
                 Ok(Ok(())) => None,
                 Ok(Err(wrong)) => Some(format!("wrong result: {wrong}")),
                 Err(e) => Some(e.to_string()),
             } {
-                eprintln!("{op} n={n} {backend}/{variant}: left out: {why}");
+                eprintln!("{op} n={n} {name}: left out: {why}");
                 continue;
             }
-            match time_runs(&gpu, &mut case, imp, 1) {
+            match case.time_runs(ops, 1, 1) {
                 Ok(t) if t <= MAX_RUN_S || test_mode() => {}
                 Ok(t) => {
-                    eprintln!("{op} n={n} {backend}/{variant}: left out: {t:.1} s per run");
+                    eprintln!("{op} n={n} {name}: left out: {t:.1} s per run");
                     continue;
                 }
                 Err(e) => {
-                    eprintln!("{op} n={n} {backend}/{variant}: left out: {e}");
+                    eprintln!("{op} n={n} {name}: left out: {e}");
                     continue;
                 }
             }
-            let id = BenchmarkId::new(format!("{backend}/{variant}"), n);
-            g.bench_with_input(id, &n, |b, _| {
+            g.bench_with_input(BenchmarkId::new(&name, n), &n, |b, _| {
                 b.iter_custom(|iters| {
-                    let secs = time_runs(&gpu, &mut case, imp, iters).expect("a checked run");
+                    let secs = case
+                        .time_runs(ops, 0, iters as usize)
+                        .expect("a checked run");
                     Duration::from_secs_f64(secs)
                 })
             });
@@ -251,56 +224,28 @@ fn resident(c: &mut Criterion, s: &mut Session, op: Op) {
     g.finish();
 }
 
-/// Checks one ndarray-level call and benchmarks it with the wall clock.
-fn host_bench<B: Ops<f32>>(
-    g: &mut BenchmarkGroup<'_, WallTime>,
-    (backend_name, variant): (&str, &str),
-    n: usize,
-    backend: &B,
-    inputs: &Inputs<f32>,
-) {
-    let name = format!("{backend_name}/{variant}");
-    let math = Math::of_variant(variant);
-    let verdict = call(backend, inputs)
-        .map_err(|e| e.to_string())
-        .and_then(|out| Reference::new(inputs).check_with(&out, math));
-    match verdict {
-        Ok(()) => {
-            g.bench_with_input(BenchmarkId::new(&name, n), inputs, |b, inputs| {
-                b.iter(|| call(backend, inputs).expect("a checked call"))
-            });
-        }
-        Err(why) => eprintln!("{name} n={n}: left out: {why}"),
-    }
-}
-
-fn transfers(c: &mut Criterion, s: &mut Session, op: Op) {
-    let mut g = group(c, &format!("{}/transfers", op.name()));
+fn transfers(c: &mut Criterion, group: &mut [Box<dyn Backend>], op: Op) {
+    let mut g = crit_group(c, &format!("{}/transfers", op.name()));
     for n in sizes(op, true) {
         let inputs = Inputs::<f32>::generate(op, n, SEED);
         g.throughput(throughput(op, n));
-        for (backend, variant) in implementations(s, op) {
-            match select(s, op, backend, variant) {
-                Impl::Vendor(vendor) => host_bench(&mut g, (backend, variant), n, vendor, &inputs),
-                _ => {
-                    s.cuda
-                        .set_variant(op.family(), variant)
-                        .expect("a listed variant");
-                    host_bench(&mut g, (backend, variant), n, &s.cuda, &inputs);
+        for (bi, variant, _) in implementations(group, op, false) {
+            let name = format!("{}/{variant}", group[bi].name());
+            select_variant(&mut *group[bi], op, variant).expect("a listed variant");
+            let ops: &dyn Ops<f32> = &*group[bi];
+            let math = Math::of_variant(variant);
+            let verdict = call(ops, &inputs)
+                .map_err(|e| e.to_string())
+                .and_then(|out| Reference::new(&inputs).check_with(&out, math));
+            match verdict {
+                Ok(()) => {
+                    g.bench_with_input(BenchmarkId::new(&name, n), &inputs, |b, inputs| {
+                        b.iter(|| call(ops, inputs).expect("a checked call"))
+                    });
                 }
+                Err(why) => eprintln!("{name} n={n}: left out: {why}"),
             }
         }
-    }
-    g.finish();
-}
-
-fn cpu(c: &mut Criterion, op: Op) {
-    let cpu = CpuBackend::new();
-    let mut g = group(c, op.name());
-    for n in sizes(op, false) {
-        let inputs = Inputs::<f32>::generate(op, n, SEED);
-        g.throughput(throughput(op, n));
-        host_bench(&mut g, ("cpu", cpu.variant(op.family())), n, &cpu, &inputs);
     }
     g.finish();
 }

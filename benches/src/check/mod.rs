@@ -88,6 +88,11 @@ enum Expect {
     Cholesky { columns: Vec<usize>, limit: f64 },
     /// A k-means step, checked against the inputs directly.
     KMeans,
+    /// The solve of `M·Mᵀ·X = B` at the end of the chain: sampled columns of the
+    /// residual against the backward error the three steps may add up to.
+    Chain { columns: Vec<usize>, norm: f64 },
+    /// The input itself, bit for bit (a transfer).
+    Same,
 }
 
 /// What a correct result of one case looks like.
@@ -144,6 +149,18 @@ impl<'a, T: Element> Reference<'a, T> {
                 }
             }
             Inputs::KMeans { .. } => Expect::KMeans,
+            Inputs::Chain { m, .. } => {
+                let n = m.nrows();
+                let abs = |f: &dyn Fn(usize) -> f64| (0..n).map(f).fold(0.0, f64::max);
+                // ‖M‖₁·‖M‖∞ bounds ‖M·Mᵀ‖₁ and ‖|M|·|Mᵀ|‖₁, the scale of the gram's error.
+                let norm1 = abs(&|j| m.column(j).iter().map(|v| v.as_f64().abs()).sum());
+                let norm_inf = abs(&|i| m.row(i).iter().map(|v| v.as_f64().abs()).sum());
+                Expect::Chain {
+                    columns: lines::sample_lines(n, n <= FULL_CHECK_MAX_N),
+                    norm: norm1 * norm_inf,
+                }
+            }
+            Inputs::Transfer { .. } => Expect::Same,
         };
         Reference { inputs, expect }
     }
@@ -202,9 +219,46 @@ impl<'a, T: Element> Reference<'a, T> {
             (Expect::KMeans, Inputs::KMeans { x, centroids }, out @ Output::KMeans { .. }) => {
                 kmeans::check(x.view(), centroids.view(), out)
             }
+            (Expect::Chain { columns, norm }, Inputs::Chain { m, b }, Output::Matrix(x)) => {
+                dims(x, b.dim())?;
+                finite(x)?;
+                chain(m, b, x, columns, *norm)
+            }
+            (Expect::Same, Inputs::Transfer { x }, Output::Matrix(y)) => {
+                dims(y, x.dim())?;
+                copy(x.as_slice().unwrap_or(&[]), y.as_slice().unwrap_or(&[]))
+            }
             _ => Err("the result has the wrong kind for this operation".into()),
         }
     }
+}
+
+/// Checks columns of the chain's X: `‖B − M·(Mᵀ·x)‖₁ / (n·ε·‖M‖₁‖M‖∞·‖x‖₁)` in f64.
+/// Backward errors add up along the chain: the gram's (at most about n·ε·‖|M|·|Mᵀ|‖₁),
+/// the factorization's and the solve's (LAPACK's ratios, at most
+/// `CHOLESKY_RATIO` and `SOLVE_RATIO` each); so the limit is their sum plus one.
+fn chain<T: Element>(
+    m: &Array2<T>,
+    b: &Array2<T>,
+    x: &Array2<T>,
+    columns: &[usize],
+    norm: f64,
+) -> Result<(), String> {
+    let n = m.nrows();
+    let limit = tolerance::CHOLESKY_RATIO + tolerance::SOLVE_RATIO + 1.0;
+    let m64 = m.mapv(|v| v.as_f64());
+    for &j in columns {
+        let xj = x.column(j).mapv(|v| v.as_f64());
+        let r = b.column(j).mapv(|v| v.as_f64()) - m64.dot(&m64.t().dot(&xj));
+        let scale = n as f64 * T::EPS * norm * xj.iter().map(|v| v.abs()).sum::<f64>();
+        let ratio = r.iter().map(|v| v.abs()).sum::<f64>() / scale;
+        if !within(ratio, limit) {
+            return Err(format!(
+                "column {j}: ‖B − M·Mᵀ·X‖₁/(n·ε·‖M‖₁‖M‖∞·‖X‖₁) = {ratio:.3e} > {limit}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Checks a device-to-device copy: `dst` equals `src` exactly.

@@ -1,15 +1,14 @@
-//! The shootout's driver: resolves the options into a plan, runs every op on the GPU
-//! backends and the CPU, and collects the rows.
+//! The shootout's driver: resolves the options into a plan, opens the backends through
+//! the facade, runs every op on the GPU backends and on the CPU, and collects the rows.
 
-mod cpu;
-mod gpu;
+mod group;
 
 use std::collections::HashMap;
 
-use ndgpu_core::{Error, Result};
-use ndgpu_cublas::BlasElement;
+use ndgpu_core::{Backend, BackendElement, Error, Result};
 
 use crate::cases::{Op, Target, KMEANS_K};
+use crate::gpu::DeviceInfo;
 use crate::row::{annotate, Row, Status};
 use crate::ShootoutOptions;
 
@@ -143,8 +142,36 @@ impl Context<'_> {
     }
 }
 
+/// The PyTorch peer on `op`, at the GPU sizes, under the GPU timing policy.
+fn peer_op<T: BackendElement>(ctx: &mut Context<'_>, op: Op, version: &str) {
+    let target = if ctx.opts.quick {
+        Target::GpuQuick
+    } else {
+        Target::Gpu
+    };
+    let sizes = ctx.sizes(op, target);
+    let ask = crate::peer::Ask {
+        op,
+        sizes: &sizes,
+        dtype: T::DTYPE,
+        reps: ctx.opts.reps.max(1),
+        budget_s: if ctx.opts.quick { 0.25 } else { 2.0 },
+        max_run_s: 5.0,
+    };
+    match crate::peer::run(&ask, version) {
+        Ok(rows) => rows.into_iter().for_each(|r| ctx.push(r)),
+        Err(why) => eprintln!("shootout: {op}: the PyTorch peer gave no rows: {why}"),
+    }
+}
+
+/// What the CPU rows ran on.
+pub const HOST: &str = "host CPU, 1 thread";
+
+/// The GPU backends the default run compares.
+const GPU_BACKENDS: [&str; 2] = ["cuda", "cublas"];
+
 /// See [`crate::run_dtype`].
-pub(crate) fn run<T: BlasElement>(opts: &ShootoutOptions) -> Result<Vec<Row>> {
+pub(crate) fn run<T: BackendElement>(opts: &ShootoutOptions) -> Result<Vec<Row>> {
     for b in &opts.backends {
         if !BACKENDS.contains(&b.as_str()) {
             return Err(Error::UnknownBackend {
@@ -160,32 +187,54 @@ pub(crate) fn run<T: BlasElement>(opts: &ShootoutOptions) -> Result<Vec<Row>> {
     } else {
         opts.ops.clone()
     };
-    let mut session = None;
-    if default || asked("cuda") || asked("cublas") {
-        match crate::gpu::Session::open() {
-            Ok(s) => session = Some(s),
+    let mut gpu: Vec<Box<dyn Backend>> = Vec::new();
+    for name in GPU_BACKENDS.into_iter().filter(|n| default || asked(n)) {
+        match ndgpu::backend(name) {
+            Ok(b) => gpu.push(b),
             // Without a GPU the default run is the CPU's.
             Err(e) if default => {
                 if opts.progress {
-                    eprintln!("shootout: no GPU ({e}); running the CPU backend");
+                    eprintln!("shootout: no {name} ({e})");
                 }
             }
             Err(e) => return Err(e),
         }
     }
-    let run_cpu = asked("cpu") || (default && session.is_none());
+    let info = match gpu.is_empty() {
+        true => None,
+        false => Some(DeviceInfo::query()?),
+    };
+    let run_cpu = asked("cpu") || (default && gpu.is_empty());
+    if run_cpu && gpu.is_empty() && default && opts.progress {
+        eprintln!("shootout: no GPU; running the CPU backend");
+    }
+    let mut cpu: Vec<Box<dyn Backend>> = match run_cpu {
+        true => vec![ndgpu::backend("cpu")?],
+        false => Vec::new(),
+    };
+    let peer = match (&info, opts.peer) {
+        (Some(_), true) => match crate::peer::probe() {
+            Ok(version) => Some(version),
+            Err(why) => {
+                eprintln!("shootout: no PyTorch peer: {why}");
+                None
+            }
+        },
+        _ => None,
+    };
     let mut ctx = Context {
         opts,
         rows: Vec::new(),
     };
     for op in ops {
-        if let Some(s) = session.as_mut() {
-            let cuda = default || asked("cuda");
-            let vendor = default || asked("cublas");
-            gpu::run_op::<T>(&mut ctx, s, op, cuda, vendor)?;
+        if let Some(info) = &info {
+            group::run_op::<T>(&mut ctx, &mut gpu, op, Some(info))?;
+            if let Some(version) = &peer {
+                peer_op::<T>(&mut ctx, op, version);
+            }
         }
         if run_cpu {
-            cpu::run_op::<T>(&mut ctx, op);
+            group::run_op::<T>(&mut ctx, &mut cpu, op, None)?;
         }
     }
     let mut rows = ctx.rows;

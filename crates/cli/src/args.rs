@@ -62,6 +62,9 @@ pub struct ShootoutArgs {
     /// Most timed repetitions per measurement (the median is reported).
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
+    /// Leave out the PyTorch peer (timed by default where python3 imports a CUDA torch).
+    #[arg(long)]
+    pub no_peer: bool,
     /// Also time the ndarray-level calls, host↔device transfers included.
     #[arg(long)]
     pub transfers: bool,

@@ -5,8 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use ndarray::{Array0, Array1, Axis};
-use ndgpu::{ArgOp, Cluster, Element, Factorize, Init, KMeansConfig, MatMul, Reduce, ReduceOp};
-use ndgpu::{Trans, Transpose};
+use ndgpu::{ArgOp, Element, Init, KMeansConfig, Ops, ReduceOp, Trans};
 use serde_json::Value;
 
 use crate::args::ReduceArg;
@@ -21,16 +20,6 @@ pub trait Float:
 }
 impl<T> Float for T where
     T: Element + ndarray_npy::ReadableElement + ndarray_npy::WritableElement + Into<Value>
-{
-}
-
-/// Every operation trait for one element type; `dyn Backend` has it for f32 and f64.
-pub trait Ops<T: Element>:
-    MatMul<T> + Transpose<T> + Reduce<T> + Factorize<T> + Cluster<T>
-{
-}
-impl<T: Element, B> Ops<T> for B where
-    B: ?Sized + MatMul<T> + Transpose<T> + Reduce<T> + Factorize<T> + Cluster<T>
 {
 }
 
@@ -95,18 +84,13 @@ pub fn matmul<T: Float, B: ?Sized + Ops<T>>(
     rep.field("beta", beta);
     rep.field("trans_a", g.trans_a);
     rep.field("trans_b", g.trans_b);
-    let (alpha, beta) = (T::from_f64(g.alpha), T::from_f64(beta));
-    let (ta, tb) = (trans(g.trans_a), trans(g.trans_b));
+    let params = ndgpu::Gemm::new()
+        .alpha(T::from_f64(g.alpha))
+        .beta(T::from_f64(beta))
+        .ta(trans(g.trans_a))
+        .tb(trans(g.trans_b));
     let r = timed(rep, || {
-        b.gemm(
-            alpha,
-            a.view(),
-            ta,
-            bm.view(),
-            tb,
-            beta,
-            c.as_ref().map(|c| c.view()),
-        )
+        b.gemm(params, a.view(), bm.view(), c.as_ref().map(|c| c.view()))
     })?;
     rep.deliver("output", &r, out)
 }

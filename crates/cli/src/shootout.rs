@@ -30,6 +30,7 @@ pub fn shootout(args: &ShootoutArgs) -> Result<()> {
         reps: args.reps,
         progress: !args.quiet,
         transfers: args.transfers,
+        peer: !args.no_peer,
     };
     let dtype = match args.dtype {
         DTypeArg::F32 => DType::F32,

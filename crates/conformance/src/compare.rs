@@ -4,7 +4,7 @@
 //! `f64::INFINITY`.
 
 use ndarray::{Array2, ArrayView2, Zip};
-use ndgpu_core::{tolerance, Element, Error, Trans};
+use ndgpu_core::{tolerance, Element, Error, Gemm};
 
 mod kmeans;
 
@@ -84,19 +84,16 @@ pub fn describe_ratio<T: Element>(
 /// `beta = 0`): `tolerance::gemm::<T>(k) · (|α|·(|op(A)|·|op(B)|) + |β|·|C|)`, with
 /// the product of absolute values formed in f64.
 pub fn gemm_bound<T: Element>(
-    alpha: T,
+    g: &Gemm<T>,
     a: ArrayView2<T>,
-    ta: Trans,
     b: ArrayView2<T>,
-    tb: Trans,
-    beta: T,
     c: Option<ArrayView2<T>>,
 ) -> Array2<f64> {
-    let (a, b) = (ta.apply(a), tb.apply(b));
+    let (a, b) = (g.ta.apply(a), g.tb.apply(b));
     let k = a.ncols();
-    let mut bound = abs_f64(a).dot(&abs_f64(b)) * alpha.as_f64().abs();
-    if let (Some(c), true) = (c, beta != T::zero()) {
-        let beta = beta.as_f64().abs();
+    let mut bound = abs_f64(a).dot(&abs_f64(b)) * g.alpha.as_f64().abs();
+    if let (Some(c), true) = (c, g.beta != T::zero()) {
+        let beta = g.beta.as_f64().abs();
         Zip::from(&mut bound)
             .and(&c)
             .for_each(|x, &c| *x += beta * c.as_f64().abs());
@@ -117,17 +114,14 @@ pub fn product_tolerance<T: Element>(k: usize, variant: &str) -> f64 {
 
 /// `alpha·op(A)·op(B) + beta·C` in f64 (`c` not read when `beta = 0`).
 pub fn gemm_f64<T: Element>(
-    alpha: T,
+    g: &Gemm<T>,
     a: ArrayView2<T>,
-    ta: Trans,
     b: ArrayView2<T>,
-    tb: Trans,
-    beta: T,
     c: Option<ArrayView2<T>>,
 ) -> Array2<f64> {
-    let mut out = to_f64(ta.apply(a)).dot(&to_f64(tb.apply(b))) * alpha.as_f64();
-    if let (Some(c), true) = (c, beta != T::zero()) {
-        let beta = beta.as_f64();
+    let mut out = to_f64(g.ta.apply(a)).dot(&to_f64(g.tb.apply(b))) * g.alpha.as_f64();
+    if let (Some(c), true) = (c, g.beta != T::zero()) {
+        let beta = g.beta.as_f64();
         Zip::from(&mut out)
             .and(&c)
             .for_each(|x, &c| *x += beta * c.as_f64());

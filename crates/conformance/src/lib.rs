@@ -36,14 +36,16 @@
 #![warn(missing_docs)]
 
 mod cases;
+mod chains;
 pub mod compare;
 pub mod data;
 pub mod report;
 pub mod strategies;
+mod wrap;
 
 use ndgpu_core::{Backend, DType, Family};
 
-pub use cases::Ops;
+pub use chains::{assert_chains, run_chains};
 
 use crate::data::Rng;
 use crate::report::Recorder;
@@ -101,7 +103,7 @@ impl Sizes {
 /// on computing correctly. Panics with what went wrong.
 pub fn assert_refuses_results_no_machine_holds(backend: &dyn Backend) {
     use ndarray::{array, ArrayView2, Axis};
-    use ndgpu_core::{Error, KMeansConfig, MatMul, ReduceOp};
+    use ndgpu_core::{Error, Gram, KMeansConfig, ReduceOp};
     let name = backend.name();
     let refused = |what: &str, r: ndgpu_core::Result<()>| match r {
         Err(Error::HostOutOfMemory { .. } | Error::OutOfMemory { .. })
@@ -113,7 +115,7 @@ pub fn assert_refuses_results_no_machine_holds(backend: &dyn Backend) {
         let wide = ArrayView2::<f32>::from_shape((0, huge), &[]).expect("an empty view");
         refused(
             &format!("gram of {huge}×0"),
-            MatMul::<f32>::gram(backend, tall).map(drop),
+            Gram::<f32>::gram(backend, tall).map(drop),
         );
         refused(
             &format!("{huge}×0 times 0×{huge}"),

@@ -20,7 +20,7 @@
 //! ```
 
 use ndarray::Array2;
-use ndgpu_core::{Element, Init, KMeansConfig, Trans};
+use ndgpu_core::{Element, Gemm, Init, KMeansConfig, Trans};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::FileFailurePersistence;
@@ -98,18 +98,12 @@ pub fn laid_matrix<T: Element>(
 /// The operands of one `gemm` call.
 #[derive(Debug, Clone)]
 pub struct GemmCase<T> {
-    /// α.
-    pub alpha: T,
+    /// α, β and the transposes.
+    pub g: Gemm<T>,
     /// A as stored (op(A) is m×k).
     pub a: Laid<T>,
-    /// op for A.
-    pub ta: Trans,
     /// B as stored (op(B) is k×n).
     pub b: Laid<T>,
-    /// op for B.
-    pub tb: Trans,
-    /// β.
-    pub beta: T,
     /// C (m×n); always present when β ≠ 0; NaN-filled in some cases with β = 0.
     pub c: Option<Laid<T>>,
 }
@@ -117,8 +111,8 @@ pub struct GemmCase<T> {
 impl<T: Element> GemmCase<T> {
     /// (m, n, k).
     pub fn mnk(&self) -> (usize, usize, usize) {
-        let (m, k) = self.ta.apply(self.a.view()).dim();
-        let n = self.tb.apply(self.b.view()).ncols();
+        let (m, k) = self.g.ta.apply(self.a.view()).dim();
+        let n = self.g.tb.apply(self.b.view()).ncols();
         (m, n, k)
     }
 }
@@ -149,12 +143,13 @@ pub fn gemm_case<T: Element>(
             };
             (laid::<T>(a_dim.0, a_dim.1), laid::<T>(b_dim.0, b_dim.1), c).prop_map(
                 move |(a, b, c)| GemmCase {
-                    alpha: T::from_f64(alpha),
+                    g: Gemm::new()
+                        .alpha(T::from_f64(alpha))
+                        .ta(ta)
+                        .tb(tb)
+                        .beta(T::from_f64(beta)),
                     a,
-                    ta,
                     b,
-                    tb,
-                    beta: T::from_f64(beta),
                     c,
                 },
             )

@@ -1,14 +1,15 @@
 //! The suite must catch faults: a backend that is the CPU reference with one bug
-//! injected must fail at least one case of the family concerned (and the reference
-//! without a fault must pass them all). Each fault is a mistake a GPU implementation
-//! could plausibly make.
+//! injected into its resident forms (what a backend implements) must fail at least one
+//! case of the family concerned (and the reference without a fault must pass them all).
+//! Each fault is a mistake a GPU implementation could plausibly make.
 
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::Axis;
 use ndgpu_conformance::compare::gemm_bound;
-use ndgpu_conformance::{run_family, Sizes};
+use ndgpu_conformance::{host_memory_of, run_family, Sizes};
+use ndgpu_core::backend::{self, Here, HostStorage};
 use ndgpu_core::{
-    tolerance, ArgOp, Backend, Cluster, Element, Error, Factorize, Family, KMeansConfig,
-    KMeansResult, MatMul, Reduce, ReduceOp, Result, Trans, Transpose,
+    tolerance, ArgOp, Assignment, Backend, Cholesky, CholeskyFactor, Element, Error, Family, Gemm,
+    Gram, Indices, KMeans, MatMul, Matrix, Place, Reduce, ReduceOp, Result, Trans, Transpose,
 };
 use ndgpu_cpu::CpuBackend;
 
@@ -45,10 +46,12 @@ enum Fault {
     SolveForwardOnly,
     /// One point labelled with the next centroid.
     KMeansWrongLabel,
-    /// The inertia history reversed (so it increases).
-    KMeansHistoryReversed,
-    /// Ties in predict go to the highest index.
+    /// The inertia of an assignment reported half as large again.
+    KMeansInertiaOff,
+    /// Ties in an assignment go to the highest index.
     PredictLastTie,
+    /// A centroid with no points moved anyway.
+    UpdateMovesEmpty,
 }
 
 struct Faulty {
@@ -56,109 +59,144 @@ struct Faulty {
     fault: Fault,
 }
 
+host_memory_of!(Faulty, cpu);
+
+const HERE: Here = Here {
+    backend: "faulty",
+    place: Place::Host,
+};
+
+/// A host matrix's storage, to plant a fault in a result.
+fn data<T: Element>(m: &mut Matrix<T>) -> &mut Vec<T> {
+    &mut HERE
+        .matrix_mut::<HostStorage<T>, T>("fault", "result", m)
+        .expect("a host matrix")
+        .data
+}
+
 impl<T: Element> MatMul<T> for Faulty {
-    fn gemm(
-        &self,
-        alpha: T,
-        a: ArrayView2<T>,
-        ta: Trans,
-        b: ArrayView2<T>,
-        tb: Trans,
-        beta: T,
-        c: Option<ArrayView2<T>>,
-    ) -> Result<Array2<T>> {
-        let (op_a, op_b) = (ta.apply(a), tb.apply(b));
-        if self.fault == Fault::GemmNoShapeCheck && ta == Trans::Yes && op_a.ncols() != op_b.nrows()
+    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
+        let (av, bv) = (
+            HERE.host_view("gemm", "A", a)?,
+            HERE.host_view("gemm", "B", b)?,
+        );
+        let (op_a, op_b) = (g.ta.apply(av), g.tb.apply(bv));
+        if self.fault == Fault::GemmNoShapeCheck
+            && g.ta == Trans::Yes
+            && op_a.ncols() != op_b.nrows()
         {
-            return Ok(Array2::zeros((op_a.nrows(), op_b.ncols())));
+            return Ok(());
         }
-        let mut r = self.cpu.gemm(alpha, a, ta, b, tb, beta, c)?;
+        let before = HERE.host_view("gemm", "C", c)?.to_owned();
+        self.cpu.gemm_dev(g, a, b, c)?;
+        let cols = c.cols();
+        let out = data(c);
         match self.fault {
-            Fault::GemmBeyondTolerance if !r.is_empty() => {
-                let bound = gemm_bound(alpha, a, ta, b, tb, beta, c);
-                let (i, j) = (r.nrows() - 1, r.ncols() - 1);
-                r[[i, j]] = T::from_f64(r[[i, j]].as_f64() + 3.0 * bound[[i, j]].max(1e-30));
+            Fault::GemmBeyondTolerance if !out.is_empty() => {
+                let bound = gemm_bound(&g, av, bv, Some(before.view()));
+                let last = out.len() - 1;
+                let b = bound[[last / cols, last % cols]].max(1e-30);
+                out[last] = T::from_f64(out[last].as_f64() + 3.0 * b);
             }
-            Fault::GemmReadsCWhenBetaZero if beta == T::zero() => {
-                if let Some(c) = c {
-                    r.zip_mut_with(&c, |x, &c| *x += beta * c);
-                }
+            Fault::GemmReadsCWhenBetaZero if g.beta == T::zero() => {
+                out.iter_mut()
+                    .zip(before.iter())
+                    .for_each(|(x, &c)| *x += g.beta * c);
             }
             _ => {}
         }
-        Ok(r)
+        Ok(())
     }
+}
 
-    fn gram(&self, m: ArrayView2<T>) -> Result<Array2<T>> {
-        let mut g = self.cpu.gram(m)?;
-        if self.fault == Fault::GramNotSymmetric && g.nrows() > 1 {
-            let x = g[[0, 1]].as_f64();
-            g[[0, 1]] = T::from_f64(x + x.abs() * T::EPS);
+impl<T: Element> Gram<T> for Faulty {
+    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+        let mut g = self.cpu.gram_dev(m)?;
+        if self.fault == Fault::GramNotSymmetric && g.rows() > 1 {
+            let x = data(&mut g)[1].as_f64();
+            data(&mut g)[1] = T::from_f64(x + x.abs() * T::EPS);
         }
         Ok(g)
     }
 }
 
 impl<T: Element> Transpose<T> for Faulty {
-    fn transpose(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
-        let mut t = self.cpu.transpose(a)?;
+    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+        let mut t = self.cpu.transpose_dev(a)?;
         let (r, c) = t.dim();
         if self.fault == Fault::TransposeDropsEdge && r % 32 != 0 && c > 0 {
-            t[[r - 1, c - 1]] = T::zero();
+            *data(&mut t).last_mut().expect("non-empty") = T::zero();
         }
         Ok(t)
     }
 }
 
 impl<T: Element> Reduce<T> for Faulty {
-    fn reduce(&self, op: ReduceOp, a: ArrayView2<T>) -> Result<T> {
+    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
+        let v = HERE.host_view(op.name(), "A", a)?;
         match (self.fault, op) {
-            (Fault::EmptyMinIsZero, ReduceOp::Min) if a.is_empty() => Ok(T::zero()),
-            (Fault::MinMaxSkipNan, _) if a.is_empty() => self.cpu.reduce(op, a),
+            (Fault::EmptyMinIsZero, ReduceOp::Min) if v.is_empty() => Ok(T::zero()),
+            (Fault::MinMaxSkipNan, _) if v.is_empty() => self.cpu.reduce_dev(op, a),
             (Fault::MinMaxSkipNan, ReduceOp::Min) => {
-                Ok(a.iter().copied().fold(T::infinity(), T::min))
+                Ok(v.iter().copied().fold(T::infinity(), T::min))
             }
             (Fault::MinMaxSkipNan, ReduceOp::Max) => {
-                Ok(a.iter().copied().fold(T::neg_infinity(), T::max))
+                Ok(v.iter().copied().fold(T::neg_infinity(), T::max))
             }
             (Fault::SumBeyondTolerance, ReduceOp::Sum) => {
-                let s = self.cpu.reduce(op, a)?.as_f64();
-                let abs: f64 = a.iter().map(|v| v.as_f64().abs()).sum();
-                Ok(T::from_f64(s + 3.0 * tolerance::sum::<T>(a.len()) * abs))
+                let s = self.cpu.reduce_dev(op, a)?.as_f64();
+                let abs: f64 = v.iter().map(|x| x.as_f64().abs()).sum();
+                Ok(T::from_f64(s + 3.0 * tolerance::sum::<T>(v.len()) * abs))
             }
-            _ => self.cpu.reduce(op, a),
+            _ => self.cpu.reduce_dev(op, a),
         }
     }
-    fn reduce_axis(&self, op: ReduceOp, a: ArrayView2<T>, axis: Axis) -> Result<Array1<T>> {
-        self.cpu.reduce_axis(op, a, axis)
+    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
+        self.cpu.reduce_axis_dev(op, a, axis)
     }
-    fn arg_reduce(&self, op: ArgOp, a: ArrayView2<T>) -> Result<usize> {
-        if self.fault == Fault::ArgLastTie && op == ArgOp::ArgMax && !a.is_empty() {
-            let v: Vec<T> = a.iter().copied().collect();
+    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
+        let v = HERE.host_view(op.name(), "A", a)?;
+        if self.fault == Fault::ArgLastTie && op == ArgOp::ArgMax && !v.is_empty() {
+            let v: Vec<T> = v.iter().copied().collect();
             let max = v.iter().copied().fold(T::neg_infinity(), T::max);
             return Ok(v.iter().rposition(|&x| x == max).unwrap_or(0));
         }
-        self.cpu.arg_reduce(op, a)
+        self.cpu.arg_reduce_dev(op, a)
     }
-    fn arg_reduce_axis(&self, op: ArgOp, a: ArrayView2<T>, axis: Axis) -> Result<Array1<usize>> {
-        self.cpu.arg_reduce_axis(op, a, axis)
+    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
+        self.cpu.arg_reduce_axis_dev(op, a, axis)
     }
-    fn dot(&self, x: ArrayView1<T>, y: ArrayView1<T>) -> Result<T> {
-        if self.fault == Fault::DotTruncates {
-            let n = x.len().min(y.len());
-            return self
-                .cpu
-                .dot(x.slice(ndarray::s![..n]), y.slice(ndarray::s![..n]));
+    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
+        if self.fault == Fault::DotTruncates && x.dim() != y.dim() {
+            let (xv, yv) = (
+                HERE.host_view("dot", "x", x)?,
+                HERE.host_view("dot", "y", y)?,
+            );
+            let s: f64 = xv
+                .iter()
+                .zip(yv.iter())
+                .map(|(a, b)| a.as_f64() * b.as_f64())
+                .sum();
+            return Ok(T::from_f64(s));
         }
-        self.cpu.dot(x, y)
+        self.cpu.dot_dev(x, y)
     }
 }
 
-impl<T: Element> Factorize<T> for Faulty {
-    fn cholesky(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
+impl<T: Element> Cholesky<T> for Faulty {
+    fn cholesky_in_place_dev(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
+        let n = a.rows();
         match self.fault {
-            Fault::CholeskyReadsUpper => self.cpu.cholesky(a.t()),
-            Fault::CholeskyPivotOffByOne => match self.cpu.cholesky(a) {
+            Fault::CholeskyReadsUpper if a.rows() == a.cols() => {
+                let t = HERE
+                    .host_view("cholesky", "A", &a)?
+                    .t()
+                    .as_standard_layout()
+                    .into_owned();
+                data(&mut a).copy_from_slice(t.as_slice().expect("C order"));
+                self.cpu.cholesky_in_place_dev(a)
+            }
+            Fault::CholeskyPivotOffByOne => match self.cpu.cholesky_in_place_dev(a) {
                 Err(Error::NotPositiveDefinite { pivot, value }) => {
                     Err(Error::NotPositiveDefinite {
                         pivot: pivot + 1,
@@ -167,46 +205,43 @@ impl<T: Element> Factorize<T> for Faulty {
                 }
                 other => other,
             },
-            Fault::CholeskyUpperNotZero => {
-                let mut l = self.cpu.cholesky(a)?;
-                if l.nrows() > 1 {
-                    l[[0, 1]] = T::from_f64(1e-30);
-                }
-                Ok(l)
+            Fault::CholeskyUpperNotZero if n > 1 => {
+                let mut l = self.cpu.cholesky_in_place_dev(a)?.into_l();
+                data(&mut l)[1] = T::from_f64(1e-30);
+                Ok(backend::cholesky_factor(l))
             }
-            _ => self.cpu.cholesky(a),
+            _ => self.cpu.cholesky_in_place_dev(a),
         }
     }
-    fn cholesky_solve(&self, l: ArrayView2<T>, b: ArrayView2<T>) -> Result<Array2<T>> {
-        if self.fault == Fault::SolveForwardOnly {
-            // Solve L·Y = B only: pass a factor of L·Lᵀ's "square root" as identity-like.
-            let x = self.cpu.cholesky_solve(l, b)?;
-            let lower =
-                Array2::from_shape_fn(l.dim(), |(i, j)| if j <= i { l[[i, j]] } else { T::zero() });
-            return Ok(lower.t().dot(&x));
+    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
+        self.cpu.cholesky_solve_in_place_dev(l, b)?;
+        if self.fault == Fault::SolveForwardOnly && b.rows() == l.order() {
+            // Undo the back substitution: multiply by Lᵀ, leaving only L·Y = B solved.
+            let lv = HERE.host_view("solve", "L", l.l())?;
+            let y = lv.t().dot(&HERE.host_view("solve", "X", b)?);
+            data(b).copy_from_slice(y.as_standard_layout().as_slice().expect("C order"));
         }
-        self.cpu.cholesky_solve(l, b)
+        Ok(())
     }
 }
 
-impl<T: Element> Cluster<T> for Faulty {
-    fn kmeans(&self, x: ArrayView2<T>, config: &KMeansConfig) -> Result<KMeansResult<T>> {
-        let mut r = self.cpu.kmeans(x, config)?;
+impl<T: Element> KMeans<T> for Faulty {
+    fn assign_dev(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
+        let mut a = self.cpu.assign_dev(x, c, labels)?;
+        let k = c.rows();
+        let l = &mut HERE
+            .indices_mut::<HostStorage<usize>>("kmeans", "labels", labels)?
+            .data;
         match self.fault {
-            Fault::KMeansWrongLabel if config.k > 1 => r.labels[0] = (r.labels[0] + 1) % config.k,
-            Fault::KMeansHistoryReversed => r.inertia_history.reverse(),
-            _ => {}
-        }
-        Ok(r)
-    }
-    fn predict(&self, x: ArrayView2<T>, centroids: ArrayView2<T>) -> Result<Array1<usize>> {
-        if self.fault == Fault::PredictLastTie {
-            ndgpu_core::check::predict(&x, &centroids)?;
-            return Ok(x
-                .rows()
-                .into_iter()
-                .map(|p| {
-                    let d: Vec<f64> = centroids
+            Fault::KMeansWrongLabel if k > 1 && !l.is_empty() => l[0] = (l[0] + 1) % k,
+            Fault::KMeansInertiaOff if a.inertia > 0.0 => a.inertia *= 1.5,
+            Fault::PredictLastTie => {
+                let (xv, cv) = (
+                    HERE.host_view("kmeans", "X", x)?,
+                    HERE.host_view("kmeans", "C", c)?,
+                );
+                for (p, label) in xv.rows().into_iter().zip(l.iter_mut()) {
+                    let d: Vec<f64> = cv
                         .rows()
                         .into_iter()
                         .map(|c| {
@@ -217,11 +252,31 @@ impl<T: Element> Cluster<T> for Faulty {
                         })
                         .collect();
                     let best = d.iter().copied().fold(f64::INFINITY, f64::min);
-                    d.iter().rposition(|&v| v == best).unwrap_or(0)
-                })
-                .collect());
+                    *label = d.iter().rposition(|&v| v == best).unwrap_or(0);
+                }
+            }
+            _ => {}
         }
-        self.cpu.predict(x, centroids)
+        Ok(a)
+    }
+    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+        let before = HERE.host_view("kmeans", "C", c)?.to_owned();
+        self.cpu.update_dev(x, labels, c)?;
+        if self.fault == Fault::UpdateMovesEmpty {
+            let l = &HERE
+                .indices::<HostStorage<usize>>("kmeans", "labels", labels)?
+                .data;
+            let d = c.cols();
+            for j in 0..c.rows() {
+                if !l.contains(&j) {
+                    let row = &mut data(c)[j * d..(j + 1) * d];
+                    row.iter_mut()
+                        .zip(before.row(j))
+                        .for_each(|(v, &b)| *v = b + T::one());
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -282,8 +337,9 @@ fn every_injected_fault_is_caught() {
         (CholeskyReadsUpper, Family::Cholesky),
         (SolveForwardOnly, Family::Cholesky),
         (KMeansWrongLabel, Family::KMeans),
-        (KMeansHistoryReversed, Family::KMeans),
+        (KMeansInertiaOff, Family::KMeans),
         (PredictLastTie, Family::KMeans),
+        (UpdateMovesEmpty, Family::KMeans),
     ];
     let mut missed = Vec::new();
     for (fault, family) in faults {

@@ -3,17 +3,35 @@
 //! expanded distance form `‖x‖² − 2x·c + ‖c‖²`, centroid sums in f32, a right-looking
 //! Cholesky in f32), is correct and must pass every case.
 
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
-use ndgpu_conformance::{run_family, Sizes};
+use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut2, Axis};
+use ndgpu_conformance::{assert_chains, host_memory_of, run_family, Sizes};
+use ndgpu_core::backend::{self, Here, HostStorage};
 use ndgpu_core::{
-    check, kmeans::init_centroids, ArgOp, Backend, Cluster, Element, Error, Factorize, Family,
-    KMeansConfig, KMeansResult, MatMul, Reduce, ReduceOp, Result, Trans, Transpose,
+    check, ArgOp, Assignment, Backend, Cholesky, CholeskyFactor, Element, Error, Family, Gemm,
+    Gram, Indices, KMeans, MatMul, Matrix, Place, Reduce, ReduceOp, Result, Transpose,
 };
 use ndgpu_cpu::CpuBackend;
 
 /// Computes in `T` throughout; only the exact operations (transpose, min/max, arg
-/// reductions) are borrowed from the reference.
+/// reductions) and memory are borrowed from the reference.
 struct InT(CpuBackend);
+
+host_memory_of!(InT, 0);
+
+const HERE: Here = Here {
+    backend: "in-t",
+    place: Place::Host,
+};
+
+/// A host operand as a mutable view.
+fn view_mut<'a, T: Element>(
+    what: &'static str,
+    m: &'a mut Matrix<T>,
+) -> Result<ArrayViewMut2<'a, T>> {
+    let dim = m.dim();
+    let s: &mut HostStorage<T> = HERE.matrix_mut("in-t", what, m)?;
+    Ok(ArrayViewMut2::from_shape(dim, &mut s.data).expect("rows × cols"))
+}
 
 /// Sequential sum in `T` (the worst order for rounding).
 fn seq_sum<T: Element>(it: impl Iterator<Item = T>) -> T {
@@ -21,77 +39,100 @@ fn seq_sum<T: Element>(it: impl Iterator<Item = T>) -> T {
 }
 
 impl<T: Element> MatMul<T> for InT {
-    fn gemm(
-        &self,
-        alpha: T,
-        a: ArrayView2<T>,
-        ta: Trans,
-        b: ArrayView2<T>,
-        tb: Trans,
-        beta: T,
-        c: Option<ArrayView2<T>>,
-    ) -> Result<Array2<T>> {
-        let (m, n, _) = check::gemm(a, ta, b, tb, beta, c.as_ref())?;
-        let ab = ta.apply(a).dot(&tb.apply(b));
-        Ok(Array2::from_shape_fn((m, n), |ix| match c {
-            Some(c) if beta != T::zero() => alpha * ab[ix] + beta * c[ix],
-            _ => alpha * ab[ix],
-        }))
+    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
+        check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
+        let a = HERE.host_view("gemm", "A", a)?;
+        let b = HERE.host_view("gemm", "B", b)?;
+        let ab = g.ta.apply(a).dot(&g.tb.apply(b));
+        let mut c = view_mut("C", c)?;
+        c.zip_mut_with(&ab, |c, &p| {
+            *c = match g.beta != T::zero() {
+                true => g.alpha * p + g.beta * *c,
+                false => g.alpha * p,
+            }
+        });
+        Ok(())
     }
-    fn gram(&self, m: ArrayView2<T>) -> Result<Array2<T>> {
+}
+
+impl<T: Element> Gram<T> for InT {
+    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+        let m = HERE.host_view("gram", "M", m)?;
         let g = m.dot(&m.t());
         let n = m.nrows();
-        Ok(Array2::from_shape_fn((n, n), |(i, j)| {
-            g[[i.max(j), i.min(j)]]
-        }))
+        Ok(backend::host_matrix(Array2::from_shape_fn(
+            (n, n),
+            |(i, j)| g[[i.max(j), i.min(j)]],
+        )))
     }
 }
 
 impl<T: Element> Transpose<T> for InT {
-    fn transpose(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
-        self.0.transpose(a)
+    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+        self.0.transpose_dev(a)
     }
 }
 
 impl<T: Element> Reduce<T> for InT {
-    fn reduce(&self, op: ReduceOp, a: ArrayView2<T>) -> Result<T> {
+    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
+        let v = HERE.host_view(op.name(), "A", a)?;
         match op {
-            ReduceOp::Sum => Ok(seq_sum(a.iter().copied())),
-            ReduceOp::SumSq => Ok(seq_sum(a.iter().map(|&x| x * x))),
-            _ => self.0.reduce(op, a),
+            ReduceOp::Sum => Ok(seq_sum(v.iter().copied())),
+            ReduceOp::SumSq => Ok(seq_sum(v.iter().map(|&x| x * x))),
+            _ => self.0.reduce_dev(op, a),
         }
     }
-    fn reduce_axis(&self, op: ReduceOp, a: ArrayView2<T>, axis: Axis) -> Result<Array1<T>> {
+    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
         match op {
             ReduceOp::Sum | ReduceOp::SumSq => {
-                check::axis(op.name(), &a, axis, false)?;
+                let a = HERE.host_view(op.name(), "A", a)?;
+                let kept = check::axis_dims(op.name(), a.dim(), axis, false)?;
                 let sq = op == ReduceOp::SumSq;
-                Ok(a.lanes(axis)
+                let sums: Vec<T> = a
+                    .lanes(axis)
                     .into_iter()
                     .map(|l| seq_sum(l.iter().map(|&x| if sq { x * x } else { x })))
-                    .collect())
+                    .collect();
+                let shape = if axis.index() == 0 {
+                    (1, kept)
+                } else {
+                    (kept, 1)
+                };
+                Ok(backend::matrix(
+                    shape.0,
+                    shape.1,
+                    HostStorage { data: sums },
+                ))
             }
-            _ => self.0.reduce_axis(op, a, axis),
+            _ => self.0.reduce_axis_dev(op, a, axis),
         }
     }
-    fn arg_reduce(&self, op: ArgOp, a: ArrayView2<T>) -> Result<usize> {
-        self.0.arg_reduce(op, a)
+    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
+        self.0.arg_reduce_dev(op, a)
     }
-    fn arg_reduce_axis(&self, op: ArgOp, a: ArrayView2<T>, axis: Axis) -> Result<Array1<usize>> {
-        self.0.arg_reduce_axis(op, a, axis)
+    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
+        self.0.arg_reduce_axis_dev(op, a, axis)
     }
-    fn dot(&self, x: ArrayView1<T>, y: ArrayView1<T>) -> Result<T> {
-        check::dot(&x, &y)?;
+    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
+        check::same_shape("dot", x.dim(), y.dim())?;
+        let (x, y) = (
+            HERE.host_view("dot", "x", x)?,
+            HERE.host_view("dot", "y", y)?,
+        );
         Ok(seq_sum(x.iter().zip(y.iter()).map(|(&a, &b)| a * b)))
     }
 }
 
-impl<T: Element> Factorize<T> for InT {
+impl<T: Element> Cholesky<T> for InT {
     /// Right-looking: after each pivot, the trailing lower triangle is updated in `T`.
-    fn cholesky(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
-        let n = check::cholesky(&a)?;
-        let mut w =
-            Array2::from_shape_fn((n, n), |(i, j)| if j <= i { a[[i, j]] } else { T::zero() });
+    fn cholesky_in_place_dev(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
+        let n = check::square_dim("cholesky", a.dim())?;
+        let mut w = view_mut("A", &mut a)?;
+        for i in 0..n {
+            for j in i + 1..n {
+                w[[i, j]] = T::zero();
+            }
+        }
         for k in 0..n {
             let d = w[[k, k]];
             if !(d.is_finite() && d > T::zero()) {
@@ -112,11 +153,18 @@ impl<T: Element> Factorize<T> for InT {
                 }
             }
         }
-        Ok(w)
+        Ok(backend::cholesky_factor(a))
     }
-    fn cholesky_solve(&self, l: ArrayView2<T>, b: ArrayView2<T>) -> Result<Array2<T>> {
-        let (n, nrhs) = check::cholesky_solve(&l, &b)?;
-        let mut x = b.to_owned();
+    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
+        let n = l.order();
+        let nrhs = check::solve_dims(n, b.dim())?;
+        let l = HERE.host_view("cholesky_solve", "L", l.l())?;
+        check::finite(
+            "cholesky_solve",
+            "B",
+            &HERE.host_view("cholesky_solve", "B", b)?,
+        )?;
+        let mut x = view_mut("B", b)?;
         for c in 0..nrhs {
             for i in 0..n {
                 let s = seq_sum((0..i).map(|k| l[[i, k]] * x[[k, c]]));
@@ -127,7 +175,7 @@ impl<T: Element> Factorize<T> for InT {
                 x[[i, c]] = (x[[i, c]] - s) / l[[i, i]];
             }
         }
-        Ok(x.as_standard_layout().into_owned())
+        Ok(())
     }
 }
 
@@ -146,59 +194,43 @@ fn nearest<T: Element>(x: ArrayView1<T>, c: ArrayView2<T>) -> (usize, T) {
     best
 }
 
-impl<T: Element> Cluster<T> for InT {
-    fn kmeans(&self, x: ArrayView2<T>, config: &KMeansConfig) -> Result<KMeansResult<T>> {
-        let mut c = init_centroids(x, config)?;
-        let (n, d) = x.dim();
-        let mut labels = Array1::from_elem(n, usize::MAX);
-        let mut history = Vec::new();
-        let mut converged = false;
-        loop {
-            let mut changed = 0;
-            let mut inertia = 0.0;
-            for (i, l) in labels.iter_mut().enumerate() {
-                let (j, dist) = nearest(x.row(i), c.view());
-                changed += usize::from(*l != j);
-                *l = j;
-                inertia += dist.as_f64();
-            }
-            history.push(inertia);
-            if changed as f64 <= config.tol * n as f64 {
-                converged = true;
-                break;
-            }
-            if history.len() >= config.max_iter {
-                break;
-            }
-            let mut sums = Array2::<T>::zeros((config.k, d));
-            let mut counts = vec![0usize; config.k];
-            for (i, &l) in labels.iter().enumerate() {
-                counts[l] += 1;
-                let mut row = sums.row_mut(l);
-                row += &x.row(i);
-            }
-            for (j, &count) in counts.iter().enumerate() {
-                if count > 0 {
-                    let mean = &sums.row(j) / T::from_f64(count as f64);
-                    c.row_mut(j).assign(&mean);
-                }
+impl<T: Element> KMeans<T> for InT {
+    fn assign_dev(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
+        check::kmeans_step(x.dim(), c.dim(), labels.len())?;
+        let (x, c) = (
+            HERE.host_view("kmeans", "X", x)?,
+            HERE.host_view("kmeans", "C", c)?,
+        );
+        let labels: &mut HostStorage<usize> = HERE.indices_mut("kmeans", "labels", labels)?;
+        let (mut changed, mut inertia) = (0, 0.0);
+        for (row, l) in x.rows().into_iter().zip(labels.data.iter_mut()) {
+            let (j, dist) = nearest(row, c);
+            changed += usize::from(*l != j);
+            *l = j;
+            inertia += dist.as_f64();
+        }
+        Ok(Assignment { changed, inertia })
+    }
+    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+        check::kmeans_step(x.dim(), c.dim(), labels.len())?;
+        let (k, d) = c.dim();
+        let x = HERE.host_view("kmeans", "X", x)?;
+        let labels: &HostStorage<usize> = HERE.indices("kmeans", "labels", labels)?;
+        let mut sums = Array2::<T>::zeros((k, d));
+        let mut counts = vec![0usize; k];
+        for (row, &l) in x.rows().into_iter().zip(&labels.data) {
+            counts[l] += 1;
+            let mut s = sums.row_mut(l);
+            s += &row;
+        }
+        let mut c = view_mut("centroids", c)?;
+        for (j, &count) in counts.iter().enumerate() {
+            if count > 0 {
+                let mean = &sums.row(j) / T::from_f64(count as f64);
+                c.row_mut(j).assign(&mean);
             }
         }
-        Ok(KMeansResult {
-            centroids: c,
-            labels,
-            inertia: *history.last().expect("one step"),
-            iterations: history.len(),
-            converged,
-            inertia_history: history,
-        })
-    }
-    fn predict(&self, x: ArrayView2<T>, centroids: ArrayView2<T>) -> Result<Array1<usize>> {
-        check::predict(&x, &centroids)?;
-        Ok(x.rows()
-            .into_iter()
-            .map(|r| nearest(r, centroids).0)
-            .collect())
+        Ok(())
     }
 }
 
@@ -243,6 +275,11 @@ fn a_correct_low_precision_backend_passes_everything() {
             );
         }
     }
+}
+
+#[test]
+fn a_correct_low_precision_backend_passes_the_chains() {
+    assert_chains(&InT(CpuBackend::new()), Sizes::Small);
 }
 
 #[test]

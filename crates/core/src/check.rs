@@ -3,9 +3,52 @@
 
 use ndarray::{ArrayView1, ArrayView2, Axis};
 
-use crate::{Element, Error, KMeansConfig, Result, Trans};
+use crate::kmeans::{Init, KMeansConfig};
+use crate::{Element, Error, Gemm, Result, Trans};
 
-/// Checks `alpha·op(A)·op(B) + beta·C` and returns `(m, n, k)`.
+/// Checks that op(A)·op(B) is defined and returns `(m, n, k)`.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`] when the inner dimensions differ.
+pub fn gemm_dims(
+    ta: Trans,
+    a: (usize, usize),
+    tb: Trans,
+    b: (usize, usize),
+) -> Result<(usize, usize, usize)> {
+    let (m, k) = ta.dim(a);
+    let (k2, n) = tb.dim(b);
+    if k != k2 {
+        return Err(Error::shape(
+            "gemm",
+            format!("op(A) is {m}x{k} but op(B) is {k2}x{n}: inner dimensions {k} and {k2} differ"),
+        ));
+    }
+    Ok((m, n, k))
+}
+
+/// Checks a resident `C ← α·op(A)·op(B) + β·C`: the product is defined and C (the
+/// output, whatever β) is m×n. Returns `(m, n, k)`.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`].
+pub fn gemm_dev<T>(
+    g: &Gemm<T>,
+    a: (usize, usize),
+    b: (usize, usize),
+    c: (usize, usize),
+) -> Result<(usize, usize, usize)> {
+    let (m, n, k) = gemm_dims(g.ta, a, g.tb, b)?;
+    if c != (m, n) {
+        return Err(Error::shape(
+            "gemm",
+            format!("C is {}x{}, expected {m}x{n}", c.0, c.1),
+        ));
+    }
+    Ok((m, n, k))
+}
+
+/// Checks `alpha·op(A)·op(B) + beta·C` of host arrays and returns `(m, n, k)`.
 ///
 /// # Errors
 /// [`Error::ShapeMismatch`] when the inner dimensions differ, or `c` is missing or of
@@ -18,14 +61,7 @@ pub fn gemm<T: Element>(
     beta: T,
     c: Option<&ArrayView2<T>>,
 ) -> Result<(usize, usize, usize)> {
-    let (m, k) = ta.apply(a).dim();
-    let (k2, n) = tb.apply(b).dim();
-    if k != k2 {
-        return Err(Error::shape(
-            "gemm",
-            format!("op(A) is {m}x{k} but op(B) is {k2}x{n}: inner dimensions {k} and {k2} differ"),
-        ));
-    }
+    let (m, n, k) = gemm_dims(ta, a.dim(), tb, b.dim())?;
     if beta != T::zero() {
         match c {
             None => return Err(Error::shape("gemm", "beta is non-zero but no C was given")),
@@ -41,20 +77,23 @@ pub fn gemm<T: Element>(
     Ok((m, n, k))
 }
 
+/// Checks that a matrix of shape `dim` is square and returns its order.
+///
+/// # Errors
+/// [`Error::NotSquare`].
+pub fn square_dim(op: &'static str, (rows, cols): (usize, usize)) -> Result<usize> {
+    if rows != cols {
+        return Err(Error::NotSquare { op, rows, cols });
+    }
+    Ok(rows)
+}
+
 /// Checks that `a` is square and returns its order.
 ///
 /// # Errors
 /// [`Error::NotSquare`].
 pub fn square<T>(op: &'static str, a: &ArrayView2<T>) -> Result<usize> {
-    let (r, c) = a.dim();
-    if r != c {
-        return Err(Error::NotSquare {
-            op,
-            rows: r,
-            cols: c,
-        });
-    }
-    Ok(r)
+    square_dim(op, a.dim())
 }
 
 /// Checks that every element is finite (row-major order: the first offender is named).
@@ -108,19 +147,28 @@ pub fn cholesky<T: Element>(a: &ArrayView2<T>) -> Result<usize> {
     Ok(n)
 }
 
-/// Checks a triangular solve `L·Lᵀ·X = B`: L square, B with as many rows, B finite, the
-/// diagonal of L finite and non-zero. Returns `(n, nrhs)`.
+/// Checks a solve with a factor of order `n` against a right-hand side of shape `b`.
+/// Returns `nrhs`.
 ///
 /// # Errors
-/// [`Error::NotSquare`], [`Error::ShapeMismatch`], [`Error::NonFinite`].
-pub fn cholesky_solve<T: Element>(l: &ArrayView2<T>, b: &ArrayView2<T>) -> Result<(usize, usize)> {
-    let n = square("cholesky_solve", l)?;
-    if b.nrows() != n {
+/// [`Error::ShapeMismatch`].
+pub fn solve_dims(n: usize, b: (usize, usize)) -> Result<usize> {
+    if b.0 != n {
         return Err(Error::shape(
             "cholesky_solve",
-            format!("L is {n}x{n} but B has {} rows", b.nrows()),
+            format!("L is {n}x{n} but B has {} rows", b.0),
         ));
     }
+    Ok(b.1)
+}
+
+/// Checks a host array given as a Cholesky factor: square, lower triangle finite, the
+/// diagonal non-zero. Returns n.
+///
+/// # Errors
+/// [`Error::NotSquare`], [`Error::NonFinite`].
+pub fn cholesky_factor<T: Element>(l: &ArrayView2<T>) -> Result<usize> {
+    let n = square("cholesky_solve", l)?;
     finite_lower("cholesky_solve", "L", l)?;
     for i in 0..n {
         if l[[i, i]] == T::zero() {
@@ -132,8 +180,20 @@ pub fn cholesky_solve<T: Element>(l: &ArrayView2<T>, b: &ArrayView2<T>) -> Resul
             });
         }
     }
+    Ok(n)
+}
+
+/// Checks a triangular solve `L·Lᵀ·X = B` of host arrays: L as
+/// [`cholesky_factor`], B with as many rows, B finite. Returns `(n, nrhs)`.
+///
+/// # Errors
+/// [`Error::NotSquare`], [`Error::ShapeMismatch`], [`Error::NonFinite`].
+pub fn cholesky_solve<T: Element>(l: &ArrayView2<T>, b: &ArrayView2<T>) -> Result<(usize, usize)> {
+    let n = square("cholesky_solve", l)?;
+    let nrhs = solve_dims(n, b.dim())?;
+    cholesky_factor(l)?;
     finite("cholesky_solve", "B", b)?;
-    Ok((n, b.ncols()))
+    Ok((n, nrhs))
 }
 
 /// Checks that a min/max-style reduction has something to reduce.
@@ -151,26 +211,47 @@ pub fn nonempty<T>(op: &'static str, a: &ArrayView2<T>) -> Result<()> {
     Ok(())
 }
 
-/// Checks an axis of a 2-D reduction; for min/max-style ops (`needs_element`) the
-/// reduced axis must be non-empty unless the result is empty too.
+/// Checks an axis of a 2-D reduction of a matrix of shape `dim`; for min/max-style ops
+/// (`needs_element`) the reduced axis must be non-empty unless the result is empty too.
+/// Returns the length of the result (the kept axis).
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] for an axis other than 0 or 1; [`Error::Empty`].
-pub fn axis<T>(op: &'static str, a: &ArrayView2<T>, axis: Axis, needs_element: bool) -> Result<()> {
-    if axis.index() > 1 {
-        return Err(Error::invalid(
-            op,
-            format!("axis {} of a 2-D array", axis.index()),
-        ));
-    }
-    let reduced = a.len_of(axis);
-    let kept = a.len_of(Axis(1 - axis.index()));
+pub fn axis_dims(
+    op: &'static str,
+    (rows, cols): (usize, usize),
+    axis: Axis,
+    needs_element: bool,
+) -> Result<usize> {
+    let (reduced, kept) = match axis.index() {
+        0 => (rows, cols),
+        1 => (cols, rows),
+        i => return Err(Error::invalid(op, format!("axis {i} of a 2-D array"))),
+    };
     if needs_element && reduced == 0 && kept > 0 {
-        return Err(Error::Empty {
+        return Err(Error::Empty { op, rows, cols });
+    }
+    Ok(kept)
+}
+
+/// [`axis_dims`] of a host array.
+///
+/// # Errors
+/// As [`axis_dims`].
+pub fn axis<T>(op: &'static str, a: &ArrayView2<T>, axis: Axis, needs_element: bool) -> Result<()> {
+    axis_dims(op, a.dim(), axis, needs_element).map(drop)
+}
+
+/// Checks that two operands have the same shape (a resident dot product).
+///
+/// # Errors
+/// [`Error::ShapeMismatch`].
+pub fn same_shape(op: &'static str, x: (usize, usize), y: (usize, usize)) -> Result<()> {
+    if x != y {
+        return Err(Error::shape(
             op,
-            rows: a.nrows(),
-            cols: a.ncols(),
-        });
+            format!("x is {}x{} but y is {}x{}", x.0, x.1, y.0, y.1),
+        ));
     }
     Ok(())
 }
@@ -189,13 +270,12 @@ pub fn dot<T>(x: &ArrayView1<T>, y: &ArrayView1<T>) -> Result<usize> {
     Ok(x.len())
 }
 
-/// Checks k-means data and configuration.
+/// Checks a k-means configuration against data of N points × D dimensions.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] for k = 0, k > N, max_iter = 0, tol outside [0, 1], given
-/// centroids of the wrong shape; [`Error::NonFinite`] for NaN/Inf in the data.
-pub fn kmeans<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Result<()> {
-    let (n, d) = x.dim();
+/// centroids of the wrong shape; [`Error::NonFinite`] for NaN/Inf in given centroids.
+pub fn kmeans_config(n: usize, d: usize, config: &KMeansConfig) -> Result<()> {
     if config.k == 0 {
         return Err(Error::invalid("kmeans", "k must be at least 1"));
     }
@@ -217,29 +297,79 @@ pub fn kmeans<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Result<()>
             format!("tol = {} is outside [0, 1]", config.tol),
         ));
     }
-    crate::kmeans::check_given(&config.init, config.k, d)?;
+    if let Init::Given(c) = &config.init {
+        if c.dim() != (config.k, d) {
+            return Err(Error::invalid(
+                "kmeans",
+                format!(
+                    "given centroids are {}x{}, expected k x D = {}x{d}",
+                    c.nrows(),
+                    c.ncols(),
+                    config.k
+                ),
+            ));
+        }
+        finite("kmeans", "init centroids", &c.view())?;
+    }
+    Ok(())
+}
+
+/// Checks k-means host data and configuration.
+///
+/// # Errors
+/// As [`kmeans_config`]; [`Error::NonFinite`] for NaN/Inf in the data.
+pub fn kmeans<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Result<()> {
+    kmeans_config(x.nrows(), x.ncols(), config)?;
     finite("kmeans", "X", &x)
 }
 
-/// Checks `predict`'s operands. Returns `(n, k, d)`.
+/// Checks the shapes of `predict`: points N×D, centroids K×D with K ≥ 1.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] for no centroids, [`Error::ShapeMismatch`] for a
-/// dimension mismatch, [`Error::NonFinite`].
-pub fn predict<T: Element>(x: &ArrayView2<T>, c: &ArrayView2<T>) -> Result<(usize, usize, usize)> {
-    if c.nrows() == 0 {
+/// dimension mismatch.
+pub fn predict_dims(x: (usize, usize), c: (usize, usize)) -> Result<()> {
+    if c.0 == 0 {
         return Err(Error::invalid("predict", "no centroids"));
     }
-    if x.ncols() != c.ncols() {
+    if x.1 != c.1 {
         return Err(Error::shape(
             "predict",
-            format!(
-                "points have {} dimensions, centroids {}",
-                x.ncols(),
-                c.ncols()
-            ),
+            format!("points have {} dimensions, centroids {}", x.1, c.1),
         ));
     }
+    Ok(())
+}
+
+/// Checks the operands of a k-means step: points N×D, centroids K×D (K ≥ 1), N labels.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for no centroids, [`Error::ShapeMismatch`].
+pub fn kmeans_step(x: (usize, usize), c: (usize, usize), labels: usize) -> Result<()> {
+    if c.0 == 0 {
+        return Err(Error::invalid("kmeans", "no centroids"));
+    }
+    if x.1 != c.1 {
+        return Err(Error::shape(
+            "kmeans",
+            format!("points have {} dimensions, centroids {}", x.1, c.1),
+        ));
+    }
+    if labels != x.0 {
+        return Err(Error::shape(
+            "kmeans",
+            format!("{labels} labels for {} points", x.0),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks `predict`'s host operands. Returns `(n, k, d)`.
+///
+/// # Errors
+/// As [`predict_dims`]; [`Error::NonFinite`].
+pub fn predict<T: Element>(x: &ArrayView2<T>, c: &ArrayView2<T>) -> Result<(usize, usize, usize)> {
+    predict_dims(x.dim(), c.dim())?;
     finite("predict", "X", x)?;
     finite("predict", "centroids", c)?;
     Ok((x.nrows(), c.nrows(), x.ncols()))

@@ -19,6 +19,13 @@ impl DType {
             DType::F64 => "f64",
         }
     }
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::F32 => 4,
+            DType::F64 => 8,
+        }
+    }
 }
 
 impl Display for DType {

@@ -55,14 +55,13 @@ pub enum Error {
     },
     /// Cholesky met a pivot that is not positive: the leading minor of order
     /// `pivot + 1` is not positive definite.
-    #[error(
-        "cholesky: matrix is not positive definite: pivot {pivot} (0-based) is {value:e}, \
-         so the leading minor of order {} is not positive definite", pivot + 1
-    )]
+    #[error("cholesky: matrix is not positive definite: {}", pivot_text(*pivot, *value))]
     NotPositiveDefinite {
         /// 0-based index of the first failing pivot.
         pivot: usize,
-        /// The value of the pivot (before the square root); NaN if it could not be formed.
+        /// The value of the pivot (before the square root). Not finite when row `pivot`
+        /// of the lower triangle holds NaN or ±Inf (reported this way by the resident
+        /// forms, which do not look at the data on the host first) or the sums overflowed.
         value: f64,
     },
     /// An argument out of its domain (k = 0, k > points, a tolerance outside [0, 1], ...).
@@ -102,6 +101,26 @@ pub enum Error {
         name: String,
         /// The variants that exist, comma separated.
         available: String,
+    },
+
+    // ---- resident arrays -----------------------------------------------------------
+    /// A resident array handed to a backend that computes somewhere else (another
+    /// device, another runtime, the host).
+    #[error(
+        "{op}: {what} lives in {found}, but backend '{backend}' computes in {expected}: \
+         download it and upload it to '{backend}'"
+    )]
+    WrongPlace {
+        /// The operation.
+        op: &'static str,
+        /// Which operand.
+        what: &'static str,
+        /// Where the array lives.
+        found: crate::Place,
+        /// The backend.
+        backend: &'static str,
+        /// Where the backend computes.
+        expected: crate::Place,
     },
 
     // ---- device faults ----------------------------------------------------------
@@ -157,6 +176,27 @@ impl Error {
             detail: detail.into(),
         }
     }
+    /// The same error, as raised by `op`: an allocation made for an operation (by
+    /// [`Memory::alloc`](crate::Memory::alloc), say) names the operation rather than
+    /// the allocation. Other errors are returned as they are.
+    pub fn for_op(self, op: &'static str) -> Self {
+        match self {
+            Error::HostOutOfMemory { requested, .. } => Error::HostOutOfMemory { op, requested },
+            Error::OutOfMemory {
+                requested,
+                free,
+                total,
+                ..
+            } => Error::OutOfMemory {
+                op,
+                requested,
+                free,
+                total,
+            },
+            other => other,
+        }
+    }
+
     /// Wraps a backend error with context.
     pub fn backend(
         backend: &'static str,
@@ -220,6 +260,21 @@ impl Family {
 impl fmt::Display for Family {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+fn pivot_text(pivot: usize, value: f64) -> String {
+    if value.is_finite() {
+        format!(
+            "pivot {pivot} (0-based) is {value:e}, so the leading minor of order {} is not \
+             positive definite",
+            pivot + 1
+        )
+    } else {
+        format!(
+            "pivot {pivot} (0-based) is {value}: row {pivot} of the lower triangle holds NaN \
+             or ±Inf, or the factorization overflowed"
+        )
     }
 }
 

@@ -1,9 +1,8 @@
-//! k-means configuration, result, and the host-side initialisation shared by every
-//! backend (same seed → same starting centroids everywhere).
+//! k-means configuration, results, and the seeded generator of the initialisation.
 
-use ndarray::{Array1, Array2, ArrayView2};
+use ndarray::{Array1, Array2};
 
-use crate::{check, Element, Error, Result};
+use crate::{Indices, Matrix};
 
 /// How the starting centroids are chosen.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,7 +15,7 @@ pub enum Init {
     Given(Array2<f64>),
 }
 
-/// Parameters of [`Cluster::kmeans`](crate::Cluster::kmeans).
+/// Parameters of [`KMeans::kmeans`](crate::KMeans::kmeans).
 #[derive(Debug, Clone, PartialEq)]
 pub struct KMeansConfig {
     /// Number of clusters, 1 ≤ k ≤ N.
@@ -64,7 +63,7 @@ impl KMeansConfig {
     }
 }
 
-/// What k-means returns.
+/// What [`KMeans::kmeans`](crate::KMeans::kmeans) returns (host arrays).
 #[derive(Debug, Clone, PartialEq)]
 pub struct KMeansResult<T> {
     /// Final centroids, k × D.
@@ -80,6 +79,34 @@ pub struct KMeansResult<T> {
     /// The inertia after each assignment step; never increases (Lloyd's monotonicity),
     /// up to rounding.
     pub inertia_history: Vec<f64>,
+}
+
+/// What [`KMeans::kmeans_dev`](crate::KMeans::kmeans_dev) returns: centroids and labels
+/// stay resident.
+#[derive(Debug)]
+pub struct KMeansFit<T> {
+    /// Final centroids, k × D.
+    pub centroids: Matrix<T>,
+    /// Label of each point: the index of its nearest centroid in `centroids`.
+    pub labels: Indices,
+    /// Σ‖xᵢ − c_labelᵢ‖² of the last assignment, accumulated in f64.
+    pub inertia: f64,
+    /// Assignment steps made.
+    pub iterations: usize,
+    /// Whether the tolerance was met (rather than `max_iter` reached).
+    pub converged: bool,
+    /// The inertia after each assignment step.
+    pub inertia_history: Vec<f64>,
+}
+
+/// What one assignment step found ([`KMeans::assign_dev`](crate::KMeans::assign_dev)).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Assignment {
+    /// Points whose label changed.
+    pub changed: usize,
+    /// Σ‖xᵢ − c_labelᵢ‖², accumulated in f64; not finite when the data (or the
+    /// centroids) hold NaN or ±Inf.
+    pub inertia: f64,
 }
 
 /// A small, fast, well-mixed 64-bit generator (SplitMix64). Deterministic across
@@ -108,101 +135,4 @@ impl SplitMix64 {
     pub fn below(&mut self, n: usize) -> usize {
         ((self.next_u64() as u128 * n as u128) >> 64) as usize
     }
-}
-
-/// The starting centroids for `config` on data `x` (checked with
-/// [`check::kmeans`]). Computed on the host in f64, then rounded to `T`.
-///
-/// # Errors
-/// As [`check::kmeans`].
-pub fn init_centroids<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Result<Array2<T>> {
-    check::kmeans(x, config)?;
-    let (n, d) = x.dim();
-    let k = config.k;
-    let mut rng = SplitMix64::new(config.seed);
-    let rows: Vec<usize> = match &config.init {
-        Init::Given(c) => return Ok(c.mapv(T::from_f64)),
-        Init::Random => sample_distinct(&mut rng, n, k)?,
-        Init::KMeansPlusPlus => {
-            let dist2 = |i: usize, j: usize| -> f64 {
-                (0..d)
-                    .map(|c| (x[[i, c]].as_f64() - x[[j, c]].as_f64()).powi(2))
-                    .sum()
-            };
-            let first = rng.below(n);
-            let mut chosen = vec![first];
-            // n is not bounded by the data's bytes when d = 0: allocate fallibly.
-            let mut closest = crate::host::filled_vec("kmeans", n, 0.0f64)?;
-            for (i, c) in closest.iter_mut().enumerate() {
-                *c = dist2(i, first);
-            }
-            while chosen.len() < k {
-                let total: f64 = closest.iter().sum();
-                let next = if total > 0.0 {
-                    let target = rng.next_f64() * total;
-                    let mut acc = 0.0;
-                    let mut pick = n - 1;
-                    for (i, &w) in closest.iter().enumerate() {
-                        acc += w;
-                        if acc > target && w > 0.0 {
-                            pick = i;
-                            break;
-                        }
-                    }
-                    pick
-                } else {
-                    // Every point sits on a chosen centroid: fall back to uniform picks.
-                    rng.below(n)
-                };
-                chosen.push(next);
-                for (i, c) in closest.iter_mut().enumerate() {
-                    *c = c.min(dist2(i, next));
-                }
-            }
-            chosen
-        }
-    };
-    Ok(Array2::from_shape_fn((k, d), |(r, c)| x[[rows[r], c]]))
-}
-
-/// k distinct indices below n, in the order drawn (Floyd's algorithm, then shuffled).
-fn sample_distinct(rng: &mut SplitMix64, n: usize, k: usize) -> Result<Vec<usize>> {
-    let mut set = std::collections::BTreeSet::new();
-    let mut out = crate::host::with_capacity("kmeans", k)?;
-    for j in n - k..n {
-        let t = rng.below(j + 1);
-        let pick = if set.contains(&t) { j } else { t };
-        set.insert(pick);
-        out.push(pick);
-    }
-    for i in (1..out.len()).rev() {
-        let j = rng.below(i + 1);
-        out.swap(i, j);
-    }
-    Ok(out)
-}
-
-/// Checks a `KMeansConfig::init` of [`Init::Given`] against the data's dimension.
-pub(crate) fn check_given(init: &Init, k: usize, d: usize) -> Result<()> {
-    if let Init::Given(c) = init {
-        if c.dim() != (k, d) {
-            return Err(Error::invalid(
-                "kmeans",
-                format!(
-                    "given centroids are {}x{}, expected k x D = {k}x{d}",
-                    c.nrows(),
-                    c.ncols()
-                ),
-            ));
-        }
-        if let Some(((r, col), v)) = c.indexed_iter().find(|(_, v)| !v.is_finite()) {
-            return Err(Error::NonFinite {
-                op: "kmeans",
-                what: "init centroids",
-                value: *v,
-                index: (r, col),
-            });
-        }
-    }
-    Ok(())
 }

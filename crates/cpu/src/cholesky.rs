@@ -4,17 +4,18 @@
 //! the already finished columns `0..j`, so the first pivot that fails is found before
 //! anything after it is touched. All arithmetic in f64, one rounding at the end.
 
-use ndarray::{Array2, ArrayView2};
-use ndgpu_core::{check, Element, Error, Factorize, Result};
+use ndarray::ArrayView2;
+use ndgpu_core::backend::{self, HostStorage};
+use ndgpu_core::{check, Cholesky, CholeskyFactor, Element, Error, Matrix, Result};
 
-use crate::CpuBackend;
+use crate::{CpuBackend, HERE};
 
 /// Σ_{k<len} x[k]·y[k] in f64.
 fn dot(x: &[f64], y: &[f64]) -> f64 {
     x.iter().zip(y).map(|(a, b)| a * b).sum()
 }
 
-/// The lower factor of the lower triangle of `a` (n×n, checked), row-major in f64.
+/// The lower factor of the lower triangle of `a` (n×n), row-major in f64.
 fn factor<T: Element>(a: &ArrayView2<T>, n: usize) -> Result<Vec<f64>> {
     let mut l = vec![0.0f64; n * n];
     for j in 0..n {
@@ -37,21 +38,33 @@ fn factor<T: Element>(a: &ArrayView2<T>, n: usize) -> Result<Vec<f64>> {
     Ok(l)
 }
 
-impl<T: Element> Factorize<T> for CpuBackend {
-    fn cholesky(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
-        let n = check::cholesky(&a)?;
-        let l = factor(&a, n)?;
+impl<T: Element> Cholesky<T> for CpuBackend {
+    fn cholesky_in_place_dev(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
+        let n = check::square_dim("cholesky", a.dim())?;
+        // No host check for NaN here: as on every backend's resident form, it surfaces
+        // at the pivot of its row (`factor` refuses a pivot that is not finite).
+        let l = factor(&HERE.host_view("cholesky", "A", &a)?, n)?;
+        let s: &mut HostStorage<T> = HERE.matrix_mut("cholesky", "A", &mut a)?;
         // The strict upper triangle of `l` was never written: it is exactly zero.
-        Ok(Array2::from_shape_fn((n, n), |(i, j)| {
-            T::from_f64(l[i * n + j])
-        }))
+        for (o, &v) in s.data.iter_mut().zip(&l) {
+            *o = T::from_f64(v);
+        }
+        Ok(backend::cholesky_factor(a))
     }
 
-    fn cholesky_solve(&self, l: ArrayView2<T>, b: ArrayView2<T>) -> Result<Array2<T>> {
-        let (n, nrhs) = check::cholesky_solve(&l, &b)?;
+    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
+        let n = l.order();
+        let nrhs = check::solve_dims(n, b.dim())?;
+        let l = HERE.host_view("cholesky_solve", "L", l.l())?;
+        check::finite(
+            "cholesky_solve",
+            "B",
+            &HERE.host_view("cholesky_solve", "B", b)?,
+        )?;
+        let b: &mut HostStorage<T> = HERE.matrix_mut("cholesky_solve", "B", b)?;
         let lij = |i: usize, j: usize| l[[i, j]].as_f64();
         // Row-major n × nrhs work array; each step updates a whole row of right-hand sides.
-        let mut x: Vec<f64> = b.iter().map(|v| v.as_f64()).collect();
+        let mut x: Vec<f64> = b.data.iter().map(|v| v.as_f64()).collect();
         // Forward: L·Y = B, reading L below and on the diagonal.
         for i in 0..n {
             for k in 0..i {
@@ -74,9 +87,10 @@ impl<T: Element> Factorize<T> for CpuBackend {
             let d = lij(i, i);
             x[i * nrhs..(i + 1) * nrhs].iter_mut().for_each(|v| *v /= d);
         }
-        Ok(Array2::from_shape_fn((n, nrhs), |(i, c)| {
-            T::from_f64(x[i * nrhs + c])
-        }))
+        for (o, v) in b.data.iter_mut().zip(x) {
+            *o = T::from_f64(v);
+        }
+        Ok(())
     }
 }
 

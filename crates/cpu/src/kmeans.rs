@@ -1,15 +1,14 @@
-//! k-means (Lloyd) and nearest-centroid prediction.
-//!
-//! The iteration is exactly the one documented on [`Cluster`](ndgpu_core::Cluster),
-//! so every backend can be compared with this one step for step. Centroids live in
-//! the element type between steps (as they do on a device); each is recomputed as the
-//! f64 mean of its points and rounded once. Distances are direct squared differences
-//! in f64, which are exact up to one rounding per term and never go negative.
+//! The two steps of Lloyd's iteration; the iteration itself is the one written once on
+//! [`KMeans`](ndgpu_core::KMeans), so every backend can be compared with this one step
+//! for step. Centroids live in the element type between steps (as they do on a
+//! device); each is recomputed as the f64 mean of its points and rounded once.
+//! Distances are direct squared differences in f64, which are exact up to one rounding
+//! per term and never go negative.
 
-use ndarray::{Array1, Array2, ArrayView2};
-use ndgpu_core::{check, kmeans, Cluster, Element, KMeansConfig, KMeansResult, Result};
+use ndgpu_core::backend::HostStorage;
+use ndgpu_core::{check, Assignment, Element, Error, Indices, KMeans, Matrix, Result};
 
-use crate::{to_f64, CpuBackend};
+use crate::{to_f64, CpuBackend, HERE};
 
 /// Index and squared distance of the centroid (rows of `c`, k × d, row-major) nearest
 /// to `x`; ties go to the lowest index.
@@ -27,83 +26,64 @@ fn nearest(x: &[f64], c: &[f64], k: usize) -> (usize, f64) {
     best
 }
 
-/// The centroids of a `T` array as f64 values (exact), row-major.
-fn centroids_f64<T: Element>(c: &Array2<T>) -> Vec<f64> {
-    c.iter().map(|v| v.as_f64()).collect()
-}
-
-impl<T: Element> Cluster<T> for CpuBackend {
-    fn kmeans(&self, x: ArrayView2<T>, config: &KMeansConfig) -> Result<KMeansResult<T>> {
-        check::kmeans(x, config)?;
-        let mut centroids = kmeans::init_centroids(x, config)?;
-        let (n, d) = x.dim();
-        let k = config.k;
-        let xs = to_f64(&x);
-        let xs = xs.as_slice().expect("to_f64 gives a C-ordered array");
-
-        // `usize::MAX` is no label, so every point counts as changed in step one.
-        let mut labels = ndgpu_core::host::filled_vec("kmeans", n, usize::MAX)?;
-        let mut history = Vec::new();
-        let mut converged = false;
-        loop {
-            // (1) Assign and count changes.
-            let c = centroids_f64(&centroids);
-            let mut changed = 0usize;
-            let mut inertia = 0.0f64;
-            for (i, label) in labels.iter_mut().enumerate() {
-                let (j, dist) = nearest(&xs[i * d..(i + 1) * d], &c, k);
-                changed += usize::from(*label != j);
-                *label = j;
-                inertia += dist;
-            }
-            history.push(inertia);
-            // (2) Stop on the tolerance or the iteration cap.
-            if changed as f64 <= config.tol * n as f64 {
-                converged = true;
-                break;
-            }
-            if history.len() >= config.max_iter {
-                break;
-            }
-            // (3) Move each centroid to the mean of its points; an empty one stays.
-            let mut sums = vec![0.0f64; k * d];
-            let mut counts = vec![0usize; k];
-            for (i, &j) in labels.iter().enumerate() {
-                counts[j] += 1;
-                for (s, v) in sums[j * d..(j + 1) * d].iter_mut().zip(&xs[i * d..]) {
-                    *s += v;
-                }
-            }
-            for (j, &count) in counts.iter().enumerate() {
-                if count > 0 {
-                    for c in 0..d {
-                        centroids[[j, c]] = T::from_f64(sums[j * d + c] / count as f64);
-                    }
-                }
-            }
+impl<T: Element> KMeans<T> for CpuBackend {
+    fn assign_dev(
+        &self,
+        x: &Matrix<T>,
+        centroids: &Matrix<T>,
+        labels: &mut Indices,
+    ) -> Result<Assignment> {
+        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+        let (xs, c) = (
+            HERE.host_view("kmeans", "X", x)?,
+            HERE.host_view("kmeans", "centroids", centroids)?,
+        );
+        let (k, d) = c.dim();
+        let c = to_f64(&c);
+        let c = c.as_slice().expect("to_f64 gives a C-ordered array");
+        let labels: &mut HostStorage<usize> = HERE.indices_mut("kmeans", "labels", labels)?;
+        let mut point = vec![0.0f64; d];
+        let (mut changed, mut inertia) = (0usize, 0.0f64);
+        for (row, label) in xs.rows().into_iter().zip(labels.data.iter_mut()) {
+            point.iter_mut().zip(row).for_each(|(p, v)| *p = v.as_f64());
+            let (j, dist) = nearest(&point, c, k);
+            // UNLABELED is never a centroid's index: every point counts in step one.
+            changed += usize::from(*label != j);
+            *label = j;
+            inertia += dist;
         }
-        Ok(KMeansResult {
-            centroids,
-            labels: Array1::from(labels),
-            inertia: *history.last().expect("at least one assignment"),
-            iterations: history.len(),
-            converged,
-            inertia_history: history,
-        })
+        Ok(Assignment { changed, inertia })
     }
 
-    fn predict(&self, x: ArrayView2<T>, centroids: ArrayView2<T>) -> Result<Array1<usize>> {
-        let (n, k, d) = check::predict(&x, &centroids)?;
-        let c = to_f64(&centroids);
-        let c = c.as_slice().expect("to_f64 gives a C-ordered array");
-        let xs = to_f64(&x);
-        let xs = xs.as_slice().expect("to_f64 gives a C-ordered array");
-        // n is not bounded by the data's bytes when d = 0: allocate fallibly.
-        let mut labels = ndgpu_core::host::filled1("predict", n, 0usize)?;
-        for (i, label) in labels.iter_mut().enumerate() {
-            *label = nearest(&xs[i * d..(i + 1) * d], c, k).0;
+    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
+        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+        let (k, d) = centroids.dim();
+        let xs = HERE.host_view("kmeans", "X", x)?;
+        let labels: &HostStorage<usize> = HERE.indices("kmeans", "labels", labels)?;
+        let mut sums = vec![0.0f64; k * d];
+        let mut counts = vec![0usize; k];
+        for (row, &j) in xs.rows().into_iter().zip(&labels.data) {
+            if j >= k {
+                return Err(Error::invalid(
+                    "kmeans",
+                    format!("label {j} names no centroid (k = {k}): assign the points first"),
+                ));
+            }
+            counts[j] += 1;
+            for (s, v) in sums[j * d..(j + 1) * d].iter_mut().zip(row) {
+                *s += v.as_f64();
+            }
         }
-        Ok(labels)
+        let c: &mut HostStorage<T> = HERE.matrix_mut("kmeans", "centroids", centroids)?;
+        // Each centroid is the f64 mean of its points, rounded once; an empty one stays.
+        for (j, &count) in counts.iter().enumerate() {
+            if count > 0 {
+                for col in 0..d {
+                    c.data[j * d + col] = T::from_f64(sums[j * d + col] / count as f64);
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -111,7 +91,7 @@ impl<T: Element> Cluster<T> for CpuBackend {
 mod tests {
     use super::*;
     use ndarray::array;
-    use ndgpu_core::Init;
+    use ndgpu_core::{Init, KMeansConfig};
 
     #[test]
     fn two_clusters_on_a_line() {

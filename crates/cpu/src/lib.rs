@@ -2,7 +2,7 @@
 //!
 //! The reference backend of ndgpu: single-threaded, written to be obviously correct
 //! rather than fast, and used by the conformance suite as the answer every other
-//! backend is compared with.
+//! backend is compared with. Its resident arrays live in host memory.
 //!
 //! Every operation converts its operands to `f64`, computes there, and rounds once to
 //! the element type at the end, so for `f32` inputs the result is (close to) the
@@ -16,13 +16,13 @@
 //! | transpose | element copy into a C-ordered array |
 //! | reduce | sums, sums of squares and dot products accumulated in f64 in row-major order; min/max/arg with NumPy's NaN policy |
 //! | cholesky | unblocked left-looking (Cholesky–Crout) in f64, reading the lower triangle only; solve by forward then backward substitution |
-//! | kmeans | Lloyd's iteration exactly as documented on [`Cluster`](ndgpu_core::Cluster); distances as direct squared differences in f64 |
+//! | kmeans | the two steps of Lloyd's iteration documented on [`KMeans`](ndgpu_core::KMeans); distances as direct squared differences in f64 |
 //!
 //! Each family has one variant, `reference`.
 //!
 //! ```
 //! use ndarray::array;
-//! use ndgpu_core::{Backend, Factorize, MatMul, Reduce, ReduceOp};
+//! use ndgpu_core::{Backend, Cholesky, MatMul, Reduce, ReduceOp};
 //! use ndgpu_cpu::CpuBackend;
 //!
 //! let cpu = CpuBackend::new();
@@ -44,13 +44,21 @@
 mod cholesky;
 mod kmeans;
 mod matmul;
+mod memory;
 mod reduce;
 
 use ndarray::{Array2, ArrayView2};
-use ndgpu_core::{Backend, Element, Family, Result, Variants};
+use ndgpu_core::backend::Here;
+use ndgpu_core::{Backend, Element, Family, Place, Result, Variants};
 
 /// The one variant of every family.
 pub const VARIANTS: &[&str] = &["reference"];
+
+/// Where the reference computes, for the place check of every resident operand.
+pub(crate) const HERE: Here = Here {
+    backend: "cpu",
+    place: Place::Host,
+};
 
 /// The single-threaded reference backend.
 #[derive(Debug, Clone)]

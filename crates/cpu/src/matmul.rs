@@ -5,67 +5,64 @@
 //! f32 instead of the `k·u` of an f32 accumulation.
 
 use ndarray::linalg::general_mat_mul;
-use ndarray::{Array2, ArrayView2, Zip};
-use ndgpu_core::{check, host, Element, MatMul, Result, Trans, Transpose};
+use ndarray::{Array2, ArrayViewMut2, Zip};
+use ndgpu_core::backend::{self, HostStorage};
+use ndgpu_core::{check, host, Element, Gemm, Gram, MatMul, Matrix, Result, Transpose};
 
-use crate::{to_f64, CpuBackend};
+use crate::memory::rounded;
+use crate::{to_f64, CpuBackend, HERE};
 
 impl<T: Element> MatMul<T> for CpuBackend {
-    fn gemm(
-        &self,
-        alpha: T,
-        a: ArrayView2<T>,
-        ta: Trans,
-        b: ArrayView2<T>,
-        tb: Trans,
-        beta: T,
-        c: Option<ArrayView2<T>>,
-    ) -> Result<Array2<T>> {
-        let (m, n, _k) = check::gemm(a, ta, b, tb, beta, c.as_ref())?;
+    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
+        let (m, n, _) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
+        let a = HERE.host_view("gemm", "A", a)?;
+        let b = HERE.host_view("gemm", "B", b)?;
         // m×n is not bounded by the operands' bytes when k = 0: allocate fallibly.
         let mut ab = host::filled("gemm", (m, n), 0.0f64)?;
         general_mat_mul(
             1.0,
-            &to_f64(&ta.apply(a)),
-            &to_f64(&tb.apply(b)),
+            &to_f64(&g.ta.apply(a)),
+            &to_f64(&g.tb.apply(b)),
             0.0,
             &mut ab,
         );
-        let (alpha, beta) = (alpha.as_f64(), beta.as_f64());
-        let mut out = host::filled("gemm", (m, n), T::zero())?;
+        let (alpha, beta) = (g.alpha.as_f64(), g.beta.as_f64());
+        let c: &mut HostStorage<T> = HERE.matrix_mut("gemm", "C", c)?;
+        let mut c = ArrayViewMut2::from_shape((m, n), &mut c.data).expect("C is m×n");
         // With beta = 0, C is never read: NaN in it must not reach the result.
-        match c {
-            Some(c) if beta != 0.0 => Zip::from(&mut out)
+        if beta != 0.0 {
+            Zip::from(&mut c)
                 .and(&ab)
-                .and(&c)
-                .for_each(|o, &p, &cv| *o = T::from_f64(alpha * p + beta * cv.as_f64())),
-            _ => Zip::from(&mut out)
+                .for_each(|o, &p| *o = T::from_f64(alpha * p + beta * o.as_f64()));
+        } else {
+            Zip::from(&mut c)
                 .and(&ab)
-                .for_each(|o, &p| *o = T::from_f64(alpha * p)),
+                .for_each(|o, &p| *o = T::from_f64(alpha * p));
         }
-        Ok(out)
+        Ok(())
     }
+}
 
-    fn gram(&self, m: ArrayView2<T>) -> Result<Array2<T>> {
-        let m64 = to_f64(&m);
-        let n = m.nrows();
+impl<T: Element> Gram<T> for CpuBackend {
+    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+        let m64 = to_f64(&HERE.host_view("gram", "M", m)?);
+        let n = m64.nrows();
         // n×n is not bounded by the operand's bytes when it has no columns.
         let mut g = host::filled("gram", (n, n), 0.0f64)?;
         general_mat_mul(1.0, &m64, &m64.t(), 0.0, &mut g);
         // Rounding only the lower triangle and mirroring it makes the result exactly
         // symmetric whatever order the f64 product summed in.
-        let mut out = host::filled("gram", (n, n), T::zero())?;
-        for ((i, j), o) in out.indexed_iter_mut() {
-            *o = T::from_f64(g[[i.max(j), i.min(j)]]);
-        }
-        Ok(out)
+        let lower = Array2::from_shape_fn((n, n), |(i, j)| g[[i.max(j), i.min(j)]]);
+        Ok(rounded(&lower))
     }
 }
 
 impl<T: Element> Transpose<T> for CpuBackend {
-    fn transpose(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
-        let (m, n) = a.dim();
-        Ok(Array2::from_shape_fn((n, m), |(i, j)| a[[j, i]]))
+    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+        let a = HERE.host_view("transpose", "A", a)?;
+        Ok(backend::host_matrix(
+            a.t().as_standard_layout().into_owned(),
+        ))
     }
 }
 
@@ -73,6 +70,7 @@ impl<T: Element> Transpose<T> for CpuBackend {
 mod tests {
     use super::*;
     use ndarray::{array, ShapeBuilder};
+    use ndgpu_core::Trans;
 
     #[test]
     fn gemm_applies_alpha_beta_and_transposes() {
@@ -81,17 +79,12 @@ mod tests {
         let b = array![[1.0f64, 0.0, -1.0], [2.0, 1.0, 0.0]]; // 2x3
         let c = array![[1.0f64, 1.0], [1.0, 1.0]];
         // Aᵀ·Bᵀ: (2x3)·(3x2)
-        let r = cpu
-            .gemm(
-                2.0,
-                a.view(),
-                Trans::Yes,
-                b.view(),
-                Trans::Yes,
-                -1.0,
-                Some(c.view()),
-            )
-            .unwrap();
+        let g = Gemm::new()
+            .alpha(2.0)
+            .ta(Trans::Yes)
+            .tb(Trans::Yes)
+            .beta(-1.0);
+        let r = cpu.gemm(g, a.view(), b.view(), Some(c.view())).unwrap();
         let expect = a.t().dot(&b.t()) * 2.0 - &c;
         assert_eq!(r, expect);
     }
@@ -103,15 +96,7 @@ mod tests {
         let b = array![[3.0f32], [4.0]];
         let c = array![[f32::NAN]];
         let r = cpu
-            .gemm(
-                1.0,
-                a.view(),
-                Trans::No,
-                b.view(),
-                Trans::No,
-                0.0,
-                Some(c.view()),
-            )
+            .gemm(Gemm::new(), a.view(), b.view(), Some(c.view()))
             .unwrap();
         assert_eq!(r, array![[11.0f32]]);
     }

@@ -5,10 +5,11 @@
 //! [`Reduce`](ndgpu_core::Reduce): NaN wins (the first one, for the index reductions),
 //! otherwise the first occurrence of the extreme value.
 
-use ndarray::{Array1, ArrayView1, ArrayView2, Axis};
-use ndgpu_core::{check, ArgOp, Element, Reduce, ReduceOp, Result};
+use ndarray::Axis;
+use ndgpu_core::backend::{self, HostStorage};
+use ndgpu_core::{check, host, ArgOp, Element, Indices, Matrix, Reduce, ReduceOp, Result};
 
-use crate::CpuBackend;
+use crate::{CpuBackend, HERE};
 
 /// Index (in iteration order) of the element `op` selects: the first NaN if any, else
 /// the first extreme. `None` for an empty sequence.
@@ -51,42 +52,49 @@ fn reduce_of<T: Element>(op: ReduceOp, values: impl Iterator<Item = T>) -> Optio
 }
 
 impl<T: Element> Reduce<T> for CpuBackend {
-    fn reduce(&self, op: ReduceOp, a: ArrayView2<T>) -> Result<T> {
-        if matches!(op, ReduceOp::Min | ReduceOp::Max) {
+    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
+        let a = HERE.host_view(op.name(), "A", a)?;
+        if op.needs_element() {
             check::nonempty(op.name(), &a)?;
         }
         // `iter` walks the logical (row-major) order whatever the memory layout.
         Ok(reduce_of(op, a.iter().copied()).expect("non-empty was checked"))
     }
 
-    fn reduce_axis(&self, op: ReduceOp, a: ArrayView2<T>, axis: Axis) -> Result<Array1<T>> {
-        let needs_element = matches!(op, ReduceOp::Min | ReduceOp::Max);
-        check::axis(op.name(), &a, axis, needs_element)?;
+    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
+        let a = HERE.host_view(op.name(), "A", a)?;
         // One output per lane along `axis`: per column for Axis(0), per row for Axis(1).
         // Their number is not bounded by the input's bytes when the lanes are empty.
-        let kept = a.len_of(Axis(1 - axis.index()));
-        let mut out = ndgpu_core::host::filled1(op.name(), kept, T::zero())?;
+        let kept = check::axis_dims(op.name(), a.dim(), axis, op.needs_element())?;
+        let mut out = host::filled_vec(op.name(), kept, T::zero())?;
         for (o, lane) in out.iter_mut().zip(a.lanes(axis)) {
             *o = reduce_of(op, lane.iter().copied()).expect("lane length checked");
         }
-        Ok(out)
+        Ok(keepdims(axis, out))
     }
 
-    fn arg_reduce(&self, op: ArgOp, a: ArrayView2<T>) -> Result<usize> {
+    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
+        let a = HERE.host_view(op.name(), "A", a)?;
         check::nonempty(op.name(), &a)?;
         Ok(arg_of(op, a.iter().copied()).expect("non-empty was checked"))
     }
 
-    fn arg_reduce_axis(&self, op: ArgOp, a: ArrayView2<T>, axis: Axis) -> Result<Array1<usize>> {
-        check::axis(op.name(), &a, axis, true)?;
-        Ok(a.lanes(axis)
+    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
+        let a = HERE.host_view(op.name(), "A", a)?;
+        let kept = check::axis_dims(op.name(), a.dim(), axis, true)?;
+        let data: Vec<usize> = a
+            .lanes(axis)
             .into_iter()
             .map(|lane| arg_of(op, lane.iter().copied()).expect("lane length checked"))
-            .collect())
+            .collect();
+        debug_assert_eq!(data.len(), kept);
+        Ok(backend::indices(kept, HostStorage { data }))
     }
 
-    fn dot(&self, x: ArrayView1<T>, y: ArrayView1<T>) -> Result<T> {
-        check::dot(&x, &y)?;
+    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
+        check::same_shape("dot", x.dim(), y.dim())?;
+        let x = HERE.host_view("dot", "x", x)?;
+        let y = HERE.host_view("dot", "y", y)?;
         let s: f64 = x
             .iter()
             .zip(y.iter())
@@ -94,6 +102,14 @@ impl<T: Element> Reduce<T> for CpuBackend {
             .sum();
         Ok(T::from_f64(s))
     }
+}
+
+/// A per-axis result as NumPy's `keepdims=True` shapes it: 1×n for `Axis(0)`, n×1 for
+/// `Axis(1)`.
+fn keepdims<T: Element>(axis: Axis, data: Vec<T>) -> Matrix<T> {
+    let n = data.len();
+    let (rows, cols) = if axis.index() == 0 { (1, n) } else { (n, 1) };
+    backend::matrix(rows, cols, HostStorage { data })
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! (The reference is compared with the definitions here; other backends are compared
 //! with it as well.)
 
-use ndgpu_conformance::{assert_family, run_family, Sizes};
+use ndgpu_conformance::{assert_chains, assert_family, run_family, Sizes};
 use ndgpu_core::Family;
 use ndgpu_cpu::CpuBackend;
 
@@ -62,4 +62,9 @@ fn reports_cover_both_dtypes_and_any_seed() {
 #[test]
 fn results_no_machine_holds_are_refused() {
     ndgpu_conformance::assert_refuses_results_no_machine_holds(&CpuBackend::new());
+}
+
+#[test]
+fn resident_chains() {
+    assert_chains(&CpuBackend::new(), Sizes::Small);
 }

@@ -2,8 +2,8 @@
 
 use ndarray::{array, Array1, Array2, ArrayView2, Axis};
 use ndgpu_core::{
-    ArgOp, Cluster, Error, Factorize, Init, KMeansConfig, MatMul, Reduce, ReduceOp, Trans,
-    Transpose,
+    ArgOp, Cholesky, Error, Gemm, Gram, Init, KMeans, KMeansConfig, MatMul, Reduce, ReduceOp,
+    Trans, Transpose,
 };
 use ndgpu_cpu::CpuBackend;
 
@@ -20,43 +20,21 @@ fn gemm_shape_errors() {
     let shape = |r: ndgpu_core::Result<Array2<f32>>| matches!(r, Err(Error::ShapeMismatch { .. }));
     assert!(shape(cpu().matmul(a.view(), b.view())));
     assert!(shape(cpu().gemm(
-        1.0,
+        Gemm::new().ta(Trans::Yes),
         a.view(),
-        Trans::Yes,
         b42.view(),
-        Trans::No,
-        0.0,
         None
     )));
     assert!(shape(cpu().gemm(
-        1.0,
+        Gemm::new().beta(1.0),
         a.view(),
-        Trans::No,
         b42.view(),
-        Trans::No,
-        1.0,
         None
     )));
-    let r = cpu().gemm(
-        1.0,
-        a.view(),
-        Trans::No,
-        b42.view(),
-        Trans::No,
-        1.0,
-        Some(c.view()),
-    );
+    let r = cpu().gemm(Gemm::new().beta(1.0), a.view(), b42.view(), Some(c.view()));
     assert!(shape(r));
     // With β = 0 a C of any shape is ignored.
-    let r = cpu().gemm(
-        1.0,
-        a.view(),
-        Trans::No,
-        b42.view(),
-        Trans::No,
-        0.0,
-        Some(c.view()),
-    );
+    let r = cpu().gemm(Gemm::new(), a.view(), b42.view(), Some(c.view()));
     assert_eq!(r.unwrap(), Array2::from_elem((3, 2), 4.0));
 }
 
@@ -69,15 +47,7 @@ fn empty_products_and_transposes() {
     let c = Array2::from_elem((4, 3), 2.0);
     let z = Array2::<f64>::zeros((4, 0));
     let w = Array2::<f64>::zeros((0, 3));
-    let r = cpu().gemm(
-        1.0,
-        z.view(),
-        Trans::No,
-        w.view(),
-        Trans::No,
-        0.5,
-        Some(c.view()),
-    );
+    let r = cpu().gemm(Gemm::new().beta(0.5), z.view(), w.view(), Some(c.view()));
     assert_eq!(r.unwrap(), Array2::from_elem((4, 3), 1.0));
     assert_eq!(cpu().gram(a.view()).unwrap().dim(), (0, 0));
     assert_eq!(cpu().gram(z.view()).unwrap(), Array2::zeros((4, 4)));

@@ -5,14 +5,14 @@
 use ndarray::{Array2, ArrayView2};
 use ndgpu_conformance::compare::{gemm_bound, max_ratio, product_tolerance};
 use ndgpu_conformance::strategies::{config, dim, gemm_case, laid_matrix, GemmCase};
-use ndgpu_core::{Element, MatMul, Trans, Transpose};
+use ndgpu_core::{Element, Gemm, Gram, MatMul, Trans, Transpose};
 use ndgpu_cpu::CpuBackend;
 use proptest::prelude::*;
 
 /// `alpha·op(A)·op(B) + beta·C` by the definition, in f64, one term at a time.
 fn naive<T: Element>(case: &GemmCase<T>) -> Array2<f64> {
-    let a = case.ta.apply(case.a.view());
-    let b = case.tb.apply(case.b.view());
+    let a = case.g.ta.apply(case.a.view());
+    let b = case.g.tb.apply(case.b.view());
     let (m, n, k) = case.mnk();
     Array2::from_shape_fn((m, n), |(i, j)| {
         let mut s = 0.0;
@@ -20,10 +20,10 @@ fn naive<T: Element>(case: &GemmCase<T>) -> Array2<f64> {
             s += a[[i, p]].as_f64() * b[[p, j]].as_f64();
         }
         let c = match &case.c {
-            Some(c) if case.beta != T::zero() => case.beta.as_f64() * c.view()[[i, j]].as_f64(),
+            Some(c) if case.g.beta != T::zero() => case.g.beta.as_f64() * c.view()[[i, j]].as_f64(),
             _ => 0.0,
         };
-        case.alpha.as_f64() * s + c
+        case.g.alpha.as_f64() * s + c
     })
 }
 
@@ -31,13 +31,11 @@ fn gemm_matches_naive<T: Element>(case: GemmCase<T>) -> Result<(), TestCaseError
     let cpu = CpuBackend::new();
     let c = case.c.as_ref().map(|c| c.view());
     let (a, b) = (case.a.view(), case.b.view());
-    let got = cpu
-        .gemm(case.alpha, a, case.ta, b, case.tb, case.beta, c)
-        .unwrap();
+    let got = cpu.gemm(case.g, a, b, c).unwrap();
     let (m, n, _) = case.mnk();
     prop_assert_eq!(got.dim(), (m, n));
     prop_assert!(got.is_standard_layout());
-    let bound = gemm_bound(case.alpha, a, case.ta, b, case.tb, case.beta, c);
+    let bound = gemm_bound(&case.g, a, b, c);
     let (ratio, at) = max_ratio(got.view(), naive(&case).view(), bound.view());
     prop_assert!(ratio <= 1.0, "error/tolerance {} at {:?}", ratio, at);
     Ok(())
@@ -67,9 +65,7 @@ fn gram_is_symmetric_a_at<T: Element>(m: ArrayView2<T>) -> Result<(), TestCaseEr
     let (ratio, at) = max_ratio(g.view(), naive.view(), bound.view());
     prop_assert!(ratio <= 1.0, "error/tolerance {} at {:?}", ratio, at);
     // And gram is the product with the transpose, whichever route it takes.
-    let via_gemm = cpu
-        .gemm(T::one(), m, Trans::No, m, Trans::Yes, T::zero(), None)
-        .unwrap();
+    let via_gemm = cpu.gemm(Gemm::new().tb(Trans::Yes), m, m, None).unwrap();
     let (ratio, _) = max_ratio(via_gemm.view(), naive.view(), bound.view());
     prop_assert!(ratio <= 1.0);
     Ok(())

@@ -1,157 +1,344 @@
-//! Cholesky factorization and solve through cuSOLVER (`potrf`, `potrs`).
+//! Cholesky factorization and solves through cuSOLVER and cuBLAS.
 //!
-//! A row-major buffer read column-major is the transpose. For the symmetric A that is
-//! A itself, but the triangles swap: the row-major lower triangle (the one ndgpu reads
-//! and returns) is the column-major *upper* one. So cuSOLVER is called with
-//! `uplo = UPPER`: it computes `A = Uᵀ·U` in the column-major upper triangle, and
-//! that memory read row-major is `L = Uᵀ`, lower, with `A = L·Lᵀ`. The same holds
-//! for `potrs`, which only reads that triangle.
+//! A row-major n×n buffer read column-major is the transpose. For the factorization
+//! that leaves two ways in: call `potrf` with `uplo = UPPER` on the buffer itself (its
+//! column-major upper triangle is our row-major lower one, and the `U` it computes,
+//! read row-major, is `L = Uᵀ`), or transpose it first (GEAM) so that its column-major
+//! *lower* triangle is ours, call `potrf` with `uplo = LOWER` (what PyTorch does), and
+//! transpose the factor back. For the solve, `L·Lᵀ·X = B` with B row-major is, read
+//! column-major, `Xᵀ·L·Lᵀ = Bᵀ` with `Lᵀ = U` upper: two TRSMs from the right on B's
+//! buffer in place, or `potrs` on a column-major copy of B.
+//!
+//! | variant | factor | solve |
+//! |---|---|---|
+//! | `xlower_trsm` (default) | GEAM, `cusolverDnXpotrf` (64-bit API) with LOWER, GEAM back | two TRSMs |
+//! | `lower_trsm` | GEAM, `{S,D}potrf` (32-bit API) with LOWER, GEAM back | two TRSMs |
+//! | `upper_trsm` | `{S,D}potrf` with UPPER, in place | two TRSMs |
+//! | `upper_potrs` | `{S,D}potrf` with UPPER, in place | `{S,D}potrs` on a GEAM-transposed copy of B, and back |
+//!
+//! Every variant zeroes the factor's strict upper triangle (the runtime's kernel).
 
-use cudarc::cusolver::sys::cublasFillMode_t;
+use cudarc::cublas::sys::{self as blas, cublasDiagType_t, cublasOperation_t, cublasSideMode_t};
+use cudarc::cusolver::sys::{self as solver, cublasFillMode_t, cusolverDnParams_t};
 use cudarc::driver::CudaSlice;
-use ndarray::{Array2, ArrayView2};
-use ndgpu_core::{check, Error, Factorize, Result};
-use ndgpu_cuda::{dim_i32, DeviceMatrix, Gpu};
+use ndgpu_core::backend::{self, finite_dev};
+use ndgpu_core::{check, Backend, Cholesky, CholeskyFactor, Error, Family, Matrix, Result};
+use ndgpu_cuda_runtime::triangle::zero_upper;
+use ndgpu_cuda_runtime::{dim_i32, DeviceMatrix, Gpu};
 
 use crate::error::{self, VendorError, BACKEND};
 use crate::{i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 
-/// Variants, default first.
-pub const VARIANTS: &[&str] = &["potrf"];
+/// Variants, default (fastest measured) first.
+pub const VARIANTS: &[&str] = &["xlower_trsm", "lower_trsm", "upper_trsm", "upper_potrs"];
 
 /// Determinism and scope.
-pub const NOTE: &str = "cholesky: cuSOLVER SPOTRF/DPOTRF (uplo = UPPER on the row-major \
-    buffer, which is its lower triangle) and SPOTRS/DPOTRS; the strict upper triangle of \
-    the factor is zeroed on the host after the download. A failed pivot p (info = p + 1) \
-    is Error::NotPositiveDefinite { pivot: p, value }; cuSOLVER leaves NaN (the square \
-    root of the negative pivot) in A[p][p], so value is re-formed in f64 from the saved \
-    diagonal and the finished row p of L: A[p][p] − Σ L[p][j]² (NaN if rounding makes \
-    that positive).";
+pub const NOTE: &str = "cholesky: xlower_trsm (default) transposes A (GEAM), factors with \
+    cuSOLVER's 64-bit cusolverDnXpotrf and uplo = LOWER (as PyTorch calls it) and \
+    transposes back; lower_trsm does the same with the 32-bit SPOTRF/DPOTRF; upper_trsm \
+    calls SPOTRF/DPOTRF with uplo = UPPER on the row-major buffer in place (its \
+    column-major upper triangle is our lower one). Each zeroes the factor's strict upper \
+    triangle with the runtime's kernel, after checking its diagonal: cuSOLVER takes a NaN \
+    pivot for a positive one, so a non-finite diagonal entry p of L is reported as the \
+    failed pivot p. Solves: two TRSMs from the right on B in place \
+    (*_trsm), or SPOTRS/DPOTRS on a transposed copy of B (upper_potrs). A failed pivot \
+    p (info = p + 1) is Error::NotPositiveDefinite { pivot: p, value }; cuSOLVER leaves \
+    NaN there, so value is re-formed in f64 from the saved diagonal and the finished \
+    row p of L: A[p][p] − Σ L[p][j]².";
 
-/// The row-major lower triangle is the column-major upper one.
-const ROW_MAJOR_LOWER: cublasFillMode_t = cublasFillMode_t::CUBLAS_FILL_MODE_UPPER;
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Factor {
+    /// LOWER on a transposed copy, through the 64-bit API.
+    XLower,
+    /// LOWER on a transposed copy, through the 32-bit API.
+    Lower,
+    /// UPPER in place, through the 32-bit API.
+    Upper,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Solve {
+    Trsm,
+    Potrs,
+}
+
+fn parse(variant: &str) -> Result<(Factor, Solve)> {
+    Ok(match variant {
+        "xlower_trsm" => (Factor::XLower, Solve::Trsm),
+        "lower_trsm" => (Factor::Lower, Solve::Trsm),
+        "upper_trsm" => (Factor::Upper, Solve::Trsm),
+        "upper_potrs" => (Factor::Upper, Solve::Potrs),
+        _ => {
+            return Err(Error::UnknownVariant {
+                backend: BACKEND.into(),
+                family: Family::Cholesky,
+                name: variant.into(),
+                available: VARIANTS.join(", "),
+            })
+        }
+    })
+}
+
+const UPPER: cublasFillMode_t = cublasFillMode_t::CUBLAS_FILL_MODE_UPPER;
+const LOWER: cublasFillMode_t = cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
+/// UPPER as cuBLAS spells it (the same value; another binding's type).
+const BLAS_UPPER: blas::cublasFillMode_t = blas::cublasFillMode_t::CUBLAS_FILL_MODE_UPPER;
 
 impl CublasBackend {
-    /// Factors a resident symmetric positive-definite `a` in place: afterwards its
-    /// row-major lower triangle (diagonal included) holds L with `A = L·Lᵀ`. Only that
-    /// triangle is read; the strict upper triangle is left as it was (as LAPACK's
-    /// potrf does): zero it, or read only the lower triangle. Besides the call to
-    /// potrf it queues one strided COPY of the diagonal (n elements), kept to re-form a
-    /// failed pivot.
-    ///
-    /// # Errors
-    /// [`Error::NotSquare`]; [`Error::NotPositiveDefinite`] with the first failing
-    /// pivot and its value (then `a` holds cuSOLVER's partial factorization, NaN from
-    /// the failed pivot on); cuSOLVER errors.
-    pub fn potrf_device<T: BlasElement>(&self, a: &mut DeviceMatrix<T>) -> Result<()> {
-        let n = a.rows;
-        if a.cols != n {
-            return Err(Error::NotSquare {
-                op: "cholesky",
-                rows: a.rows,
-                cols: a.cols,
-            });
-        }
+    /// Factors the square `a` in place: afterwards it holds L row-major, strict upper
+    /// triangle zero.
+    fn potrf_device<T: BlasElement>(&self, how: Factor, a: &mut DeviceMatrix<T>) -> Result<()> {
+        let n = check::square_dim("cholesky", a.dim())?;
         if n == 0 {
             return Ok(());
         }
-        let n32 = dim_i32("cholesky", n)?;
         let gpu = &self.gpu;
-        let pa = ptr_mut(gpu, &mut a.data);
         // cuSOLVER overwrites a failed pivot with NaN; keep the diagonal to re-form it.
         let mut diag = gpu.alloc::<T>("cholesky", n)?;
-        {
-            let h = self.blas()?;
-            // SAFETY: a holds n×n elements (its diagonal is n apart by n + 1), diag n.
-            let status = unsafe {
-                T::copy(
-                    h.raw,
-                    i64_of(n),
-                    pa,
-                    i64_of(n + 1),
-                    ptr_mut(gpu, &mut diag),
-                    1,
-                )
-            };
-            error::cublas(status, "cholesky: saving the diagonal (copy)")?;
-        }
+        self.copy_strided(
+            &a.data,
+            n + 1,
+            &mut diag,
+            n,
+            "cholesky: saving the diagonal",
+        )?;
+        let info = match how {
+            Factor::Upper => self.potrf_raw(UPPER, a, false)?,
+            Factor::Lower | Factor::XLower => {
+                let mut t = gpu.alloc_matrix::<T>("cholesky", n, n)?;
+                self.geam_transpose(a, &mut t)?;
+                let info = self.potrf_raw(LOWER, &mut t, how == Factor::XLower)?;
+                // Back to row-major L (on failure too: `failed_pivot` reads row p).
+                self.geam_transpose(&t, a)?;
+                info
+            }
+        };
+        let p = match info {
+            0 => match self.first_nonfinite_diagonal(a)? {
+                None => return zero_upper(gpu, a),
+                Some(p) => p,
+            },
+            i if i < 0 => return Err(illegal("potrf", i)),
+            i => (i - 1) as usize,
+        };
+        let value = failed_pivot(gpu, &a.data, &diag, n, p)?;
+        Err(Error::NotPositiveDefinite {
+            pivot: p,
+            value: if value > 0.0 { f64::NAN } else { value },
+        })
+    }
+
+    /// The first non-finite entry of the factor's diagonal. cuSOLVER's `potrf` (UPPER,
+    /// 32-bit API) accepts a NaN pivot as it compares `pivot <= 0`, and NaN in row p of
+    /// the lower triangle makes L[p][p] NaN: that is the pivot that failed. One strided
+    /// copy and n elements read back.
+    fn first_nonfinite_diagonal<T: BlasElement>(
+        &self,
+        a: &DeviceMatrix<T>,
+    ) -> Result<Option<usize>> {
+        let n = a.rows;
+        let mut d = self.gpu.alloc::<T>("cholesky", n)?;
+        self.copy_strided(&a.data, n + 1, &mut d, n, "cholesky: reading the diagonal")?;
+        let d = self.gpu.download_slice(&d, n)?;
+        Ok(d.iter().position(|v| !v.is_finite()))
+    }
+
+    /// `potrf` on the column-major reading of `a`'s buffer with `uplo`; returns `info`.
+    fn potrf_raw<T: BlasElement>(
+        &self,
+        uplo: cublasFillMode_t,
+        a: &mut DeviceMatrix<T>,
+        x_api: bool,
+    ) -> Result<i32> {
+        let gpu = &self.gpu;
+        let n = a.rows;
+        let n32 = dim_i32("cholesky", n)?;
+        let pa = ptr_mut(gpu, &mut a.data);
         let mut info = info_buffer(gpu)?;
+        let pi = ptr_mut(gpu, &mut info);
         let h = self.solver()?;
+        if x_api {
+            let params = Params::new()?;
+            let (mut dev_bytes, mut host_bytes) = (0usize, 0usize);
+            // SAFETY: a holds n×n elements of T::DATA_TYPE with ld n; valid out-pointers.
+            error::cusolver(
+                unsafe {
+                    solver::cusolverDnXpotrf_bufferSize(
+                        h.raw,
+                        params.0,
+                        uplo,
+                        i64_of(n),
+                        T::DATA_TYPE,
+                        pa.cast(),
+                        i64_of(n),
+                        T::DATA_TYPE,
+                        &mut dev_bytes,
+                        &mut host_bytes,
+                    )
+                },
+                "cholesky: workspace size (Xpotrf_bufferSize)",
+            )?;
+            let mut work = gpu.alloc::<u8>("cholesky", dev_bytes)?;
+            let mut host_work = vec![0u8; host_bytes.max(1)];
+            let pw = ptr_mut(gpu, &mut work);
+            // SAFETY: as above; work holds dev_bytes device bytes, host_work host_bytes.
+            error::cusolver(
+                unsafe {
+                    solver::cusolverDnXpotrf(
+                        h.raw,
+                        params.0,
+                        uplo,
+                        i64_of(n),
+                        T::DATA_TYPE,
+                        pa.cast(),
+                        i64_of(n),
+                        T::DATA_TYPE,
+                        pw.cast(),
+                        dev_bytes,
+                        host_work.as_mut_ptr().cast(),
+                        host_bytes,
+                        pi,
+                    )
+                },
+                "cholesky (Xpotrf)",
+            )?;
+            drop(h);
+            return read_info(gpu, &info);
+        }
         let mut lwork = 0;
         // SAFETY: a holds n×n elements; lwork is a valid out-pointer.
         error::cusolver(
-            unsafe { T::potrf_buffer_size(h.raw, ROW_MAJOR_LOWER, n32, pa, n32, &mut lwork) },
+            unsafe { T::potrf_buffer_size(h.raw, uplo, n32, pa, n32, &mut lwork) },
             "cholesky: workspace size (potrf_bufferSize)",
         )?;
         let mut work = gpu.alloc::<T>("cholesky", usize::try_from(lwork).unwrap_or(0))?;
-        let (pw, pi) = (ptr_mut(gpu, &mut work), ptr_mut(gpu, &mut info));
+        let pw = ptr_mut(gpu, &mut work);
         // SAFETY: a is n×n with ld n; work holds at least lwork elements; info one.
         error::cusolver(
-            unsafe { T::potrf(h.raw, ROW_MAJOR_LOWER, n32, pa, n32, pw, lwork.max(1), pi) },
+            unsafe { T::potrf(h.raw, uplo, n32, pa, n32, pw, lwork.max(1), pi) },
             "cholesky (potrf)",
         )?;
         drop(h);
-        match read_info(gpu, &info)? {
-            0 => Ok(()),
-            i if i < 0 => Err(illegal("potrf", i)),
-            i => {
-                let p = (i - 1) as usize;
-                let value = failed_pivot(gpu, &a.data, &diag, n, p)?;
-                Err(Error::NotPositiveDefinite {
-                    pivot: p,
-                    value: if value > 0.0 { f64::NAN } else { value },
-                })
-            }
-        }
+        read_info(gpu, &info)
     }
 
-    /// Solves `L·Lᵀ·X = B` on resident data: `l` holds the factor in its row-major
-    /// lower triangle (as [`CublasBackend::potrf_device`] leaves it), `bt` holds **Bᵀ**
-    /// row-major (nrhs×n, which is B column-major) and is overwritten by Xᵀ.
-    ///
-    /// # Errors
-    /// [`Error::NotSquare`], [`Error::ShapeMismatch`]; cuSOLVER errors.
-    pub fn potrs_device<T: BlasElement>(
+    /// `L·Lᵀ·X = B` in place on B's row-major buffer by two TRSMs from the right: read
+    /// column-major, B is Bᵀ (nrhs×n) and L's buffer is U = Lᵀ (upper), so
+    /// `Xᵀ·U ᵀ·U = Bᵀ`: first `Z·U = Bᵀ`, then `Xᵀ·Uᵀ = Z`.
+    fn trsm_solve<T: BlasElement>(
         &self,
         l: &DeviceMatrix<T>,
-        bt: &mut DeviceMatrix<T>,
+        b: &mut DeviceMatrix<T>,
     ) -> Result<()> {
-        let n = l.rows;
-        if l.cols != n {
-            return Err(Error::NotSquare {
-                op: "cholesky_solve",
-                rows: l.rows,
-                cols: l.cols,
-            });
-        }
-        if bt.cols != n {
-            return Err(Error::shape(
-                "cholesky_solve",
-                format!("L is {n}x{n} but Bᵀ is {}x{}", bt.rows, bt.cols),
-            ));
-        }
-        if n == 0 || bt.rows == 0 {
-            return Ok(());
-        }
-        let (n32, nrhs) = (
-            dim_i32("cholesky_solve", n)?,
-            dim_i32("cholesky_solve", bt.rows)?,
-        );
+        let (n, nrhs) = (l.rows, b.cols);
         let gpu = &self.gpu;
+        let (pl, pb) = (ptr(gpu, &l.data), ptr_mut(gpu, &mut b.data));
+        let h = self.blas()?;
+        for (trans, what) in [
+            (
+                cublasOperation_t::CUBLAS_OP_N,
+                "cholesky_solve (trsm with Lᵀ)",
+            ),
+            (
+                cublasOperation_t::CUBLAS_OP_T,
+                "cholesky_solve (trsm with L)",
+            ),
+        ] {
+            // SAFETY: l's buffer is n×n (ld n), b's nrhs×n column-major (ld nrhs): the
+            // shapes of a right-side solve with an n×n triangle; in place on b.
+            error::cublas(
+                unsafe {
+                    T::trsm(
+                        h.raw,
+                        cublasSideMode_t::CUBLAS_SIDE_RIGHT,
+                        BLAS_UPPER,
+                        trans,
+                        cublasDiagType_t::CUBLAS_DIAG_NON_UNIT,
+                        i64_of(nrhs),
+                        i64_of(n),
+                        &T::one(),
+                        pl,
+                        i64_of(n),
+                        pb,
+                        i64_of(nrhs.max(1)),
+                    )
+                },
+                what,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// `L·Lᵀ·X = B` through `potrs`, which wants B column-major: B is transposed into a
+    /// copy (GEAM), solved, and transposed back.
+    fn potrs_solve<T: BlasElement>(
+        &self,
+        l: &DeviceMatrix<T>,
+        b: &mut DeviceMatrix<T>,
+    ) -> Result<()> {
+        let (n, nrhs) = (l.rows, b.cols);
+        let gpu = &self.gpu;
+        let mut bt = gpu.alloc_matrix::<T>("cholesky_solve", nrhs, n)?;
+        self.geam_transpose(b, &mut bt)?;
+        let (n32, nrhs32) = (
+            dim_i32("cholesky_solve", n)?,
+            dim_i32("cholesky_solve", nrhs)?,
+        );
         let (pl, pb) = (ptr(gpu, &l.data), ptr_mut(gpu, &mut bt.data));
         let mut info = info_buffer(gpu)?;
         let pi = ptr_mut(gpu, &mut info);
         let h = self.solver()?;
-        // SAFETY: l is n×n (ld n); bt is B column-major, n×nrhs with ld n; info one.
+        // SAFETY: l is n×n (ld n), the factor in its column-major upper triangle; bt is
+        // B column-major, n×nrhs with ld n; info one.
         error::cusolver(
-            unsafe { T::potrs(h.raw, ROW_MAJOR_LOWER, n32, nrhs, pl, n32, pb, n32, pi) },
+            unsafe { T::potrs(h.raw, UPPER, n32, nrhs32, pl, n32, pb, n32, pi) },
             "cholesky_solve (potrs)",
         )?;
         drop(h);
         match read_info(gpu, &info)? {
-            0 => Ok(()),
+            0 => self.geam_transpose(&bt, b),
             i => Err(illegal("potrs", i)),
         }
+    }
+
+    /// `count` elements of `src` `stride` apart into `dst` (cuBLAS COPY).
+    fn copy_strided<T: BlasElement>(
+        &self,
+        src: &CudaSlice<T>,
+        stride: usize,
+        dst: &mut CudaSlice<T>,
+        count: usize,
+        doing: &str,
+    ) -> Result<()> {
+        let gpu = &self.gpu;
+        let (ps, pd) = (ptr(gpu, src), ptr_mut(gpu, dst));
+        let h = self.blas()?;
+        // SAFETY: callers pass a src holding (count − 1)·stride + 1 elements and a dst
+        // holding count.
+        let status = unsafe { T::copy(h.raw, i64_of(count), ps, i64_of(stride), pd, 1) };
+        error::cublas(status, doing)
+    }
+}
+
+/// cuSOLVER's parameter object of the 64-bit API, destroyed on drop.
+struct Params(cusolverDnParams_t);
+
+impl Params {
+    fn new() -> Result<Params> {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: the library is loaded (probed); a valid out-pointer.
+        error::cusolver(
+            unsafe { solver::cusolverDnCreateParams(&mut p) },
+            "creating cuSOLVER parameters",
+        )?;
+        Ok(Params(p))
+    }
+}
+
+impl Drop for Params {
+    fn drop(&mut self) {
+        // SAFETY: created by cusolverDnCreateParams, destroyed once.
+        let _ = unsafe { solver::cusolverDnDestroyParams(self.0) };
     }
 }
 
@@ -164,17 +351,13 @@ fn info_buffer(gpu: &Gpu) -> Result<CudaSlice<i32>> {
 
 /// Waits for the queued work and reads `info`.
 fn read_info(gpu: &Gpu, info: &CudaSlice<i32>) -> Result<i32> {
-    let mut host = [0i32];
-    gpu.stream()
-        .memcpy_dtoh(info, &mut host)
-        .map_err(|e| error::driver("reading cuSOLVER's info", e))?;
-    gpu.synchronize()?;
-    Ok(host[0])
+    Ok(gpu.download_slice(info, 1)?[0])
 }
 
-/// The pivot that failed at p, `A[p][p] − Σ_{j<p} L[p][j]²`, in f64. When pivot p
-/// fails, row p of L left of the diagonal is finished (every Cholesky order computes
-/// it before it can form the pivot), and `diag` holds A's diagonal from before.
+/// The pivot that failed at p, `A[p][p] − Σ_{j<p} L[p][j]²`, in f64, from `a` holding
+/// the (partial) factor row-major in its lower triangle. When pivot p fails, row p of L
+/// left of the diagonal is finished (every Cholesky order computes it before it can
+/// form the pivot), and `diag` holds A's diagonal from before.
 fn failed_pivot<T: BlasElement>(
     gpu: &Gpu,
     a: &CudaSlice<T>,
@@ -182,20 +365,8 @@ fn failed_pivot<T: BlasElement>(
     n: usize,
     p: usize,
 ) -> Result<f64> {
-    let read = |s: &CudaSlice<T>, from: usize, len: usize| -> Result<Vec<T>> {
-        let mut host = vec![T::zero(); len];
-        gpu.stream()
-            .memcpy_dtoh(&s.slice(from..from + len), host.as_mut_slice())
-            .map_err(|e| error::driver("reading the failed pivot", e))?;
-        gpu.synchronize()?;
-        Ok(host)
-    };
-    let app = read(diag, p, 1)?[0].as_f64();
-    let row = if p > 0 {
-        read(a, p * n, p)?
-    } else {
-        Vec::new()
-    };
+    let app = gpu.download_range(diag, p..p + 1)?[0].as_f64();
+    let row = gpu.download_range(a, p * n..p * n + p)?;
     Ok(app - row.iter().map(|l| l.as_f64() * l.as_f64()).sum::<f64>())
 }
 
@@ -210,36 +381,27 @@ fn illegal(routine: &'static str, info: i32) -> Error {
     )
 }
 
-impl<T: BlasElement> Factorize<T> for CublasBackend {
-    fn cholesky(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
-        let n = check::cholesky(&a)?;
-        if n == 0 {
-            return Ok(Array2::zeros((0, 0)));
-        }
-        let gpu = &self.gpu;
-        let mut d = gpu.upload(a)?;
-        self.potrf_device(&mut d)?;
-        let mut l = gpu.download(&d)?;
-        for i in 0..n {
-            for j in i + 1..n {
-                l[[i, j]] = T::zero();
-            }
-        }
-        Ok(l)
+impl<T: BlasElement> Cholesky<T> for CublasBackend {
+    fn cholesky_in_place_dev(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
+        let (how, _) = parse(self.variant(Family::Cholesky))?;
+        let da = self.gpu.dm_mut(self.here(), "cholesky", "A", &mut a)?;
+        self.potrf_device(how, da)?;
+        Ok(backend::cholesky_factor(a))
     }
 
-    fn cholesky_solve(&self, l: ArrayView2<T>, b: ArrayView2<T>) -> Result<Array2<T>> {
-        let (n, nrhs) = check::cholesky_solve(&l, &b)?;
-        if n == 0 || nrhs == 0 {
-            return Ok(Array2::zeros((n, nrhs)));
-        }
+    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
+        let (_, how) = parse(self.variant(Family::Cholesky))?;
+        check::solve_dims(l.order(), b.dim())?;
         let gpu = &self.gpu;
-        let dl = gpu.upload(l)?;
-        // Bᵀ row-major is B column-major, which potrs wants; the host makes the copy
-        // the upload needs anyway.
-        let mut bt = gpu.upload(b.t())?;
-        self.potrs_device(&dl, &mut bt)?;
-        let xt = gpu.download(&bt)?;
-        Ok(xt.t().as_standard_layout().into_owned())
+        let dl = gpu.dm(self.here(), "cholesky_solve", "L", l.l())?;
+        finite_dev(self, "cholesky_solve", "B", b)?;
+        let db = gpu.dm_mut(self.here(), "cholesky_solve", "B", b)?;
+        if db.is_empty() {
+            return Ok(());
+        }
+        match how {
+            Solve::Trsm => self.trsm_solve(dl, db),
+            Solve::Potrs => self.potrs_solve(dl, db),
+        }
     }
 }

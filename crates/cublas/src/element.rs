@@ -11,19 +11,29 @@
 //! | dot product | `cublas{S,D}dot_v2_64` |
 //! | strided copy | `cublas{S,D}copy_v2_64` |
 //! | triangle ↔ packed | `cublas{S,D}trttp`, `cublas{S,D}tpttr` |
-//! | Cholesky | `cusolverDn{S,D}potrf_bufferSize`, `cusolverDn{S,D}potrf`, `cusolverDn{S,D}potrs` |
+//! | triangular solve | `cublas{S,D}trsm_v2_64` |
+//! | Cholesky | `cusolverDn{S,D}potrf_bufferSize`, `cusolverDn{S,D}potrf`, `cusolverDn{S,D}potrs`; `cusolverDnXpotrf` (64-bit API, data type `CUDA_R_{32,64}F`) |
 
-use ndgpu_cuda::CudaElement;
+use cudarc::cusolver::sys::cudaDataType;
+use ndgpu_cuda_runtime::CudaElement;
 
 /// An element type the vendor libraries compute in: `f32` or `f64`. Sealed: the
 /// routine table behind it is private.
-pub trait BlasElement: CudaElement + table::Table {}
-impl BlasElement for f32 {}
-impl BlasElement for f64 {}
+pub trait BlasElement: CudaElement + table::Table {
+    /// The data type of cuSOLVER's 64-bit (`X`) API.
+    const DATA_TYPE: cudaDataType;
+}
+impl BlasElement for f32 {
+    const DATA_TYPE: cudaDataType = cudaDataType::CUDA_R_32F;
+}
+impl BlasElement for f64 {
+    const DATA_TYPE: cudaDataType = cudaDataType::CUDA_R_64F;
+}
 
 pub(crate) mod table {
     use cudarc::cublas::sys::{
-        self as blas, cublasFillMode_t, cublasHandle_t, cublasOperation_t, cublasStatus_t,
+        self as blas, cublasDiagType_t, cublasFillMode_t, cublasHandle_t, cublasOperation_t,
+        cublasSideMode_t, cublasStatus_t,
     };
     use cudarc::cusolver::sys as solver;
 
@@ -87,6 +97,11 @@ pub(crate) mod table {
         fn copy(
             h: cublasHandle_t, n: i64, x: *const Self, incx: i64, y: *mut Self, incy: i64,
         ) -> cublasStatus_t = blas::cublasScopy_v2_64, blas::cublasDcopy_v2_64;
+        fn trsm(
+            h: cublasHandle_t, side: cublasSideMode_t, uplo: cublasFillMode_t,
+            trans: cublasOperation_t, diag: cublasDiagType_t, m: i64, n: i64,
+            alpha: *const Self, a: *const Self, lda: i64, b: *mut Self, ldb: i64,
+        ) -> cublasStatus_t = blas::cublasStrsm_v2_64, blas::cublasDtrsm_v2_64;
         fn trttp(
             h: cublasHandle_t, uplo: cublasFillMode_t, n: i32, a: *const Self, lda: i32,
             ap: *mut Self,

@@ -9,8 +9,8 @@
 //! 2. COPY of S's diagonal onto out's (stride n + 1), which undoes the doubling.
 
 use cudarc::cublas::sys::{cublasFillMode_t, cublasHandle_t, cublasOperation_t};
-use ndgpu_core::{Error, Family, Result, Trans};
-use ndgpu_cuda::{dim_i32, DeviceMatrix};
+use ndgpu_core::{Family, Gram, Matrix, Result, Trans};
+use ndgpu_cuda_runtime::dim_i32;
 
 use crate::matmul::gemm_raw;
 use crate::{error, i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
@@ -30,29 +30,18 @@ pub const NOTE: &str = "gram: `syrk` (default) is SSYRK/DSYRK into one triangle 
 /// The row-major lower triangle is the column-major upper one.
 const ROW_MAJOR_LOWER: cublasFillMode_t = cublasFillMode_t::CUBLAS_FILL_MODE_UPPER;
 
-impl CublasBackend {
-    /// `out ← m·mᵀ` (n×n for an n×k `m`) on resident data with the selected
-    /// [`Family::Gram`] variant; the result is exactly symmetric.
-    ///
-    /// # Errors
-    /// [`Error::ShapeMismatch`] when `out` is not n×n; cuBLAS errors; out of memory
-    /// (one n×n scratch buffer, plus a packed triangle for `gemm`).
-    pub fn gram_device<T: BlasElement>(
-        &self,
-        m: &DeviceMatrix<T>,
-        out: &mut DeviceMatrix<T>,
-    ) -> Result<()> {
-        let (n, k) = m.dim();
-        if out.dim() != (n, n) {
-            return Err(Error::shape(
-                "gram",
-                format!("out is {}x{}, expected {n}x{n}", out.rows, out.cols),
-            ));
-        }
-        if n == 0 {
-            return Ok(());
-        }
+impl<T: BlasElement> Gram<T> for CublasBackend {
+    /// `M·Mᵀ` (n×n for an n×k `M`) with the selected [`Family::Gram`] variant; the result
+    /// is exactly symmetric. Needs one n×n scratch buffer, plus a packed triangle for
+    /// `gemm`.
+    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
         let gpu = &self.gpu;
+        let m = gpu.dm(self.here(), "gram", "M", m)?;
+        let (n, k) = m.dim();
+        let mut out = gpu.alloc_matrix::<T>("gram", n, n)?;
+        if n == 0 {
+            return Ok(gpu.matrix(out));
+        }
         let mut s = gpu.alloc_matrix::<T>("gram", n, n)?;
         let use_gemm = k > 0 && self.variants.current(Family::Gram) == "gemm";
         let mut packed = match use_gemm {
@@ -88,7 +77,9 @@ impl CublasBackend {
         }
         // SAFETY: s and out are distinct n×n buffers. The scratch buffers are freed
         // after this call is queued; frees are ordered on the same stream.
-        unsafe { mirror(h.raw, ps, n, pout) }
+        unsafe { mirror(h.raw, ps, n, pout)? };
+        drop(h);
+        Ok(gpu.matrix(out))
     }
 }
 

@@ -44,8 +44,8 @@ pub fn col_major_gemm(
     b_dim: (usize, usize),
     tb: Trans,
 ) -> ColMajorGemm {
-    let (m, k) = op_dim(a_dim, ta);
-    let (_, n) = op_dim(b_dim, tb);
+    let (m, k) = ta.dim(a_dim);
+    let (_, n) = tb.dim(b_dim);
     ColMajorGemm {
         transa: tb,
         transb: ta,
@@ -55,22 +55,6 @@ pub fn col_major_gemm(
         lda: b_dim.1.max(1),
         ldb: a_dim.1.max(1),
         ldc: n.max(1),
-    }
-}
-
-/// The shape of op(X) for an X of shape `dim`.
-pub fn op_dim(dim: (usize, usize), t: Trans) -> (usize, usize) {
-    match t {
-        Trans::No => dim,
-        Trans::Yes => (dim.1, dim.0),
-    }
-}
-
-/// The other flag: op(X) = op'(Xᵀ).
-pub fn flip(t: Trans) -> Trans {
-    match t {
-        Trans::No => Trans::Yes,
-        Trans::Yes => Trans::No,
     }
 }
 
@@ -147,8 +131,8 @@ mod tests {
         b_dim: (usize, usize),
         tb: Trans,
     ) -> Vec<f64> {
-        let (m, k) = op_dim(a_dim, ta);
-        let (_, n) = op_dim(b_dim, tb);
+        let (m, k) = ta.dim(a_dim);
+        let (_, n) = tb.dim(b_dim);
         let ae = |i: usize, l: usize| match ta {
             Trans::No => a[i * a_dim.1 + l],
             Trans::Yes => a[l * a_dim.1 + i],

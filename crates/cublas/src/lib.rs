@@ -1,29 +1,31 @@
 //! # ndgpu-cublas
 //!
 //! ndgpu's vendor backend: the same traits as the hand-written `ndgpu-cuda`, computed by
-//! cuBLAS and cuSOLVER, on the same runtime (one [`Gpu`] context and stream, the same
-//! [`DeviceMatrix`]). It is the yardstick the hand-written kernels are measured against.
+//! cuBLAS and cuSOLVER, on the same runtime (`ndgpu-cuda-runtime`: one [`Gpu`] per
+//! device, shared, so the two backends read each other's resident arrays). It is the
+//! yardstick the hand-written kernels are measured against.
 //!
 //! | family | variants (default first) | what runs |
 //! |---|---|---|
 //! | matmul | `gemm`, `gemm_tf32` | `{S,D}GEMM`; `gemm_tf32` opts into TF32 tensor cores (f32 only) |
 //! | gram | `syrk`, `gemm` | `{S,D}SYRK` (or GEMM) + an exact mirror with GEAM and COPY |
 //! | transpose | `geam` | `{S,D}GEAM` with `C = Aᵀ` |
-//! | reduce | `cublas` | sum: GEMV/DOT with ones; sum of squares, dot: DOT; min, max, arg*: ndgpu-cuda's kernels |
-//! | cholesky | `potrf` | cuSOLVER `{S,D}potrf`, `{S,D}potrs` |
-//! | kmeans | `gemm` | distances by GEMM; argmin and centroid update: ndgpu-cuda's kernels |
+//! | reduce | `cublas` | sum: GEMV/DOT with ones; sum of squares, dot: DOT; min, max, arg*: the runtime's kernels (cuBLAS has none) |
+//! | cholesky | see [`NOTES`] | cuSOLVER `potrf` (LOWER on a transposed copy, or UPPER in place; 32- or 64-bit API), solves by two TRSMs or `potrs` |
+//! | kmeans | `gemm` | distances by GEMM; argmin and centroid update: the runtime's kernels |
 //!
 //! The libraries are loaded at run time: the crate builds, and its tests pass, on
 //! machines without CUDA, where [`CublasBackend::new`] returns
 //! [`Error::Unavailable`](ndgpu_core::Error::Unavailable).
 //!
 //! ```no_run
-//! use ndgpu_core::{Backend, Family, MatMul};
+//! use ndgpu_core::{Backend, Family, Gemm, MatMul, Memory, Trans};
 //! let mut vendor = ndgpu_cublas::CublasBackend::new(0)?; // an error value without a GPU
 //! vendor.set_variant(Family::MatMul, "gemm_tf32")?;
-//! let a = ndarray::Array2::<f32>::ones((64, 32));
-//! let c = vendor.matmul(a.view(), a.t())?;
-//! assert_eq!(c[[0, 0]], 32.0);
+//! let a = vendor.upload(ndarray::Array2::<f32>::ones((64, 32)).view())?;
+//! let mut c = vendor.alloc(64, 64)?;
+//! vendor.gemm_dev(Gemm::new().tb(Trans::Yes), &a, &a, &mut c)?; // A·Aᵀ on the device
+//! assert_eq!(vendor.download(&c)?[[0, 0]], 32.0);
 //! # Ok::<(), ndgpu_core::Error>(())
 //! ```
 #![warn(missing_docs)]
@@ -42,15 +44,13 @@ mod transpose;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use ndgpu_core::backend::Here;
 use ndgpu_core::{Backend, Family, Result, Variants};
-use ndgpu_cuda::{CudaBackend, CudaElement, Gpu};
+use ndgpu_cuda_runtime::{CudaElement, Gpu};
 
 pub use element::BlasElement;
 pub use error::VendorError;
-pub use kmeans::KMeansDevice;
 pub use library::{probe_libraries, versions};
-pub use ndgpu_cuda::ops::kmeans::Assignment;
-pub use ndgpu_cuda::DeviceMatrix;
 
 use library::{BlasHandle, SolverHandle};
 
@@ -62,8 +62,6 @@ pub struct CublasBackend {
     // Declared first so that they are dropped before the device they live on.
     blas: Mutex<BlasHandle>,
     solver: Mutex<SolverHandle>,
-    /// For the operations cuBLAS does not have (min, max, arg reductions).
-    cuda: CudaBackend,
     gpu: Arc<Gpu>,
     variants: Variants,
     versions: (String, String),
@@ -85,24 +83,23 @@ const _: () = {
 };
 
 impl CublasBackend {
-    /// Opens device `ordinal`.
+    /// Opens device `ordinal`, on the runtime every backend of that device shares.
     ///
     /// # Errors
     /// [`ndgpu_core::Error::Unavailable`] with the reason when there is no driver, no
-    /// device, no NVRTC (needed by the kernels it borrows from ndgpu-cuda), or no
-    /// usable cuBLAS / cuSOLVER.
+    /// device, no NVRTC (needed by the runtime's kernels it launches), or no usable
+    /// cuBLAS / cuSOLVER.
     pub fn new(ordinal: usize) -> Result<Self> {
-        ndgpu_cuda::probe().map_err(error::unavailable)?;
+        ndgpu_cuda_runtime::probe().map_err(error::unavailable)?;
         probe_libraries().map_err(error::unavailable)?;
-        let gpu = Gpu::new(ordinal).map_err(|e| match e {
+        let gpu = Gpu::shared(ordinal).map_err(|e| match e {
             ndgpu_core::Error::Unavailable { reason, .. } => error::unavailable(reason),
             other => other,
         })?;
         Self::with_gpu(gpu)
     }
 
-    /// A backend on an already opened device (shared, for example, with a
-    /// [`CudaBackend`]).
+    /// A backend on a given runtime.
     ///
     /// # Errors
     /// [`ndgpu_core::Error::Unavailable`] when cuBLAS or cuSOLVER is missing, too old,
@@ -126,16 +123,20 @@ impl CublasBackend {
         Ok(CublasBackend {
             blas: Mutex::new(blas),
             solver: Mutex::new(solver),
-            cuda: CudaBackend::with_gpu(gpu.clone()),
             gpu,
             variants,
             versions,
         })
     }
 
-    /// The device.
+    /// The runtime.
     pub fn gpu(&self) -> &Arc<Gpu> {
         &self.gpu
+    }
+
+    /// The place check of this backend's operands.
+    fn here(&self) -> Here {
+        self.gpu.here(error::BACKEND)
     }
 
     /// The cuBLAS and cuSOLVER versions in use.
@@ -191,6 +192,8 @@ pub(crate) fn ptr_mut<T>(gpu: &Gpu, s: &mut CudaSlice<T>) -> *mut T {
 pub(crate) fn i64_of(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
+
+ndgpu_cuda_runtime::impl_device_memory!(CublasBackend);
 
 /// Notes shown by `ndgpu info` and the docs.
 pub const NOTES: &[&str] = &[

@@ -12,7 +12,7 @@ use cudarc::cublas::sys as blas;
 use cudarc::cusolver::sys as solver;
 use cudarc::driver::CudaContext;
 use ndgpu_core::Result;
-use ndgpu_cuda::Gpu;
+use ndgpu_cuda_runtime::Gpu;
 
 use crate::error::{self, unavailable};
 
@@ -34,6 +34,8 @@ const CUBLAS_SYMBOLS: &[&str] = &[
     "cublasDgeam_64",
     "cublasSsyrk_v2_64",
     "cublasDsyrk_v2_64",
+    "cublasStrsm_v2_64",
+    "cublasDtrsm_v2_64",
     "cublasSgemv_v2_64",
     "cublasDgemv_v2_64",
     "cublasSdot_v2_64",
@@ -58,6 +60,10 @@ const CUSOLVER_SYMBOLS: &[&str] = &[
     "cusolverDnDpotrf",
     "cusolverDnSpotrs",
     "cusolverDnDpotrs",
+    "cusolverDnCreateParams",
+    "cusolverDnDestroyParams",
+    "cusolverDnXpotrf_bufferSize",
+    "cusolverDnXpotrf",
 ];
 
 /// Why cuBLAS or cuSOLVER cannot be used here, or `Ok`. Needs no GPU.

@@ -7,14 +7,14 @@
 //!   differently); per axis, one 1×1×k GEMM per row or column in a strided batch;
 //! * dot: DOT;
 //! * min, max, argmin, argmax: cuBLAS has none. `I{S,D}AMAX`/`AMIN` find the largest
-//!   or smallest *absolute* value, a different operation, so these go to the held
-//!   [`ndgpu_cuda::CudaBackend`] (its default variants).
+//!   or smallest *absolute* value, a different operation, so these run the runtime's
+//!   reduction kernels (the hand-written backend's defaults).
 
 use cudarc::cublas::sys::{cublasHandle_t, cublasOperation_t};
 use cudarc::driver::CudaSlice;
-use ndarray::{Array1, ArrayView1, ArrayView2, Axis};
-use ndgpu_core::{check, ArgOp, Error, Reduce, ReduceOp, Result};
-use ndgpu_cuda::DeviceMatrix;
+use ndarray::Axis;
+use ndgpu_core::{check, ArgOp, Error, Indices, Matrix, Reduce, ReduceOp, Result};
+use ndgpu_cuda_runtime::{reduce, DeviceMatrix};
 
 use crate::{error, i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 
@@ -25,7 +25,8 @@ pub const VARIANTS: &[&str] = &["cublas"];
 pub const NOTE: &str = "reduce: sum = GEMV/DOT against a vector of ones, sum of squares = \
     DOT(x, x) (per axis: strided-batched 1×1 GEMMs, row·row), dot = DOT: all cuBLAS. \
     cuBLAS has no min/max: its I?AMAX/I?AMIN use absolute values and are NOT min/max, so \
-    min, max, argmin and argmax run the hand-written kernels of the cuda backend.";
+    min, max, argmin and argmax run the runtime's kernels (those of the cuda backend's \
+    default variant).";
 
 const N: cublasOperation_t = cublasOperation_t::CUBLAS_OP_N;
 const T_: cublasOperation_t = cublasOperation_t::CUBLAS_OP_T;
@@ -35,7 +36,7 @@ impl CublasBackend {
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] when a buffer is shorter than `n`; cuBLAS errors.
-    pub fn dot_device<T: BlasElement>(
+    pub(crate) fn dot_device<T: BlasElement>(
         &self,
         x: &CudaSlice<T>,
         y: &CudaSlice<T>,
@@ -60,7 +61,7 @@ impl CublasBackend {
     ///
     /// # Errors
     /// cuBLAS errors; out of memory (two vectors of about √len elements).
-    pub fn sum_device<T: BlasElement>(&self, m: &DeviceMatrix<T>) -> Result<T> {
+    pub(crate) fn sum_device<T: BlasElement>(&self, m: &DeviceMatrix<T>) -> Result<T> {
         let len = m.len();
         if len == 0 {
             return Ok(T::zero());
@@ -100,7 +101,7 @@ impl CublasBackend {
     ///
     /// # Errors
     /// cuBLAS errors.
-    pub fn sum_sq_device<T: BlasElement>(&self, m: &DeviceMatrix<T>) -> Result<T> {
+    pub(crate) fn sum_sq_device<T: BlasElement>(&self, m: &DeviceMatrix<T>) -> Result<T> {
         self.dot_device(&m.data, &m.data, m.len())
     }
 
@@ -111,7 +112,7 @@ impl CublasBackend {
     /// # Errors
     /// [`Error::ShapeMismatch`] when `out` is too short, `InvalidArgument` for another
     /// axis; cuBLAS errors.
-    pub fn sum_axis_device<T: BlasElement>(
+    pub(crate) fn sum_axis_device<T: BlasElement>(
         &self,
         m: &DeviceMatrix<T>,
         axis: Axis,
@@ -155,7 +156,7 @@ impl CublasBackend {
     ///
     /// # Errors
     /// As [`CublasBackend::sum_axis_device`].
-    pub fn sum_sq_axis_device<T: BlasElement>(
+    pub(crate) fn sum_sq_axis_device<T: BlasElement>(
         &self,
         m: &DeviceMatrix<T>,
         axis: Axis,
@@ -254,52 +255,52 @@ fn ceil_sqrt(n: usize) -> usize {
 }
 
 impl<T: BlasElement> Reduce<T> for CublasBackend {
-    fn reduce(&self, op: ReduceOp, a: ArrayView2<T>) -> Result<T> {
+    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
+        let a = self.gpu.dm(self.here(), op.name(), "A", a)?;
         match op {
-            ReduceOp::Min | ReduceOp::Max => self.cuda.reduce(op, a),
-            ReduceOp::Sum | ReduceOp::SumSq if a.is_empty() => Ok(T::zero()),
-            ReduceOp::Sum => self.sum_device(&self.gpu.upload(a)?),
-            ReduceOp::SumSq => self.sum_sq_device(&self.gpu.upload(a)?),
+            ReduceOp::Min | ReduceOp::Max => reduce::whole(&self.gpu, op, a),
+            ReduceOp::Sum => self.sum_device(a),
+            ReduceOp::SumSq => self.sum_sq_device(a),
         }
     }
 
-    fn reduce_axis(&self, op: ReduceOp, a: ArrayView2<T>, axis: Axis) -> Result<Array1<T>> {
-        let extreme = matches!(op, ReduceOp::Min | ReduceOp::Max);
-        check::axis(op.name(), &a, axis, extreme)?;
-        if extreme {
-            return self.cuda.reduce_axis(op, a, axis);
-        }
-        let kept = a.len_of(Axis(1 - axis.index()));
-        if kept == 0 {
-            return Ok(Array1::zeros(0));
-        }
+    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
         let gpu = &self.gpu;
-        let m = gpu.upload(a)?;
-        let mut out = gpu.alloc::<T>("reduce_axis", kept)?;
+        let a = gpu.dm(self.here(), op.name(), "A", a)?;
+        if op.needs_element() {
+            return Ok(gpu.matrix(reduce::along(gpu, op, a, axis)?));
+        }
+        let kept = check::axis_dims(op.name(), a.dim(), axis, false)?;
+        let (rows, cols) = if axis.index() == 0 {
+            (1, kept)
+        } else {
+            (kept, 1)
+        };
+        let mut out = gpu.alloc_matrix(op.name(), rows, cols)?;
         match op {
-            ReduceOp::Sum => self.sum_axis_device(&m, axis, &mut out)?,
-            _ => self.sum_sq_axis_device(&m, axis, &mut out)?,
+            ReduceOp::Sum => self.sum_axis_device(a, axis, &mut out.data)?,
+            _ => self.sum_sq_axis_device(a, axis, &mut out.data)?,
         }
-        Ok(Array1::from(gpu.download_slice(&out, kept)?))
+        Ok(gpu.matrix(out))
     }
 
-    fn arg_reduce(&self, op: ArgOp, a: ArrayView2<T>) -> Result<usize> {
-        self.cuda.arg_reduce(op, a)
+    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
+        let a = self.gpu.dm(self.here(), op.name(), "A", a)?;
+        reduce::arg_whole(&self.gpu, op, a)
     }
 
-    fn arg_reduce_axis(&self, op: ArgOp, a: ArrayView2<T>, axis: Axis) -> Result<Array1<usize>> {
-        self.cuda.arg_reduce_axis(op, a, axis)
-    }
-
-    fn dot(&self, x: ArrayView1<T>, y: ArrayView1<T>) -> Result<T> {
-        let n = check::dot(&x, &y)?;
-        if n == 0 {
-            return Ok(T::zero());
-        }
+    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
         let gpu = &self.gpu;
-        let dx = gpu.upload_slice("dot", &x.to_vec())?;
-        let dy = gpu.upload_slice("dot", &y.to_vec())?;
-        self.dot_device(&dx, &dy, n)
+        let a = gpu.dm(self.here(), op.name(), "A", a)?;
+        let (len, s) = reduce::arg_along(gpu, op, a, axis)?;
+        Ok(gpu.index_array(len, s))
+    }
+
+    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
+        check::same_shape("dot", x.dim(), y.dim())?;
+        let x = self.gpu.dm(self.here(), "dot", "x", x)?;
+        let y = self.gpu.dm(self.here(), "dot", "y", y)?;
+        self.dot_device(&x.data, &y.data, x.len())
     }
 }
 

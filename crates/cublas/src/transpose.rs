@@ -1,9 +1,8 @@
 //! Out-of-place transpose through cuBLAS GEAM (`C = 1·Aᵀ + 0·B`).
 
 use cudarc::cublas::sys::cublasOperation_t;
-use ndarray::{Array2, ArrayView2};
-use ndgpu_core::{Error, Result, Transpose};
-use ndgpu_cuda::DeviceMatrix;
+use ndgpu_core::{Error, Matrix, Result, Transpose};
+use ndgpu_cuda_runtime::DeviceMatrix;
 
 use crate::{error, i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 
@@ -19,7 +18,7 @@ impl CublasBackend {
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] when `out` has the wrong shape; cuBLAS errors.
-    pub fn transpose_device<T: BlasElement>(
+    pub(crate) fn geam_transpose<T: BlasElement>(
         &self,
         a: &DeviceMatrix<T>,
         out: &mut DeviceMatrix<T>,
@@ -65,15 +64,11 @@ impl CublasBackend {
 }
 
 impl<T: BlasElement> Transpose<T> for CublasBackend {
-    fn transpose(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
-        let (r, c) = a.dim();
-        if a.is_empty() {
-            return Ok(Array2::zeros((c, r)));
-        }
+    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
         let gpu = &self.gpu;
-        let da = gpu.upload(a)?;
-        let mut out = gpu.alloc_matrix("transpose", c, r)?;
-        self.transpose_device(&da, &mut out)?;
-        gpu.download(&out)
+        let a = gpu.dm(self.here(), "transpose", "A", a)?;
+        let mut out = gpu.alloc_matrix("transpose", a.cols, a.rows)?;
+        self.geam_transpose(a, &mut out)?;
+        Ok(gpu.matrix(out))
     }
 }

@@ -1,15 +1,24 @@
 //! GPU tests of the vendor backend: every family and variant through the conformance
-//! suite, plus direct checks against f64 host computations with the tolerances of
-//! `ndgpu_core::tolerance`. Run on a CUDA machine with
+//! suite; the resident forms (`*_dev`) against f64 host computations with the
+//! tolerances of `ndgpu_core::tolerance`; and resident arrays shared with the `cuda`
+//! backend, which runs on the same runtime. Run on a CUDA machine with
 //! `cargo test -p ndgpu-cublas --test gpu -- --ignored`.
 
 mod common;
 
+use std::sync::Arc;
+
 use common::*;
 use ndarray::{s, Array2, Axis};
+use ndgpu_conformance::compare::{gemm_bound, gemm_f64, product_tolerance, solve_ratio};
+use ndgpu_conformance::data::{Laid, Layout};
 use ndgpu_conformance::{assert_family, Sizes};
-use ndgpu_core::{tolerance, Backend, Family, MatMul, Trans, Transpose};
+use ndgpu_core::{
+    tolerance, ArgOp, Backend, Cholesky, Device, Error, Family, Gemm, Gram, MatMul, Memory, Reduce,
+    ReduceOp, Trans, Transpose,
+};
 use ndgpu_cublas::{BlasElement, CublasBackend};
+use ndgpu_cuda_runtime::Gpu;
 
 macro_rules! conformance {
     ($name:ident, $family:expr) => {
@@ -48,11 +57,17 @@ fn description_names_device_and_library_versions() {
     assert!(d.contains(&cublas) && d.contains(&cusolver), "{d}");
     assert!(d.contains(b.gpu().name()), "{d}");
     assert_eq!(b.variant(Family::MatMul), "gemm", "TF32 must be opt-in");
+    assert_eq!(b.variant(Family::Cholesky), "xlower_trsm");
     assert!(b.notes().iter().any(|n| n.contains("NOT min/max")));
+    assert_eq!(Device::place(&b), b.gpu().place());
 }
 
-/// Every flag combination, odd shapes, k = 0, alpha/beta, against the f64 product.
-fn gemm_matches_host<T: BlasElement>(b: &CublasBackend, tf32: bool) {
+/// Every flag combination, odd shapes, k = 0, α/β, against the f64 product, with the
+/// bound of the selected variant: the resident form with C in place, and the host form
+/// with column-major operands, which it uploads as their transposes with the flags
+/// flipped, so that cuBLAS sees the other flag on the other buffer.
+fn gemm_matches_host<T: BlasElement>(b: &CublasBackend) {
+    let variant = b.variant(Family::MatMul);
     let shapes = [
         (1, 1, 1),
         (7, 5, 3),
@@ -64,28 +79,33 @@ fn gemm_matches_host<T: BlasElement>(b: &CublasBackend, tf32: bool) {
     for (i, &(m, n, k)) in shapes.iter().enumerate() {
         for ta in [Trans::No, Trans::Yes] {
             for tb in [Trans::No, Trans::Yes] {
-                let a = random::<T>(op_shape((m, k), ta), 10 + i as u64);
-                let bb = random::<T>(op_shape((k, n), tb), 20 + i as u64);
+                let a = random::<T>(ta.dim((m, k)), 10 + i as u64);
+                let bm = random::<T>(tb.dim((k, n)), 20 + i as u64);
                 let c = random::<T>((m, n), 30 + i as u64);
                 for (alpha, beta) in [(1.0, 0.0), (-0.5, 2.0)] {
-                    let (alpha, beta) = (T::from_f64(alpha), T::from_f64(beta));
-                    let cc = (beta != T::zero()).then(|| c.view());
-                    let got =
-                        MatMul::gemm(b, alpha, a.view(), ta, bb.view(), tb, beta, cc).unwrap();
-                    let (want, scale) =
-                        host_gemm(alpha, a.view(), ta, bb.view(), tb, beta, c.view());
-                    let rel = if tf32 {
-                        tolerance::gemm_tf32(k)
-                    } else {
-                        tolerance::gemm::<T>(k)
-                    };
-                    assert_close(
-                        &got,
-                        &want,
-                        &scale,
-                        rel,
-                        &format!("gemm {m}x{n}x{k} {ta:?} {tb:?}"),
-                    );
+                    let g = Gemm::new()
+                        .alpha(T::from_f64(alpha))
+                        .beta(T::from_f64(beta))
+                        .ta(ta)
+                        .tb(tb);
+                    let want = gemm_f64(&g, a.view(), bm.view(), Some(c.view()));
+                    // gemm_bound is the plain bound: scaled to the variant's.
+                    let bound = gemm_bound(&g, a.view(), bm.view(), Some(c.view()))
+                        * (product_tolerance::<T>(k, variant) / tolerance::gemm::<T>(k));
+                    let what =
+                        format!("gemm [{variant}] {m}x{n}x{k} {ta:?} {tb:?} α={alpha} β={beta}");
+
+                    let (da, db) = (b.upload(a.view()).unwrap(), b.upload(bm.view()).unwrap());
+                    let mut dc = b.upload(c.view()).unwrap();
+                    b.gemm_dev(g, &da, &db, &mut dc).unwrap();
+                    let got = b.download(&dc).unwrap();
+                    assert_within(&what, got.view(), want.view(), bound.view());
+
+                    let (af, bf) = (Laid::new(&a, Layout::F), Laid::new(&bm, Layout::F));
+                    let cc = (beta != 0.0).then(|| c.view());
+                    let got = b.gemm(g, af.view(), bf.view(), cc).unwrap();
+                    let what = format!("{what}, column-major operands");
+                    assert_within(&what, got.view(), want.view(), bound.view());
                 }
             }
         }
@@ -94,10 +114,10 @@ fn gemm_matches_host<T: BlasElement>(b: &CublasBackend, tf32: bool) {
 
 #[test]
 #[ignore = "needs a CUDA device"]
-fn gemm_matches_the_host_product_for_every_flag_combination() {
+fn gemm_matches_the_host_product_for_every_flag_combination_and_layout() {
     let b = backend();
-    gemm_matches_host::<f32>(&b, false);
-    gemm_matches_host::<f64>(&b, false);
+    gemm_matches_host::<f32>(&b);
+    gemm_matches_host::<f64>(&b);
 }
 
 #[test]
@@ -105,7 +125,7 @@ fn gemm_matches_the_host_product_for_every_flag_combination() {
 fn gemm_tf32_is_within_the_tf32_bound_and_plain_dgemm_for_f64() {
     let mut b = backend();
     b.set_variant(Family::MatMul, "gemm_tf32").unwrap();
-    gemm_matches_host::<f32>(&b, true);
+    gemm_matches_host::<f32>(&b);
     // f64: TF32 does not apply; the variant must be plain DGEMM, bit for bit.
     let a = random::<f64>((129, 77), 1);
     let x = random::<f64>((77, 65), 2);
@@ -146,16 +166,14 @@ fn the_default_math_mode_is_restored_after_a_tf32_call() {
 #[ignore = "needs a CUDA device"]
 fn gemm_with_beta_zero_never_reads_c() {
     let b = backend();
-    let gpu = b.gpu();
     for k in [0, 3, 64] {
-        let a = gpu.upload(random::<f32>((37, k), 3).view()).unwrap();
-        let x = gpu.upload(random::<f32>((k, 41), 4).view()).unwrap();
-        let mut c = gpu
+        let a = b.upload(random::<f32>((37, k), 3).view()).unwrap();
+        let x = b.upload(random::<f32>((k, 41), 4).view()).unwrap();
+        let mut c = b
             .upload(Array2::from_elem((37, 41), f32::NAN).view())
             .unwrap();
-        b.gemm_device(1.0, &a, Trans::No, &x, Trans::No, 0.0, &mut c)
-            .unwrap();
-        let c = gpu.download(&c).unwrap();
+        b.gemm_dev(Gemm::new(), &a, &x, &mut c).unwrap();
+        let c = b.download(&c).unwrap();
         assert!(
             c.iter().all(|v| v.is_finite()),
             "k = {k}: NaN from C leaked"
@@ -167,33 +185,27 @@ fn gemm_with_beta_zero_never_reads_c() {
 }
 
 fn gram_checks<T: BlasElement>(b: &CublasBackend) {
+    let variant = b.variant(Family::Gram);
+    let mmt = Gemm::new().tb(Trans::Yes);
     for (i, &(n, k)) in [(1, 1), (5, 0), (17, 3), (64, 64), (257, 129), (500, 31)]
         .iter()
         .enumerate()
     {
         let m = random::<T>((n, k), 40 + i as u64);
-        let g = b.gram(m.view()).unwrap();
+        let g = b.gram_dev(&b.upload(m.view()).unwrap()).unwrap();
+        assert_eq!(g.dim(), (n, n));
+        let g = b.download(&g).unwrap();
+        // The mirror copies one triangle onto the other: equal to the bit.
         assert_eq!(
             g,
             g.t(),
-            "gram {n}x{k} [{}] is not exactly symmetric",
-            b.variant(Family::Gram)
+            "gram {n}x{k} [{variant}] is not exactly symmetric"
         );
-        let (want, scale) = host_gemm(
-            T::one(),
-            m.view(),
-            Trans::No,
-            m.view(),
-            Trans::Yes,
-            T::zero(),
-            m.view(),
-        );
-        assert_close(
-            &g,
-            &want,
-            &scale,
-            tolerance::gemm::<T>(k),
-            &format!("gram {n}x{k}"),
+        assert_within(
+            &format!("gram {n}x{k} [{variant}]"),
+            g.view(),
+            gemm_f64(&mmt, m.view(), m.view(), None).view(),
+            gemm_bound(&mmt, m.view(), m.view(), None).view(),
         );
     }
 }
@@ -223,15 +235,20 @@ fn transpose_is_exact_for_every_shape_and_layout() {
         assert_eq!(b.transpose(a32.t()).unwrap(), a32, "a transposed view");
         let strided = a32.slice(s![..;2, ..;3]);
         assert_eq!(b.transpose(strided).unwrap(), strided.t());
+        let da = b.upload(a.view()).unwrap();
+        let twice = b.transpose_dev(&b.transpose_dev(&da).unwrap()).unwrap();
+        assert_eq!(b.download(&twice).unwrap(), a, "transposed twice");
     }
-    // GEAM's B operand (the output itself, beta = 0) must not be read.
-    let gpu = b.gpu();
-    let a = gpu.upload(random::<f32>((33, 47), 5).view()).unwrap();
-    let mut out = gpu
-        .upload(Array2::from_elem((47, 33), f32::NAN).view())
-        .unwrap();
-    b.transpose_device(&a, &mut out).unwrap();
-    assert_eq!(gpu.download(&out).unwrap(), gpu.download(&a).unwrap().t());
+    // GEAM's B operand is the output itself (β = 0) and must not be read. A NaN matrix
+    // of the output's size freed just before leaves its memory to the stream-ordered
+    // allocator, which is likely to hand it to the output: a read would show.
+    let a = b.upload(random::<f32>((33, 47), 5).view()).unwrap();
+    drop(
+        b.upload(Array2::from_elem((47, 33), f32::NAN).view())
+            .unwrap(),
+    );
+    let t = b.transpose_dev(&a).unwrap();
+    assert_eq!(b.download(&t).unwrap(), b.download(&a).unwrap().t());
 }
 
 #[test]
@@ -257,11 +274,15 @@ fn reductions_match_the_host() {
 fn reductions_along_an_axis_of_length_zero_are_zero() {
     let b = backend();
     let a = Array2::<f64>::zeros((3, 0));
-    for op in [ndgpu_core::ReduceOp::Sum, ndgpu_core::ReduceOp::SumSq] {
-        let r = ndgpu_core::Reduce::reduce_axis(&b, op, a.view(), Axis(1)).unwrap();
+    let da = b.upload(a.view()).unwrap();
+    for op in [ReduceOp::Sum, ReduceOp::SumSq] {
+        let r = b.reduce_axis(op, a.view(), Axis(1)).unwrap();
         assert_eq!(r.to_vec(), vec![0.0; 3]);
-        let r = ndgpu_core::Reduce::reduce_axis(&b, op, a.view(), Axis(0)).unwrap();
+        let r = b.reduce_axis(op, a.view(), Axis(0)).unwrap();
         assert!(r.is_empty());
+        let r = b.reduce_axis_dev(op, &da, Axis(1)).unwrap();
+        assert_eq!(b.download(&r).unwrap(), Array2::<f64>::zeros((3, 1)));
+        assert_eq!(b.reduce_axis_dev(op, &da, Axis(0)).unwrap().dim(), (1, 0));
     }
 }
 
@@ -274,4 +295,107 @@ mod solve;
 #[ignore = "needs a CUDA device"]
 fn results_no_device_holds_are_refused_and_the_backend_goes_on() {
     ndgpu_conformance::assert_refuses_results_no_machine_holds(&backend());
+}
+
+/// Both backends open device 0 on `Gpu::shared(0)`: arrays made by either are operands
+/// of the other, in chains that never leave the device.
+fn arrays_cross<T: BlasElement>(vendor: &CublasBackend, ours: &ndgpu_cuda::CudaBackend) {
+    let a = random::<T>((65, 33), 1);
+    let x = random::<T>((33, 17), 2);
+    // Uploaded by cuda, computed on by cublas, read back by cuda.
+    let (da, dx) = (
+        ours.upload(a.view()).unwrap(),
+        ours.upload(x.view()).unwrap(),
+    );
+    let p = vendor.matmul_dev(&da, &dx).unwrap();
+    let g = Gemm::new();
+    assert_within(
+        "cublas product of cuda's arrays",
+        ours.download(&p).unwrap().view(),
+        gemm_f64(&g, a.view(), x.view(), None).view(),
+        gemm_bound(&g, a.view(), x.view(), None).view(),
+    );
+    assert_eq!(
+        ours.download(&vendor.transpose_dev(&da).unwrap()).unwrap(),
+        a.t()
+    );
+    let rows = vendor
+        .arg_reduce_axis_dev(ArgOp::ArgMax, &da, Axis(1))
+        .unwrap();
+    let want: Vec<usize> = a
+        .rows()
+        .into_iter()
+        .map(|r| first_extreme(r.iter().copied(), ArgOp::ArgMax))
+        .collect();
+    assert_eq!(
+        ours.download_indices(&rows).unwrap().to_vec(),
+        want,
+        "cublas' indices read by cuda"
+    );
+    // Uploaded by cublas, read and computed on by cuda.
+    let dv = vendor.upload(a.view()).unwrap();
+    assert_eq!(ours.download(&dv).unwrap(), a);
+    assert_eq!(
+        vendor.download(&ours.transpose_dev(&dv).unwrap()).unwrap(),
+        a.t()
+    );
+    let max = a
+        .iter()
+        .copied()
+        .fold(a[[0, 0]], |m, v| if v > m { v } else { m });
+    assert_eq!(ours.reduce_dev(ReduceOp::Max, &dv).unwrap(), max);
+    // A solve across both: cuda uploads A, cublas factors it, cuda solves with that
+    // factor in place on a B that cublas uploaded.
+    let n = 40;
+    let s = spd::<T>(n, 3);
+    let rhs = random::<T>((n, 5), 4);
+    let f = vendor
+        .cholesky_in_place_dev(ours.upload(s.view()).unwrap())
+        .unwrap();
+    let mut db = vendor.upload(rhs.view()).unwrap();
+    ours.cholesky_solve_in_place_dev(&f, &mut db).unwrap();
+    let sol = vendor.download(&db).unwrap();
+    let r = solve_ratio(s.view(), sol.view(), rhs.view());
+    assert!(r <= tolerance::SOLVE_RATIO, "solve ratio {r}");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn the_cuda_and_cublas_backends_read_each_others_arrays() {
+    let (vendor, ours) = (backend(), cuda());
+    assert!(
+        Arc::ptr_eq(vendor.gpu(), ours.gpu()),
+        "one runtime per device"
+    );
+    assert_eq!(Device::place(&vendor), Device::place(&ours));
+    arrays_cross::<f32>(&vendor, &ours);
+    arrays_cross::<f64>(&vendor, &ours);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn an_array_of_another_runtime_is_in_another_place() {
+    let vendor = backend();
+    let own = CublasBackend::with_gpu(Gpu::new(0).unwrap()).unwrap();
+    assert_ne!(Device::place(&own), Device::place(&vendor));
+    let m = own.upload(random::<f32>((4, 6), 1).view()).unwrap();
+    match vendor.transpose_dev(&m) {
+        Err(Error::WrongPlace {
+            backend: "cublas",
+            expected,
+            found,
+            ..
+        }) => assert_eq!((expected, found), (Device::place(&vendor), m.place())),
+        other => panic!("expected WrongPlace, got {other:?}"),
+    }
+    let x = vendor.upload(random::<f32>((6, 4), 2).view()).unwrap();
+    assert!(matches!(
+        own.matmul_dev(&m, &x),
+        Err(Error::WrongPlace { what: "B", .. })
+    ));
+    // Each backend still computes on its own arrays.
+    assert_eq!(
+        own.download(&own.transpose_dev(&m).unwrap()).unwrap().dim(),
+        (6, 4)
+    );
 }

@@ -51,3 +51,20 @@ fn a_missing_library_is_named_in_the_probe() {
         );
     }
 }
+
+#[test]
+fn versions_are_read_exactly_when_the_probe_passes() {
+    match (ndgpu_cublas::probe_libraries(), ndgpu_cublas::versions()) {
+        (Ok(()), Ok(_)) => {}
+        (
+            Err(reason),
+            Err(Error::Unavailable {
+                backend,
+                reason: why,
+            }),
+        ) => {
+            assert_eq!((backend.as_str(), why), ("cublas", reason));
+        }
+        (probe, versions) => panic!("the probe gave {probe:?} but versions {versions:?}"),
+    }
+}

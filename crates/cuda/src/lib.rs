@@ -2,34 +2,38 @@
 //!
 //! ndgpu's hand-written CUDA backend. Kernels live in `kernels/*.cu` (one file per op
 //! family), are compiled at run time with NVRTC for the device's own architecture
-//! (once per process, cached) and loaded lazily. Every optimisation step of the seed
-//! reports is a selectable variant, so each rung can be measured against the vendor.
+//! (once per process, cached) and loaded lazily. Every optimisation step of the
+//! project's reference reports is a selectable variant, so each rung can be measured
+//! against the vendor.
 //!
-//! The runtime ([`Gpu`], [`DeviceMatrix`]) is shared with the vendor backend
-//! (`ndgpu-cublas`). Each op module offers device-level functions on resident data
-//! (for chains of operations and for timing without transfers) and implements the
-//! ndarray-level traits as upload → kernel → download.
+//! It runs on the shared CUDA runtime (`ndgpu-cuda-runtime`): resident arrays made by
+//! this backend are read by the vendor backend on the same device, and the other way
+//! round.
 //!
 //! ```no_run
-//! use ndgpu_core::{Backend, Family, MatMul};
+//! use ndgpu_core::{Backend, Family, Gram, Memory, MatMul};
 //! let mut gpu = ndgpu_cuda::CudaBackend::new(0)?; // an error value, never a panic, without a GPU
 //! gpu.set_variant(Family::MatMul, "tiled")?;
-//! let a = ndarray::Array2::<f32>::ones((64, 32));
-//! let c = gpu.matmul(a.view(), a.t())?;
-//! assert_eq!(c[[0, 0]], 32.0);
+//! let a = gpu.upload(ndarray::Array2::<f32>::ones((64, 32)).view())?;
+//! let g = gpu.gram_dev(&a)?; // stays on the device
+//! assert_eq!(gpu.download(&g)?[[0, 0]], 32.0);
 //! # Ok::<(), ndgpu_core::Error>(())
 //! ```
 #![warn(missing_docs)]
 
-pub mod kernels;
-pub mod ops;
-mod runtime;
+mod ops;
 
 use std::sync::Arc;
 
+use ndgpu_core::backend::Here;
 use ndgpu_core::{Backend, Family, Result, Variants};
+use ndgpu_cuda_runtime::kernels;
 
-pub use runtime::{blocks, dim_i32, probe, CudaElement, DeviceMatrix, Gpu};
+pub use ndgpu_cuda_runtime::Gpu;
+pub use ops::{default_kernels, NOTES};
+
+/// The backend's name.
+const NAME: &str = "cuda";
 
 /// The hand-written CUDA backend.
 #[derive(Debug)]
@@ -39,19 +43,19 @@ pub struct CudaBackend {
 }
 
 impl CudaBackend {
-    /// Opens device `ordinal`.
+    /// Opens device `ordinal`, on the runtime every backend of that device shares.
     ///
     /// # Errors
     /// [`ndgpu_core::Error::Unavailable`] with the reason when there is no usable device
     /// (no driver, no device, no NVRTC).
     pub fn new(ordinal: usize) -> Result<Self> {
-        Ok(Self::with_gpu(Gpu::new(ordinal)?))
+        Ok(Self::with_gpu(Gpu::shared(ordinal)?))
     }
 
-    /// A backend on an already opened device (several backends may share one).
+    /// A backend on a given runtime.
     pub fn with_gpu(gpu: Arc<Gpu>) -> Self {
         let variants = Variants::new(
-            "cuda",
+            NAME,
             &[
                 (Family::MatMul, ops::matmul::VARIANTS),
                 (Family::Gram, ops::gram::VARIANTS),
@@ -64,15 +68,22 @@ impl CudaBackend {
         CudaBackend { gpu, variants }
     }
 
-    /// The device.
+    /// The runtime.
     pub fn gpu(&self) -> &Arc<Gpu> {
         &self.gpu
     }
+
+    /// The place check of this backend's operands.
+    fn here(&self) -> Here {
+        self.gpu.here(NAME)
+    }
 }
+
+ndgpu_cuda_runtime::impl_device_memory!(CudaBackend);
 
 impl Backend for CudaBackend {
     fn name(&self) -> &'static str {
-        "cuda"
+        NAME
     }
     fn description(&self) -> String {
         let (_, total) = self.gpu.mem_info().unwrap_or((0, 0));
@@ -96,6 +107,6 @@ impl Backend for CudaBackend {
         self.variants.set(family, name)
     }
     fn notes(&self) -> Vec<String> {
-        ops::NOTES.iter().map(|s| s.to_string()).collect()
+        NOTES.iter().map(|s| s.to_string()).collect()
     }
 }

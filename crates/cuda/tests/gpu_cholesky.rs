@@ -1,15 +1,18 @@
-//! GPU tests of the Cholesky ladder: conformance for every variant, LAPACK's residual
-//! ratio over sizes around the block edges, the exact first failing pivot (with no NaN
-//! left on the device), solves, and the errors.
+//! GPU tests of the Cholesky ladder on resident data: conformance for every variant,
+//! LAPACK's residual ratio over sizes around the block edges (only the lower triangle
+//! read, the input of `cholesky_dev` left as it was, in place giving the same bits),
+//! the exact first failing pivot (also for NaN and Inf in the lower triangle), solves
+//! (resident, in place and host forms agreeing bit for bit), empty shapes and errors.
 //! Run on a GPU machine with `cargo test -p ndgpu-cuda --test gpu_cholesky -- --ignored`.
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::Array2;
+use ndgpu_conformance::compare::{cholesky_ratio, solve_ratio, to_f64};
 use ndgpu_conformance::{assert_family, Sizes};
 use ndgpu_core::kmeans::SplitMix64;
-use ndgpu_core::{tolerance, Backend, Element, Error, Factorize, Family};
+use ndgpu_core::{tolerance, Backend, Cholesky, Element, Error, Family, Memory};
 use ndgpu_cpu::CpuBackend;
-use ndgpu_cuda::ops::cholesky::{self, VARIANTS};
-use ndgpu_cuda::{CudaBackend, CudaElement};
+use ndgpu_cuda::CudaBackend;
+use ndgpu_cuda_runtime::CudaElement;
 
 const SIZES: &[usize] = &[1, 2, 31, 64, 65, 127, 200, 513, 1000];
 
@@ -23,6 +26,10 @@ fn with_variant(variant: &str) -> CudaBackend {
     b
 }
 
+fn variants() -> Vec<&'static str> {
+    backend().variants(Family::Cholesky)
+}
+
 fn uniform(rng: &mut SplitMix64) -> f64 {
     2.0 * rng.next_f64() - 1.0
 }
@@ -34,34 +41,17 @@ fn spd<T: Element>(rng: &mut SplitMix64, n: usize) -> Array2<T> {
     a.mapv(T::from_f64)
 }
 
-fn to_f64<T: Element>(a: ArrayView2<T>) -> Array2<f64> {
-    a.mapv(|x| x.as_f64())
-}
-
-fn norm1(a: &Array2<f64>) -> f64 {
-    a.columns()
-        .into_iter()
-        .map(|c| c.iter().map(|x| x.abs()).sum::<f64>())
-        .fold(0.0, f64::max)
-}
-
-/// LAPACK's xPOT01 ratio ‖A − L·Lᵀ‖₁ / (n·ε·‖A‖₁), in f64.
-fn cholesky_ratio<T: Element>(a: &Array2<T>, l: &Array2<T>) -> f64 {
-    let (a, l) = (to_f64(a.view()), to_f64(l.view()));
-    let n = a.nrows();
-    norm1(&(&a - &l.dot(&l.t()))) / (n as f64 * T::EPS * norm1(&a))
-}
-
-/// LAPACK's xPOT02 ratio ‖B − A·X‖₁ / (n·ε·‖A‖₁·‖X‖₁), in f64.
-fn solve_ratio<T: Element>(a: &Array2<T>, x: &Array2<T>, b: &Array2<T>) -> f64 {
-    let (a, x, b) = (to_f64(a.view()), to_f64(x.view()), to_f64(b.view()));
-    let n = a.nrows();
-    norm1(&(&b - &a.dot(&x))) / (n as f64 * T::EPS * norm1(&a) * norm1(&x))
-}
-
 /// NaN in the strict upper triangle: it must never be read.
 fn poison_upper<T: Element>(a: &Array2<T>) -> Array2<T> {
     Array2::from_shape_fn(a.dim(), |(i, j)| if j > i { T::nan() } else { a[[i, j]] })
+}
+
+/// Same shape and bits (NaN equals itself).
+fn same_bits<T: Element>(a: &Array2<T>, b: &Array2<T>) -> bool {
+    a.dim() == b.dim()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.as_f64().to_bits() == y.as_f64().to_bits())
 }
 
 /// An SPD matrix of order n whose leading minors are positive up to order p and whose
@@ -92,28 +82,36 @@ fn residuals<T: CudaElement>(variant: &str) {
         if !sizes.admits(&[n]) {
             continue;
         }
+        let what = format!("{variant} {} n={n}", T::SUFFIX);
         let a = spd::<T>(&mut rng, n);
-        let l = b.cholesky(poison_upper(&a).view()).unwrap();
-        assert_eq!(l.dim(), (n, n));
+        let poisoned = poison_upper(&a);
+        let da = b.upload(poisoned.view()).unwrap();
+        let f = b.cholesky_dev(&da).unwrap();
+        assert_eq!(f.order(), n, "{what}");
+        let l = b.download(f.l()).unwrap();
+        assert_eq!(l.dim(), (n, n), "{what}");
         for ((i, j), x) in l.indexed_iter() {
-            assert!(
-                x.is_finite(),
-                "{variant} {} n={n}: L[{i},{j}] = {x}",
-                T::SUFFIX
-            );
+            assert!(x.is_finite(), "{what}: L[{i},{j}] = {x}");
             if j > i {
                 assert!(
                     *x == T::zero(),
-                    "{variant} {} n={n}: L[{i},{j}] = {x} above the diagonal",
-                    T::SUFFIX
+                    "{what}: L[{i},{j}] = {x} above the diagonal"
                 );
             }
         }
-        let r = cholesky_ratio(&a, &l);
+        let r = cholesky_ratio(a.view(), l.view());
         assert!(
             r <= tolerance::CHOLESKY_RATIO,
-            "{variant} {} n={n}: ‖A − L·Lᵀ‖₁/(n·ε·‖A‖₁) = {r:.3e}",
-            T::SUFFIX
+            "{what}: ‖A − L·Lᵀ‖₁/(n·ε·‖A‖₁) = {r:.3e}"
+        );
+        assert!(
+            same_bits(&b.download(&da).unwrap(), &poisoned),
+            "{what}: cholesky_dev changed its input"
+        );
+        let g = b.cholesky_in_place_dev(da).unwrap();
+        assert!(
+            same_bits(&b.download(g.l()).unwrap(), &l),
+            "{what}: in place gave other bits"
         );
     }
 }
@@ -121,7 +119,7 @@ fn residuals<T: CudaElement>(variant: &str) {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn residual_ratio_every_variant_and_size() {
-    for v in VARIANTS {
+    for v in variants() {
         residuals::<f32>(v);
         residuals::<f64>(v);
     }
@@ -144,36 +142,31 @@ fn pivots<T: CudaElement>(variant: &str) {
         if !Sizes::from_env(Sizes::Medium).admits(&[n]) {
             continue;
         }
+        let what = format!("{variant} {} n={n} p={p}", T::SUFFIX);
         let a = indefinite_at::<T>(&mut rng, n, p);
         match b.cholesky(a.view()) {
             Err(Error::NotPositiveDefinite { pivot, value }) => {
-                assert_eq!(
-                    pivot,
-                    p,
-                    "{variant} {} n={n}: wrong pivot (value {value})",
-                    T::SUFFIX
-                );
-                assert!(
-                    value < 0.0,
-                    "{variant} {} n={n}: pivot value {value}",
-                    T::SUFFIX
-                );
+                assert_eq!(pivot, p, "{what}: wrong pivot (value {value})");
+                assert!(value < 0.0, "{what}: pivot value {value}");
             }
-            other => panic!("{variant} {} n={n} p={p}: {other:?}", T::SUFFIX),
+            other => panic!("{what}: {other:?}"),
         }
-        // On the device: the same error, and nothing non-finite left in the matrix.
-        let gpu = b.gpu();
-        let mut d = gpu.upload(poison_upper(&a).view()).unwrap();
-        let err = cholesky::cholesky(gpu, variant, &mut d).unwrap_err();
+        // Resident: the same pivot, and a failed cholesky_dev leaves its input usable.
+        let poisoned = poison_upper(&a);
+        let da = b.upload(poisoned.view()).unwrap();
+        let err = b.cholesky_dev(&da).unwrap_err();
+        assert!(
+            matches!(err, Error::NotPositiveDefinite { pivot, value } if pivot == p && value < 0.0),
+            "{what}: {err}"
+        );
+        assert!(
+            same_bits(&b.download(&da).unwrap(), &poisoned),
+            "{what}: the input changed"
+        );
+        let err = b.cholesky_in_place_dev(da).unwrap_err();
         assert!(
             matches!(err, Error::NotPositiveDefinite { pivot, .. } if pivot == p),
-            "{err}"
-        );
-        let left = gpu.download(&d).unwrap();
-        assert!(
-            left.iter().all(|x| x.is_finite()),
-            "{variant} {} n={n} p={p}: non-finite values left on the device",
-            T::SUFFIX
+            "{what}: in place: {err}"
         );
     }
     // An exact zero pivot.
@@ -182,12 +175,22 @@ fn pivots<T: CudaElement>(variant: &str) {
         b.cholesky(ones.view()),
         Err(Error::NotPositiveDefinite { pivot: 1, .. })
     ));
+    // Resident data is not checked on the host: a non-finite entry of row 2 fails
+    // pivot 2 with a non-finite value.
+    for (at, bad) in [((2, 1), T::nan()), ((2, 2), T::infinity())] {
+        let mut e = Array2::<T>::eye(4);
+        e[at] = bad;
+        match b.cholesky_in_place_dev(b.upload(e.view()).unwrap()) {
+            Err(Error::NotPositiveDefinite { pivot: 2, value }) if !value.is_finite() => {}
+            other => panic!("{variant} {} {bad} at {at:?}: {other:?}", T::SUFFIX),
+        }
+    }
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn first_failing_pivot_every_variant() {
-    for v in VARIANTS {
+    for v in variants() {
         pivots::<f32>(v);
         pivots::<f64>(v);
     }
@@ -208,19 +211,38 @@ fn solves<T: CudaElement>() {
         if !Sizes::from_env(Sizes::Medium).admits(&[n, nrhs]) {
             continue;
         }
+        let what = format!("{} n={n} nrhs={nrhs}", T::SUFFIX);
         let a = spd::<T>(&mut rng, n);
-        let l = b.cholesky(a.view()).unwrap();
-        let rhs = Array2::from_shape_simple_fn((n, nrhs), || T::from_f64(uniform(&mut rng)));
-        let x = b
-            .cholesky_solve(poison_upper(&l).view(), rhs.view())
+        let f = b
+            .cholesky_in_place_dev(b.upload(a.view()).unwrap())
             .unwrap();
-        assert_eq!(x.dim(), (n, nrhs));
-        let r = solve_ratio(&a, &x, &rhs);
+        let rhs = Array2::from_shape_simple_fn((n, nrhs), || T::from_f64(uniform(&mut rng)));
+        let drhs = b.upload(rhs.view()).unwrap();
+        let dx = b.cholesky_solve_dev(&f, &drhs).unwrap();
+        assert_eq!(dx.dim(), (n, nrhs), "{what}");
+        let x = b.download(&dx).unwrap();
+        let r = solve_ratio(a.view(), x.view(), rhs.view());
         assert!(
             r <= tolerance::SOLVE_RATIO,
-            "{} n={n} nrhs={nrhs}: ‖B − A·X‖₁/(n·ε·‖A‖₁·‖X‖₁) = {r:.3e}",
-            T::SUFFIX
+            "{what}: ‖B − A·X‖₁/(n·ε·‖A‖₁·‖X‖₁) = {r:.3e}"
         );
+        assert!(
+            same_bits(&b.download(&drhs).unwrap(), &rhs),
+            "{what}: cholesky_solve_dev changed B"
+        );
+        // The same kernels in place, and from a host factor whose upper triangle is
+        // never read: the same bits.
+        let mut inplace = drhs;
+        b.cholesky_solve_in_place_dev(&f, &mut inplace).unwrap();
+        assert!(
+            same_bits(&b.download(&inplace).unwrap(), &x),
+            "{what}: in place"
+        );
+        let l = b.download(f.l()).unwrap();
+        let host = b
+            .cholesky_solve(poison_upper(&l).view(), rhs.view())
+            .unwrap();
+        assert!(same_bits(&host, &x), "{what}: host form");
     }
 }
 
@@ -234,20 +256,33 @@ fn solve_residual() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn errors_and_empty_shapes() {
-    let b = backend();
+    let mut b = backend();
     let empty = Array2::<f32>::zeros((0, 0));
     assert_eq!(b.cholesky(empty.view()).unwrap().dim(), (0, 0));
+    let f = b.cholesky_dev(&b.upload(empty.view()).unwrap()).unwrap();
+    assert_eq!(f.order(), 0);
     let rect = Array2::<f64>::zeros((3, 2));
     assert!(matches!(
         b.cholesky(rect.view()),
         Err(Error::NotSquare { .. })
     ));
+    let drect = b.upload(rect.view()).unwrap();
+    assert!(matches!(
+        b.cholesky_dev(&drect),
+        Err(Error::NotSquare { .. })
+    ));
+    assert!(matches!(
+        b.cholesky_in_place_dev(drect),
+        Err(Error::NotSquare { .. })
+    ));
+    // The host form checks for NaN first (resident data: see the pivot test).
     let mut nan = Array2::<f32>::eye(4);
     nan[[2, 1]] = f32::NAN;
     assert!(matches!(
         b.cholesky(nan.view()),
         Err(Error::NonFinite { .. })
     ));
+
     let l = Array2::<f64>::eye(3);
     let wrong = Array2::<f64>::zeros((2, 1));
     assert!(matches!(
@@ -259,9 +294,48 @@ fn errors_and_empty_shapes() {
         b.cholesky_solve(l.view(), none.view()).unwrap().dim(),
         (3, 0)
     );
-    let mut d = b.gpu().upload(l.view()).unwrap();
+    let mut zero_diagonal = l.clone();
+    zero_diagonal[[1, 1]] = 0.0;
     assert!(matches!(
-        cholesky::cholesky(b.gpu(), "nope", &mut d),
+        b.factor_from_lower(zero_diagonal.view()),
+        Err(Error::NonFinite { .. })
+    ));
+
+    let f = b.factor_from_lower(l.view()).unwrap();
+    let mut dwrong = b.upload(wrong.view()).unwrap();
+    assert!(matches!(
+        b.cholesky_solve_dev(&f, &dwrong),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    assert!(matches!(
+        b.cholesky_solve_in_place_dev(&f, &mut dwrong),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    let dnone = b.cholesky_solve_dev(&f, &b.upload(none.view()).unwrap());
+    assert_eq!(dnone.unwrap().dim(), (3, 0));
+    // NaN in B is refused and B left as it was.
+    let mut rhs = Array2::<f64>::ones((3, 2));
+    rhs[[1, 1]] = f64::NAN;
+    let mut drhs = b.upload(rhs.view()).unwrap();
+    assert!(matches!(
+        b.cholesky_solve_in_place_dev(&f, &mut drhs),
+        Err(Error::NonFinite { .. })
+    ));
+    assert!(same_bits(&b.download(&drhs).unwrap(), &rhs));
+
+    // A factor resident elsewhere is refused, not read.
+    let cpu = CpuBackend::new();
+    let on_host = cpu.factor_from_lower(l.view()).unwrap();
+    let ones = b.upload(Array2::<f64>::ones((3, 1)).view()).unwrap();
+    assert!(matches!(
+        b.cholesky_solve_dev(&on_host, &ones),
+        Err(Error::WrongPlace { .. })
+    ));
+
+    let default = b.variant(Family::Cholesky);
+    assert!(matches!(
+        b.set_variant(Family::Cholesky, "nope"),
         Err(Error::UnknownVariant { .. })
     ));
+    assert_eq!(b.variant(Family::Cholesky), default);
 }

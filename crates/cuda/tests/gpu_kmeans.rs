@@ -1,16 +1,23 @@
-//! GPU tests of the k-means ladder: conformance for every variant, step-for-step
-//! agreement with the CPU backend on seeded blobs, bitwise reproducibility of `fused`,
-//! wide shapes (K and D over several tiles), the building blocks of the vendor backend,
-//! edge shapes and errors.
+//! GPU tests of the k-means ladder on resident data: conformance for every variant,
+//! agreement with the CPU backend on seeded blobs (whole runs, and the two steps of
+//! each iteration side by side), bitwise reproducibility of `fused`, wide shapes (K and
+//! D over several tiles), an empty cluster and the count of changed labels, edge shapes
+//! and errors.
 //! Run on a GPU machine with `cargo test -p ndgpu-cuda --test gpu_kmeans -- --ignored`.
 
 use ndarray::{Array1, Array2, ArrayView2, Axis};
+use ndgpu_conformance::compare::{
+    centroid_ratio, check_kmeans_shape, check_nearest, dist2, inertia_ratio, norm2,
+};
 use ndgpu_conformance::{assert_family, Sizes};
 use ndgpu_core::kmeans::SplitMix64;
-use ndgpu_core::{tolerance, Backend, Cluster, Element, Error, Family, Init, KMeansConfig};
+use ndgpu_core::{
+    init_centroids, tolerance, ArgOp, Backend, Device, Element, Error, Family, Init, KMeans,
+    KMeansConfig, KMeansResult, Memory, Reduce,
+};
 use ndgpu_cpu::CpuBackend;
-use ndgpu_cuda::ops::kmeans::{self, VARIANTS};
-use ndgpu_cuda::{CudaBackend, CudaElement};
+use ndgpu_cuda::CudaBackend;
+use ndgpu_cuda_runtime::CudaElement;
 
 fn backend() -> CudaBackend {
     CudaBackend::new(0).expect("a CUDA device")
@@ -20,6 +27,10 @@ fn with_variant(variant: &str) -> CudaBackend {
     let mut b = backend();
     b.set_variant(Family::KMeans, variant).unwrap();
     b
+}
+
+fn variants() -> Vec<&'static str> {
+    backend().variants(Family::KMeans)
 }
 
 fn uniform(rng: &mut SplitMix64) -> f64 {
@@ -52,36 +63,46 @@ fn random<T: Element>(rng: &mut SplitMix64, rows: usize, cols: usize) -> Array2<
     Array2::from_shape_simple_fn((rows, cols), || T::from_f64(uniform(rng)))
 }
 
-fn dist2<T: Element>(x: ArrayView2<T>, i: usize, c: ArrayView2<T>, j: usize) -> f64 {
-    x.row(i)
-        .iter()
-        .zip(c.row(j))
-        .map(|(a, b)| (a.as_f64() - b.as_f64()).powi(2))
-        .sum()
-}
-
-fn sq_norm<T: Element>(a: ArrayView2<T>, i: usize) -> f64 {
-    a.row(i).iter().map(|v| v.as_f64().powi(2)).sum()
-}
-
-/// Labels equal to the exact nearest centroid, except on near-ties: a different label
-/// must be as near as rounding of the distance allows (tolerance::distance).
+/// Labels name a nearest centroid (near-ties within `tolerance::distance` either way).
 fn assert_nearest<T: Element>(what: &str, x: ArrayView2<T>, c: ArrayView2<T>, got: &Array1<usize>) {
-    let d = x.ncols();
-    let cpu = CpuBackend::new().predict(x, c).unwrap();
-    for i in 0..x.nrows() {
-        if got[i] == cpu[i] {
-            continue;
-        }
-        let (dg, dc) = (dist2(x, i, c, got[i]), dist2(x, i, c, cpu[i]));
-        let slack = tolerance::distance::<T>(d)
-            * (sq_norm(x, i) + sq_norm(c, got[i]).max(sq_norm(c, cpu[i])));
-        assert!(
-            dg - dc <= slack,
-            "{what}: point {i} labelled {} (d² {dg}) but {} is nearer (d² {dc}), slack {slack}",
-            got[i],
-            cpu[i]
-        );
+    if let Err(e) = check_nearest(x, c, got.view()) {
+        panic!("{what}: {e}");
+    }
+}
+
+/// Σ‖xᵢ − c_labelᵢ‖² in f64, and the rounding a backend may make in it:
+/// `tolerance::distance`·Σ(‖xᵢ‖² + ‖c_labelᵢ‖²).
+fn inertia_and_slack<T: Element>(
+    x: ArrayView2<T>,
+    c: ArrayView2<T>,
+    labels: &Array1<usize>,
+) -> (f64, f64) {
+    let (exact, scale) = labels
+        .iter()
+        .enumerate()
+        .fold((0.0, 0.0), |(e, s), (i, &l)| {
+            (
+                e + dist2(x.row(i), c.row(l)),
+                s + norm2(x.row(i)) + norm2(c.row(l)),
+            )
+        });
+    (exact, tolerance::distance::<T>(x.ncols()) * scale)
+}
+
+/// k-means on a resident copy of `x`, read back as a host result.
+fn fit_on<T: CudaElement>(
+    b: &CudaBackend,
+    x: &Array2<T>,
+    config: &KMeansConfig,
+) -> KMeansResult<T> {
+    let fit = b.kmeans_dev(&b.upload(x.view()).unwrap(), config).unwrap();
+    KMeansResult {
+        centroids: b.download(&fit.centroids).unwrap(),
+        labels: b.download_indices(&fit.labels).unwrap(),
+        inertia: fit.inertia,
+        iterations: fit.iterations,
+        converged: fit.converged,
+        inertia_history: fit.inertia_history,
     }
 }
 
@@ -99,31 +120,20 @@ fn conformance_every_variant() {
 /// within rounding.
 fn matches_cpu<T: CudaElement>(variant: &str, x: &Array2<T>, config: &KMeansConfig) {
     let what = format!("{variant} {} n={} k={}", T::SUFFIX, x.nrows(), config.k);
-    let got = with_variant(variant).kmeans(x.view(), config).unwrap();
+    let got = fit_on(&with_variant(variant), x, config);
     let want = CpuBackend::new().kmeans(x.view(), config).unwrap();
+    if let Err(e) = check_kmeans_shape(x.view(), config, &got) {
+        panic!("{what}: {e}");
+    }
     assert_eq!(got.iterations, want.iterations, "{what}: iterations");
     assert_eq!(got.converged, want.converged, "{what}: converged");
     assert!(got.labels == want.labels, "{what}: labels differ");
-    assert_eq!(
-        got.inertia_history.len(),
-        got.iterations,
-        "{what}: history length"
-    );
     assert_eq!(got.inertia, *got.inertia_history.last().unwrap(), "{what}");
-    let n = x.nrows();
-    let max_abs = x.iter().fold(0.0f64, |m, v| m.max(v.as_f64().abs()));
-    let centroid_tol = tolerance::sum::<T>(n) * max_abs;
-    for ((j, t), c) in got.centroids.indexed_iter() {
-        let w = want.centroids[[j, t]].as_f64();
-        assert!(
-            (c.as_f64() - w).abs() <= centroid_tol + T::EPS * w.abs(),
-            "{what}: centroid [{j},{t}] = {c}, cpu {w}"
-        );
-    }
-    let scale: f64 = (0..n)
-        .map(|i| sq_norm(x.view(), i) + sq_norm(got.centroids.view(), got.labels[i]))
-        .sum();
-    let slack = tolerance::distance::<T>(x.ncols()) * scale;
+    let cr = centroid_ratio(x.view(), got.centroids.view(), want.centroids.view());
+    assert!(cr <= 1.0, "{what}: centroids (error/tolerance {cr:.3e})");
+    let ir = inertia_ratio(x.view(), &got);
+    assert!(ir <= 1.0, "{what}: inertia (error/tolerance {ir:.3e})");
+    let (_, slack) = inertia_and_slack(x.view(), got.centroids.view(), &got.labels);
     for (g, w) in got.inertia_history.iter().zip(&want.inertia_history) {
         assert!(
             (g - w).abs() <= slack,
@@ -132,10 +142,56 @@ fn matches_cpu<T: CudaElement>(variant: &str, x: &Array2<T>, config: &KMeansConf
     }
 }
 
+/// Lloyd's iteration driven by hand on both backends from the same initial centroids:
+/// after every assignment the same labels and changes and the inertia within rounding;
+/// after every update the centroids within rounding.
+fn steps_match_cpu<T: CudaElement>(variant: &str, x: &Array2<T>, config: &KMeansConfig) {
+    let (b, cpu) = (with_variant(variant), CpuBackend::new());
+    let n = x.nrows();
+    let start = init_centroids(x.view(), config).unwrap();
+    let (gx, mut gc, mut gl) = (
+        b.upload(x.view()).unwrap(),
+        b.upload(start.view()).unwrap(),
+        b.unlabeled(n).unwrap(),
+    );
+    let (hx, mut hc, mut hl) = (
+        cpu.upload(x.view()).unwrap(),
+        cpu.upload(start.view()).unwrap(),
+        cpu.unlabeled(n).unwrap(),
+    );
+    for step in 1..=config.max_iter {
+        let what = format!("{variant} {} n={n} k={} step {step}", T::SUFFIX, config.k);
+        let ga = b.assign_dev(&gx, &gc, &mut gl).unwrap();
+        let ha = cpu.assign_dev(&hx, &hc, &mut hl).unwrap();
+        let labels = b.download_indices(&gl).unwrap();
+        assert!(
+            labels == cpu.download_indices(&hl).unwrap(),
+            "{what}: labels differ"
+        );
+        assert_eq!(ga.changed, ha.changed, "{what}: changed");
+        let c = b.download(&gc).unwrap();
+        let (exact, slack) = inertia_and_slack(x.view(), c.view(), &labels);
+        assert!(
+            (ga.inertia - exact).abs() <= slack && (ga.inertia - ha.inertia).abs() <= slack,
+            "{what}: inertia {}, cpu {}, exact {exact} (slack {slack})",
+            ga.inertia,
+            ha.inertia
+        );
+        if ha.changed as f64 <= config.tol * n as f64 {
+            return;
+        }
+        b.update_dev(&gx, &gl, &mut gc).unwrap();
+        cpu.update_dev(&hx, &hl, &mut hc).unwrap();
+        let (g, h) = (b.download(&gc).unwrap(), cpu.download(&hc).unwrap());
+        let cr = centroid_ratio(x.view(), g.view(), h.view());
+        assert!(cr <= 1.0, "{what}: centroids (error/tolerance {cr:.3e})");
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn separated_blobs_match_cpu() {
-    for v in VARIANTS {
+    for v in variants() {
         let config = KMeansConfig::new(8).seed(11);
         matches_cpu(v, &blobs::<f32>(1, 20_000, 8, 5, 40.0), &config);
         matches_cpu(v, &blobs::<f64>(1, 20_000, 8, 5, 40.0), &config);
@@ -148,10 +204,11 @@ fn separated_blobs_match_cpu() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn overlapping_blobs_f64_match_cpu_step_for_step() {
-    for v in VARIANTS {
+    for v in variants() {
         let x = blobs::<f64>(3, 5_000, 6, 3, 3.0);
         let config = KMeansConfig::new(6).seed(5).tol(0.0).max_iter(60);
         matches_cpu(v, &x, &config);
+        steps_match_cpu(v, &x, &config);
         matches_cpu(v, &x, &KMeansConfig::new(6).seed(8));
     }
 }
@@ -161,77 +218,28 @@ fn overlapping_blobs_f64_match_cpu_step_for_step() {
 fn fused_is_bitwise_reproducible() {
     let b = with_variant("fused");
     let x = blobs::<f32>(4, 50_000, 16, 7, 3.0);
+    let dx = b.upload(x.view()).unwrap();
     let config = KMeansConfig::new(16).seed(9).tol(0.0).max_iter(30);
-    let first = b.kmeans(x.view(), &config).unwrap();
-    assert!(
-        first.iterations > 2,
-        "too easy a case: {} iterations",
-        first.iterations
-    );
-    let bits = |a: &Array2<f32>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    let hist = |h: &[f64]| h.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    for run in 1..Sizes::from_env(Sizes::Medium).repeats() {
-        let again = b.kmeans(x.view(), &config).unwrap();
-        assert!(again.labels == first.labels, "run {run}: labels differ");
-        assert_eq!(
-            bits(&again.centroids),
-            bits(&first.centroids),
-            "run {run}: centroids"
-        );
-        assert_eq!(
-            hist(&again.inertia_history),
-            hist(&first.inertia_history),
-            "run {run}"
-        );
-        assert_eq!(again.iterations, first.iterations, "run {run}");
+    let run = || {
+        let fit = b.kmeans_dev(&dx, &config).unwrap();
+        let centroids = b.download(&fit.centroids).unwrap();
+        let labels = b.download_indices(&fit.labels).unwrap();
+        let history: Vec<u64> = fit.inertia_history.iter().map(|v| v.to_bits()).collect();
+        let bits: Vec<u32> = centroids.iter().map(|v| v.to_bits()).collect();
+        (labels, bits, history, fit.iterations)
+    };
+    let first = run();
+    assert!(first.3 > 2, "too easy a case: {} iterations", first.3);
+    for r in 1..Sizes::from_env(Sizes::Medium).repeats() {
+        let again = run();
+        assert!(again.0 == first.0, "run {r}: labels differ");
+        assert_eq!(again.1, first.1, "run {r}: centroids");
+        assert_eq!(again.2, first.2, "run {r}: inertia history");
+        assert_eq!(again.3, first.3, "run {r}: iterations");
     }
 }
 
-/// K and D spanning several tiles (K = 300 over 128-centroid tiles, D = 200 over
-/// 8-dimension chunks and two 128-dimension update ranges).
-fn wide<T: CudaElement>(variant: &str) {
-    let b = with_variant(variant);
-    let mut rng = SplitMix64::new(12);
-    let (n, k, d) = (3_001, 300, 200);
-    let x = random::<T>(&mut rng, n, d);
-    let c = random::<T>(&mut rng, k, d);
-    let what = format!("{variant} {} wide predict", T::SUFFIX);
-    assert_nearest(
-        &what,
-        x.view(),
-        c.view(),
-        &b.predict(x.view(), c.view()).unwrap(),
-    );
-
-    // One iteration on the device: labels as predicted, centroids the means of their
-    // points (an empty cluster keeps its centroid).
-    let gpu = b.gpu();
-    let dx = gpu.upload(x.view()).unwrap();
-    let mut dc = gpu.upload(c.view()).unwrap();
-    let mut labels = gpu.stream().clone_htod(&vec![-1i32; n]).unwrap();
-    let a = kmeans::iterate(gpu, variant, &dx, &mut dc, &mut labels).unwrap();
-    assert_eq!(
-        a.changed, n,
-        "{what}: every label changes in the first step"
-    );
-    let got_labels: Vec<i32> = gpu.stream().clone_dtoh(&labels).unwrap();
-    gpu.synchronize().unwrap();
-    let got_labels: Array1<usize> = got_labels.iter().map(|&l| l as usize).collect();
-    assert_nearest(&what, x.view(), c.view(), &got_labels);
-    let inertia: f64 = (0..n)
-        .map(|i| dist2(x.view(), i, c.view(), got_labels[i]))
-        .sum();
-    let scale: f64 = (0..n)
-        .map(|i| sq_norm(x.view(), i) + sq_norm(c.view(), got_labels[i]))
-        .sum();
-    assert!(
-        (a.inertia - inertia).abs() <= tolerance::distance::<T>(d) * scale,
-        "{what}: inertia"
-    );
-    check_means(&what, &x, &got_labels, &c, &gpu.download(&dc).unwrap());
-}
-
-/// Each centroid the mean of its points within the sum tolerance; empty ones unchanged.
+/// Each centroid the mean of its points within rounding; empty ones unchanged.
 fn check_means<T: CudaElement>(
     what: &str,
     x: &Array2<T>,
@@ -247,91 +255,111 @@ fn check_means<T: CudaElement>(
         let mut row = sums.row_mut(l);
         row += &x.row(i).mapv(|v| v.as_f64());
     }
-    let max_abs = x.iter().fold(0.0f64, |m, v| m.max(v.as_f64().abs()));
-    for j in 0..k {
-        for t in 0..d {
-            let got = after[[j, t]];
-            if counts[j] == 0 {
-                assert_eq!(got, before[[j, t]], "{what}: empty cluster {j} moved");
-                continue;
-            }
-            let want = sums[[j, t]] / counts[j] as f64;
-            let tol = tolerance::sum::<T>(counts[j]) * max_abs + T::EPS * want.abs();
-            assert!(
-                (got.as_f64() - want).abs() <= tol,
-                "{what}: centroid [{j},{t}] = {got}, mean {want}"
-            );
-        }
+    let means = Array2::from_shape_fn((k, d), |(j, t)| match counts[j] {
+        0 => before[[j, t]],
+        c => T::from_f64(sums[[j, t]] / c as f64),
+    });
+    for j in (0..k).filter(|&j| counts[j] == 0) {
+        assert!(
+            after.row(j) == before.row(j),
+            "{what}: empty cluster {j} moved"
+        );
     }
+    let r = centroid_ratio(x.view(), after.view(), means.view());
+    assert!(r <= 1.0, "{what}: centroids (error/tolerance {r:.3e})");
+}
+
+/// K and D spanning several tiles (K = 300 over 128-centroid tiles, D = 200 over
+/// 8-dimension chunks and two 128-dimension update ranges).
+fn wide<T: CudaElement>(variant: &str) {
+    let b = with_variant(variant);
+    let mut rng = SplitMix64::new(12);
+    let (n, k, d) = (3_001, 300, 200);
+    let x = random::<T>(&mut rng, n, d);
+    let c = random::<T>(&mut rng, k, d);
+    let what = format!("{variant} {} wide", T::SUFFIX);
+    let predicted = b.predict(x.view(), c.view()).unwrap();
+    assert_nearest(&what, x.view(), c.view(), &predicted);
+
+    // One iteration on resident data: labels as predicted, centroids the means of their
+    // points (an empty cluster keeps its centroid).
+    let dx = b.upload(x.view()).unwrap();
+    let mut dc = b.upload(c.view()).unwrap();
+    let p = b.predict_dev(&dx, &dc).unwrap();
+    assert!(
+        b.download_indices(&p).unwrap() == predicted,
+        "{what}: predict_dev"
+    );
+    let mut labels = b.unlabeled(n).unwrap();
+    let a = b.assign_dev(&dx, &dc, &mut labels).unwrap();
+    assert_eq!(
+        a.changed, n,
+        "{what}: every label changes in the first step"
+    );
+    let got = b.download_indices(&labels).unwrap();
+    assert!(got == predicted, "{what}: assign_dev and predict differ");
+    let (exact, slack) = inertia_and_slack(x.view(), c.view(), &got);
+    assert!((a.inertia - exact).abs() <= slack, "{what}: inertia");
+    b.update_dev(&dx, &labels, &mut dc).unwrap();
+    check_means(&what, &x, &got, &c, &b.download(&dc).unwrap());
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn wide_shapes_every_variant() {
-    for v in VARIANTS {
+    for v in variants() {
         wide::<f32>(v);
         wide::<f64>(v);
     }
 }
 
-fn building_blocks<T: CudaElement>() {
-    let b = backend();
-    let gpu = b.gpu();
+/// A centroid far from every point: its cluster is empty, and the update leaves it
+/// where it is. A second assignment counts the changes against the labels it was given.
+fn empty_cluster<T: CudaElement>(variant: &str) {
+    let b = with_variant(variant);
     let mut rng = SplitMix64::new(13);
     let (n, k, d) = (1_000, 37, 20);
     let x = random::<T>(&mut rng, n, d);
-    let c = random::<T>(&mut rng, k, d);
-    // Scores as a vendor GEMM would give them, rounded to T.
-    let xc = x.mapv(|v| v.as_f64()).dot(&c.mapv(|v| v.as_f64()).t());
-    let scores = Array2::from_shape_fn((n, k), |(i, j)| {
-        T::from_f64(sq_norm(c.view(), j) - 2.0 * xc[[i, j]])
-    });
-    let xsq: Vec<T> = (0..n).map(|i| T::from_f64(sq_norm(x.view(), i))).collect();
-    let ds = gpu.upload(scores.view()).unwrap();
-    let dxsq = gpu.upload_slice("test", &xsq).unwrap();
-    let start: Vec<i32> = (0..n as i32).map(|i| i % 3).collect();
-    let mut labels = gpu.stream().clone_htod(&start).unwrap();
-    let a = kmeans::assign_from_scores(gpu, &ds, &dxsq, &mut labels).unwrap();
-    let got: Vec<i32> = gpu.stream().clone_dtoh(&labels).unwrap();
-    gpu.synchronize().unwrap();
-    let (mut changed, mut inertia) = (0, 0.0);
-    for i in 0..n {
-        // first minimum of the T values: the kernel compares exactly these
-        let row = scores.row(i);
-        let best = (0..k).fold(0, |b, j| if row[j] < row[b] { j } else { b });
-        assert_eq!(got[i] as usize, best, "{} point {i}", T::SUFFIX);
-        changed += usize::from(start[i] != best as i32);
-        inertia += (xsq[i] + row[best]).as_f64().max(0.0);
-    }
-    assert_eq!(a.changed, changed);
+    let mut c = random::<T>(&mut rng, k, d);
+    c.row_mut(k - 1).fill(T::from_f64(100.0));
+    let what = format!("{variant} {} empty cluster", T::SUFFIX);
+    let dx = b.upload(x.view()).unwrap();
+    let mut dc = b.upload(c.view()).unwrap();
+    let mut labels = b.unlabeled(n).unwrap();
+    let a = b.assign_dev(&dx, &dc, &mut labels).unwrap();
+    assert_eq!(a.changed, n, "{what}");
+    let first = b.download_indices(&labels).unwrap();
+    assert_nearest(&what, x.view(), c.view(), &first);
     assert!(
-        (a.inertia - inertia).abs() <= 1e-12 * inertia.abs(),
-        "{} {a:?} vs {inertia}",
-        T::SUFFIX
+        !first.iter().any(|&l| l == k - 1),
+        "{what}: far centroid used"
     );
+    b.update_dev(&dx, &labels, &mut dc).unwrap();
+    let moved = b.download(&dc).unwrap();
+    check_means(&what, &x, &first, &c, &moved);
 
-    // update_centroids with the last cluster left empty.
-    let labels_host: Array1<usize> = (0..n).map(|i| i % (k - 1)).collect();
-    let l32: Vec<i32> = labels_host.iter().map(|&l| l as i32).collect();
-    let dl = gpu.stream().clone_htod(&l32).unwrap();
-    let dx = gpu.upload(x.view()).unwrap();
-    let mut dc = gpu.upload(c.view()).unwrap();
-    kmeans::update_centroids(gpu, &dx, &dl, &mut dc).unwrap();
-    let what = format!("update_centroids {}", T::SUFFIX);
-    check_means(&what, &x, &labels_host, &c, &gpu.download(&dc).unwrap());
+    let a = b.assign_dev(&dx, &dc, &mut labels).unwrap();
+    let second = b.download_indices(&labels).unwrap();
+    assert_nearest(&what, x.view(), moved.view(), &second);
+    let changed = first.iter().zip(&second).filter(|(p, q)| p != q).count();
+    assert_eq!(a.changed, changed, "{what}: second step");
+    let (exact, slack) = inertia_and_slack(x.view(), moved.view(), &second);
+    assert!((a.inertia - exact).abs() <= slack, "{what}: inertia");
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
-fn vendor_building_blocks() {
-    building_blocks::<f32>();
-    building_blocks::<f64>();
+fn empty_cluster_and_changes_every_variant() {
+    for v in variants() {
+        empty_cluster::<f32>(v);
+        empty_cluster::<f64>(v);
+    }
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn edge_shapes_match_cpu() {
-    for v in VARIANTS {
+    for v in variants() {
         let x = blobs::<f64>(6, 129, 3, 1, 5.0);
         matches_cpu(v, &x, &KMeansConfig::new(1));
         matches_cpu(v, &x, &KMeansConfig::new(3).seed(2));
@@ -343,22 +371,29 @@ fn edge_shapes_match_cpu() {
         // predict with fewer points than a tile, and none
         let c = few.select(Axis(0), &[0, 10, 20]);
         let b = with_variant(v);
-        assert_nearest(
-            v,
-            few.view(),
-            c.view(),
-            &b.predict(few.view(), c.view()).unwrap(),
-        );
+        let p = b.predict(few.view(), c.view()).unwrap();
+        assert_nearest(v, few.view(), c.view(), &p);
+        let dp = b
+            .predict_dev(&b.upload(few.view()).unwrap(), &b.upload(c.view()).unwrap())
+            .unwrap();
+        assert!(b.download_indices(&dp).unwrap() == p, "{v}: predict_dev");
         let none = Array2::<f32>::zeros((0, 4));
         let c32 = Array2::<f32>::ones((2, 4));
         assert_eq!(b.predict(none.view(), c32.view()).unwrap().len(), 0);
+        let dnone = b
+            .predict_dev(
+                &b.upload(none.view()).unwrap(),
+                &b.upload(c32.view()).unwrap(),
+            )
+            .unwrap();
+        assert_eq!(dnone.len(), 0);
     }
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn errors() {
-    let b = backend();
+    let mut b = backend();
     let x = Array2::<f32>::zeros((10, 2));
     assert!(matches!(
         b.kmeans(x.view(), &KMeansConfig::new(0)),
@@ -379,12 +414,62 @@ fn errors() {
         b.predict(x.view(), c.view()),
         Err(Error::ShapeMismatch { .. })
     ));
-    let gpu = b.gpu();
-    let dx = gpu.upload(x.view()).unwrap();
-    let mut dc = gpu.upload(x.view()).unwrap();
-    let mut labels = gpu.stream().clone_htod(&[0i32; 10]).unwrap();
+
+    // Resident forms.
+    let dx = b.upload(x.view()).unwrap();
+    let mut dc = b.upload(x.view()).unwrap();
     assert!(matches!(
-        kmeans::iterate(gpu, "nope", &dx, &mut dc, &mut labels),
+        b.kmeans_dev(&dx, &KMeansConfig::new(0)),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        b.kmeans_dev(&b.upload(nan.view()).unwrap(), &KMeansConfig::new(2)),
+        Err(Error::NonFinite { .. })
+    ));
+    let mut short = b.unlabeled(9).unwrap();
+    assert!(matches!(
+        b.assign_dev(&dx, &dc, &mut short),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    let mut labels = b.unlabeled(10).unwrap();
+    let dc3 = b.upload(c.view()).unwrap();
+    assert!(matches!(
+        b.assign_dev(&dx, &dc3, &mut labels),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    let no_centroids = b.upload(Array2::<f32>::zeros((0, 2)).view()).unwrap();
+    assert!(matches!(
+        b.assign_dev(&dx, &no_centroids, &mut labels),
+        Err(Error::InvalidArgument { .. })
+    ));
+    // Labels that no assignment wrote cannot be read back.
+    assert!(matches!(
+        b.download_indices(&labels),
+        Err(Error::InvalidArgument { .. })
+    ));
+    // Indices of an arg reduction are not k-means labels.
+    let mut argmins = b.arg_reduce_axis_dev(ArgOp::ArgMin, &dx, Axis(1)).unwrap();
+    assert!(matches!(
+        b.assign_dev(&dx, &dc, &mut argmins),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        b.update_dev(&dx, &argmins, &mut dc),
+        Err(Error::InvalidArgument { .. })
+    ));
+    // Points resident elsewhere are refused, not read.
+    let on_host = CpuBackend::new().upload(x.view()).unwrap();
+    assert!(matches!(
+        b.assign_dev(&on_host, &dc, &mut labels),
+        Err(Error::WrongPlace { .. })
+    ));
+    b.assign_dev(&dx, &dc, &mut labels).unwrap();
+    assert_eq!(b.download_indices(&labels).unwrap().len(), 10);
+
+    let default = b.variant(Family::KMeans);
+    assert!(matches!(
+        b.set_variant(Family::KMeans, "nope"),
         Err(Error::UnknownVariant { .. })
     ));
+    assert_eq!(b.variant(Family::KMeans), default);
 }

@@ -1,7 +1,11 @@
-//! Tests of the GEMM ladder: conformance for every variant; every variant against an f64
-//! reference (error-analysis bound) on odd shapes and all four transpose pairs; outputs
-//! poisoned with NaN; the device-level function on resident data; empty shapes and
-//! errors; run-to-run reproducibility. Run on a GPU machine with
+//! Tests of the GEMM ladder through the trait: the default kernels and every variant
+//! against `kernels/matmul.cu`; conformance for every variant; every variant against an
+//! f64 reference (error-analysis bound) on odd shapes and all four transpose pairs;
+//! outputs poisoned with NaN (β = 0); chains of products on resident matrices; empty
+//! shapes and errors; run-to-run reproducibility.
+//!
+//! Only the check of the default kernels against the source needs no device; the rest
+//! are ignored without one. Run them on a GPU machine with
 //! `cargo test -p ndgpu-cuda --test gpu_matmul -- --ignored`.
 
 use std::collections::HashSet;
@@ -10,12 +14,10 @@ use ndarray::{Array2, ArrayView2};
 use ndgpu_conformance::compare::{describe_ratio, gemm_bound, gemm_f64, max_ratio};
 use ndgpu_conformance::data::Rng;
 use ndgpu_conformance::{assert_family, Sizes};
-use ndgpu_core::{Backend, Error, Family, MatMul, Trans};
-use ndgpu_cuda::kernels::KernelFile;
-use ndgpu_cuda::ops::matmul::{self, DEFAULT_KERNELS, VARIANTS};
-use ndgpu_cuda::{CudaBackend, CudaElement, DeviceMatrix, Gpu};
-
-type Dm<T> = DeviceMatrix<T>;
+use ndgpu_core::{Backend, Error, Family, Gemm, MatMul, Matrix, Memory, Trans};
+use ndgpu_cuda::CudaBackend;
+use ndgpu_cuda_runtime::kernels::KernelFile;
+use ndgpu_cuda_runtime::CudaElement;
 
 const ODD: &[usize] = &[1, 7, 33, 65, 127, 129, 255, 257, 1000];
 const TRANS: [(Trans, Trans); 4] = [
@@ -29,6 +31,57 @@ fn backend() -> CudaBackend {
     CudaBackend::new(0).expect("a CUDA device")
 }
 
+/// The technique the default variant's `gemm_` kernels name, after checking that they
+/// are its f32 and f64 kernels and nothing else.
+fn default_technique() -> String {
+    let gemm: Vec<&str> = ndgpu_cuda::default_kernels()
+        .into_iter()
+        .filter(|k| k.starts_with("gemm_"))
+        .collect();
+    let technique = gemm
+        .first()
+        .and_then(|k| k.strip_prefix("gemm_"))
+        .and_then(|k| k.strip_suffix("_f32"))
+        .unwrap_or_else(|| panic!("default gemm kernels {gemm:?}: no gemm_<variant>_f32 first"));
+    let want = [
+        format!("gemm_{technique}_f32"),
+        format!("gemm_{technique}_f64"),
+    ];
+    assert_eq!(gemm, want, "default gemm kernels");
+    technique.to_string()
+}
+
+/// Asserts that matmul.cu defines `gemm_{technique}_{f32,f64}`.
+fn assert_in_source(technique: &str) {
+    assert!(
+        KernelFile::MatMul
+            .source()
+            .contains(&format!("GEMM_ENTRIES({technique},")),
+        "no gemm_{technique}_{{f32,f64}} entry points in matmul.cu"
+    );
+}
+
+#[test]
+fn default_kernels_are_one_variant_in_both_dtypes_and_in_the_source() {
+    assert_in_source(&default_technique());
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn variant_names_are_unique_and_every_variant_is_in_the_source() {
+    let variants = backend().variants(Family::MatMul);
+    let unique: HashSet<_> = variants.iter().collect();
+    assert_eq!(
+        unique.len(),
+        variants.len(),
+        "duplicate variant in {variants:?}"
+    );
+    for v in &variants {
+        assert_in_source(v);
+    }
+    assert_eq!(default_technique(), variants[0], "the default variant");
+}
+
 /// An operand that is `rows × cols` after `t` is applied.
 fn operand<T: CudaElement>(rng: &mut Rng, t: Trans, rows: usize, cols: usize) -> Array2<T> {
     match t {
@@ -37,12 +90,21 @@ fn operand<T: CudaElement>(rng: &mut Rng, t: Trans, rows: usize, cols: usize) ->
     }
 }
 
+/// The f64 reference of `g` applied to the operands, and its elementwise bound.
+fn reference<T: CudaElement>(
+    g: &Gemm<T>,
+    a: ArrayView2<T>,
+    b: ArrayView2<T>,
+    c: Option<ArrayView2<T>>,
+) -> (Array2<f64>, Array2<f64>) {
+    (gemm_f64(g, a, b, c), gemm_bound(g, a, b, c))
+}
+
 /// Asserts that `got` is within the gemm bound of the f64 reference (NaN fails).
 fn assert_close<T: CudaElement>(
     what: &str,
     got: ArrayView2<T>,
-    want: &Array2<f64>,
-    bound: &Array2<f64>,
+    (want, bound): &(Array2<f64>, Array2<f64>),
 ) {
     let worst = max_ratio(got, want.view(), bound.view());
     assert!(
@@ -50,51 +112,6 @@ fn assert_close<T: CudaElement>(
         "{}",
         describe_ratio(what, got, want.view(), worst)
     );
-}
-
-/// The f64 reference of `alpha·op(A)·op(B) + beta·C` and its elementwise bound.
-fn reference<T: CudaElement>(
-    alpha: T,
-    (a, ta): (ArrayView2<T>, Trans),
-    (b, tb): (ArrayView2<T>, Trans),
-    beta: T,
-    c: Option<ArrayView2<T>>,
-) -> (Array2<f64>, Array2<f64>) {
-    (
-        gemm_f64(alpha, a, ta, b, tb, beta, c),
-        gemm_bound(alpha, a, ta, b, tb, beta, c),
-    )
-}
-
-fn up<T: CudaElement>(gpu: &Gpu, x: &Array2<T>) -> DeviceMatrix<T> {
-    gpu.upload(x.view()).unwrap()
-}
-
-/// Device-level `C ← alpha·A·B + beta·C` (no transposes).
-fn nn<T: CudaElement>(gpu: &Gpu, v: &str, alpha: T, a: &Dm<T>, b: &Dm<T>, beta: T, c: &mut Dm<T>) {
-    matmul::gemm(gpu, v, alpha, a, Trans::No, b, Trans::No, beta, c).unwrap();
-}
-
-#[test]
-fn variant_names_are_unique_and_every_kernel_is_in_the_source() {
-    let unique: HashSet<_> = VARIANTS.iter().collect();
-    assert_eq!(
-        unique.len(),
-        VARIANTS.len(),
-        "duplicate variant in {VARIANTS:?}"
-    );
-    let src = KernelFile::MatMul.source();
-    for v in VARIANTS {
-        assert!(
-            src.contains(&format!("GEMM_ENTRIES({v},")),
-            "no gemm_{v}_{{f32,f64}} entry points in matmul.cu"
-        );
-    }
-    let want: Vec<String> = ["f32", "f64"]
-        .iter()
-        .map(|s| format!("gemm_{}_{s}", VARIANTS[0]))
-        .collect();
-    assert_eq!(DEFAULT_KERNELS, want.as_slice());
 }
 
 #[test]
@@ -107,8 +124,8 @@ fn conformance_every_variant() {
     }
 }
 
-/// One case through the trait for every variant: inputs and reference computed once.
-fn trait_case<T: CudaElement>(
+/// One case through the host form for every variant: inputs and reference computed once.
+fn host_case<T: CudaElement>(
     b: &mut CudaBackend,
     rng: &mut Rng,
     (m, n, k): (usize, usize, usize),
@@ -118,17 +135,21 @@ fn trait_case<T: CudaElement>(
     let a = operand::<T>(rng, ta, m, k);
     let bm = operand::<T>(rng, tb, k, n);
     let c = rng.matrix::<T>(m, n);
-    let (alpha, beta) = (T::from_f64(alpha), T::from_f64(beta));
-    let c_arg = (beta != T::zero()).then_some(c.view());
-    let (want, bound) = reference(alpha, (a.view(), ta), (bm.view(), tb), beta, c_arg);
-    for v in VARIANTS {
+    let g = Gemm::new()
+        .alpha(T::from_f64(alpha))
+        .beta(T::from_f64(beta))
+        .ta(ta)
+        .tb(tb);
+    let c_arg = (g.beta != T::zero()).then_some(c.view());
+    let want = reference(&g, a.view(), bm.view(), c_arg);
+    for v in b.variants(Family::MatMul) {
         b.set_variant(Family::MatMul, v).unwrap();
-        let got = b.gemm(alpha, a.view(), ta, bm.view(), tb, beta, c_arg);
+        let got = b.gemm(g, a.view(), bm.view(), c_arg).unwrap();
         let what = format!(
             "{v} {} m={m} n={n} k={k} {ta:?}/{tb:?} {alpha} {beta}",
             T::SUFFIX
         );
-        assert_close(&what, got.unwrap().view(), &want, &bound);
+        assert_close(&what, got.view(), &want);
     }
 }
 
@@ -145,45 +166,40 @@ fn odd_shapes_every_variant_against_f64_reference() {
     shapes.retain(|&(m, n, k)| sizes.admits(&[m, n, k]));
     let nn = (Trans::No, Trans::No);
     for &s in &shapes {
-        trait_case::<f32>(&mut b, &mut rng, s, nn, (1.0, 0.0));
-        trait_case::<f64>(&mut b, &mut rng, s, nn, (-1.5, 0.5));
+        host_case::<f32>(&mut b, &mut rng, s, nn, (1.0, 0.0));
+        host_case::<f64>(&mut b, &mut rng, s, nn, (-1.5, 0.5));
     }
     for s in [(33, 65, 127), (129, 1, 257), (255, 7, 129), (257, 255, 65)] {
         for t in TRANS {
-            trait_case::<f32>(&mut b, &mut rng, s, t, (-1.5, 0.5));
-            trait_case::<f64>(&mut b, &mut rng, s, t, (1.0, 0.0));
+            host_case::<f32>(&mut b, &mut rng, s, t, (-1.5, 0.5));
+            host_case::<f64>(&mut b, &mut rng, s, t, (1.0, 0.0));
         }
     }
 }
 
-/// Device-level product into a NaN-poisoned C with beta = 0: every element must be
-/// written and within the bound.
-fn poisoned<T: CudaElement>(gpu: &Gpu, rng: &mut Rng, (m, n, k): (usize, usize, usize)) {
+/// A resident product into a NaN-poisoned C with β = 0, for every variant: every
+/// element must be written and within the bound.
+fn poisoned<T: CudaElement>(b: &mut CudaBackend, rng: &mut Rng, (m, n, k): (usize, usize, usize)) {
     let a = rng.matrix::<T>(m, k);
     let bm = rng.matrix::<T>(k, n);
-    let (da, db) = (up(gpu, &a), up(gpu, &bm));
-    let (alpha, zero) = (T::from_f64(0.75), T::zero());
-    let (want, bound) = reference(
-        alpha,
-        (a.view(), Trans::No),
-        (bm.view(), Trans::No),
-        zero,
-        None,
-    );
+    let (da, db) = (b.upload(a.view()).unwrap(), b.upload(bm.view()).unwrap());
+    let g = Gemm::new().alpha(T::from_f64(0.75));
+    let want = reference(&g, a.view(), bm.view(), None);
     let nan = Array2::<T>::from_elem((m, n), T::nan());
-    for v in VARIANTS {
-        let mut dc = up(gpu, &nan);
-        nn(gpu, v, alpha, &da, &db, zero, &mut dc);
-        let got = gpu.download(&dc).unwrap();
+    for v in b.variants(Family::MatMul) {
+        b.set_variant(Family::MatMul, v).unwrap();
+        let mut dc = b.upload(nan.view()).unwrap();
+        b.gemm_dev(g, &da, &db, &mut dc).unwrap();
+        let got = b.download(&dc).unwrap();
         let what = format!("{v} {} m={m} n={n} k={k} over NaN", T::SUFFIX);
-        assert_close(&what, got.view(), &want, &bound);
+        assert_close(&what, got.view(), &want);
     }
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn nan_poisoned_output_is_fully_written() {
-    let b = backend();
+    let mut b = backend();
     let mut rng = Rng::new(11);
     for s in [
         (1, 1, 1),
@@ -195,76 +211,64 @@ fn nan_poisoned_output_is_fully_written() {
         if !Sizes::from_env(Sizes::Medium).admits(&[s.0, s.1, s.2]) {
             continue;
         }
-        poisoned::<f32>(b.gpu(), &mut rng, s);
-        poisoned::<f64>(b.gpu(), &mut rng, s);
+        poisoned::<f32>(&mut b, &mut rng, s);
+        poisoned::<f64>(&mut b, &mut rng, s);
     }
 }
 
-/// On resident data: C = A·B, then D ← alpha·op(C)·op(X) + beta·D for every transpose
-/// pair (device-level transposes), each checked against the f64 product of the
-/// downloaded operands.
-fn resident<T: CudaElement>(gpu: &Gpu, rng: &mut Rng, variant: &str) {
+/// On resident data with the current variant: C = A·B, then D ← α·op(C)·op(X) + β·D
+/// for every transpose pair, C never leaving the device between the two; each result
+/// checked against the f64 product of the downloaded operands.
+fn resident<T: CudaElement>(b: &CudaBackend, rng: &mut Rng) {
+    let v = b.variant(Family::MatMul);
     let (m, n, k) = (129, 65, 257);
     let a = rng.matrix::<T>(m, k);
     let bm = rng.matrix::<T>(k, n);
-    let (da, db) = (up(gpu, &a), up(gpu, &bm));
-    let mut dc = gpu.alloc_matrix("test", m, n).unwrap();
-    let (one, zero) = (T::one(), T::zero());
-    nn(gpu, variant, one, &da, &db, zero, &mut dc);
-    let c = gpu.download(&dc).unwrap();
-    let (want, bound) = reference(
-        one,
-        (a.view(), Trans::No),
-        (bm.view(), Trans::No),
-        zero,
-        None,
-    );
-    assert_close(
-        &format!("{variant} {} A·B", T::SUFFIX),
-        c.view(),
-        &want,
-        &bound,
-    );
-    let (alpha, beta) = (T::from_f64(-0.5), T::from_f64(2.0));
+    let (da, db) = (b.upload(a.view()).unwrap(), b.upload(bm.view()).unwrap());
+    let dc = b.matmul_dev(&da, &db).unwrap();
+    let c = b.download(&dc).unwrap();
+    let want = reference(&Gemm::new(), a.view(), bm.view(), None);
+    assert_close(&format!("{v} {} A·B", T::SUFFIX), c.view(), &want);
     for (ta, tx) in TRANS {
         // op(C) is m×n or n×m; X is chosen so that op(X) has op(C)'s columns as rows.
-        let (r, inner) = match ta {
-            Trans::No => (m, n),
-            Trans::Yes => (n, m),
-        };
+        let (r, inner) = ta.dim((m, n));
         let x = operand::<T>(rng, tx, inner, 33);
         let d0 = rng.matrix::<T>(r, 33);
-        let (dx, mut dd) = (up(gpu, &x), up(gpu, &d0));
-        matmul::gemm(gpu, variant, alpha, &dc, ta, &dx, tx, beta, &mut dd).unwrap();
-        let got = gpu.download(&dd).unwrap();
-        let (want, bound) = reference(alpha, (c.view(), ta), (x.view(), tx), beta, Some(d0.view()));
-        let what = format!("{variant} {} op(C)·op(X) {ta:?}/{tx:?}", T::SUFFIX);
-        assert_close(&what, got.view(), &want, &bound);
+        let (dx, mut dd) = (b.upload(x.view()).unwrap(), b.upload(d0.view()).unwrap());
+        let g = Gemm::new()
+            .alpha(T::from_f64(-0.5))
+            .beta(T::from_f64(2.0))
+            .ta(ta)
+            .tb(tx);
+        b.gemm_dev(g, &dc, &dx, &mut dd).unwrap();
+        let got = b.download(&dd).unwrap();
+        let want = reference(&g, c.view(), x.view(), Some(d0.view()));
+        let what = format!("{v} {} op(C)·op(X) {ta:?}/{tx:?}", T::SUFFIX);
+        assert_close(&what, got.view(), &want);
     }
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
-fn device_level_on_resident_data_every_transpose_pair() {
-    let b = backend();
+fn resident_chain_every_variant_every_transpose_pair() {
+    let mut b = backend();
     let mut rng = Rng::new(13);
-    for v in VARIANTS {
-        resident::<f32>(b.gpu(), &mut rng, v);
-        resident::<f64>(b.gpu(), &mut rng, v);
+    for v in b.variants(Family::MatMul) {
+        b.set_variant(Family::MatMul, v).unwrap();
+        resident::<f32>(&b, &mut rng);
+        resident::<f64>(&b, &mut rng);
     }
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn empty_shapes_and_zero_alpha() {
-    let b = backend();
-    let gpu = b.gpu();
+    let mut b = backend();
     let a = Array2::<f32>::ones((3, 0));
     let bm = Array2::<f32>::ones((0, 4));
     let c = Array2::<f32>::from_elem((3, 4), 1.5);
-    let no = Trans::No;
     // K = 0: beta·C, or zeros without reading C.
-    let got = b.gemm(1.0, a.view(), no, bm.view(), no, 2.0, Some(c.view()));
+    let got = b.gemm(Gemm::new().beta(2.0), a.view(), bm.view(), Some(c.view()));
     assert_eq!(got.unwrap(), Array2::from_elem((3, 4), 3.0));
     assert_eq!(
         b.matmul(a.view(), bm.view()).unwrap(),
@@ -275,16 +279,27 @@ fn empty_shapes_and_zero_alpha() {
     assert_eq!(b.matmul(x.view(), y.view()).unwrap().dim(), (0, 2));
     let (x, y) = (Array2::<f64>::ones((5, 3)), Array2::<f64>::ones((3, 0)));
     assert_eq!(b.matmul(x.view(), y.view()).unwrap().dim(), (5, 0));
-    // Device level, K = 0 and alpha = 0, over NaN: zeros (beta = 0) or beta·C.
+    // Resident, K = 0 and alpha = 0 (with A infinite), over NaN: zeros (beta = 0) or
+    // beta·C; neither reads A or B.
     let nan = Array2::<f32>::from_elem((3, 4), f32::NAN);
-    let (da, db, mut dc) = (up(gpu, &a), up(gpu, &bm), up(gpu, &nan));
-    nn(gpu, VARIANTS[0], 1.0, &da, &db, 0.0, &mut dc);
-    assert_eq!(gpu.download(&dc).unwrap(), Array2::zeros((3, 4)));
-    let x = Array2::<f32>::from_elem((3, 2), f32::INFINITY);
+    let inf = Array2::<f32>::from_elem((3, 2), f32::INFINITY);
     let y = Array2::<f32>::ones((2, 4));
-    let (dx, dy, mut dc) = (up(gpu, &x), up(gpu, &y), up(gpu, &c));
-    nn(gpu, VARIANTS[0], 0.0, &dx, &dy, -2.0, &mut dc);
-    assert_eq!(gpu.download(&dc).unwrap(), Array2::from_elem((3, 4), -3.0));
+    for v in b.variants(Family::MatMul) {
+        b.set_variant(Family::MatMul, v).unwrap();
+        let (da, db) = (b.upload(a.view()).unwrap(), b.upload(bm.view()).unwrap());
+        let mut dc = b.upload(nan.view()).unwrap();
+        b.gemm_dev(Gemm::new(), &da, &db, &mut dc).unwrap();
+        assert_eq!(b.download(&dc).unwrap(), Array2::zeros((3, 4)), "{v}");
+        let (dx, dy) = (b.upload(inf.view()).unwrap(), b.upload(y.view()).unwrap());
+        let mut dc = b.upload(c.view()).unwrap();
+        let g = Gemm::new().alpha(0.0).beta(-2.0);
+        b.gemm_dev(g, &dx, &dy, &mut dc).unwrap();
+        assert_eq!(
+            b.download(&dc).unwrap(),
+            Array2::from_elem((3, 4), -3.0),
+            "{v}"
+        );
+    }
 }
 
 /// Regression: the K = 0 / alpha = 0 shortcut returned beta·C in C's own memory order.
@@ -297,8 +312,8 @@ fn shortcut_result_is_c_ordered_for_any_layout_of_c() {
     for (alpha, k) in [(1.0, 0), (0.0, 5)] {
         let a = a.slice(ndarray::s![.., ..k]);
         let bm = Array2::<f64>::ones((k, 4));
-        let got = b.gemm(alpha, a, Trans::No, bm.view(), Trans::No, 2.0, Some(c.t()));
-        let got = got.unwrap();
+        let g = Gemm::new().alpha(alpha).beta(2.0);
+        let got = b.gemm(g, a, bm.view(), Some(c.t())).unwrap();
         assert!(
             got.is_standard_layout(),
             "alpha={alpha} k={k}: not C-ordered"
@@ -310,30 +325,36 @@ fn shortcut_result_is_c_ordered_for_any_layout_of_c() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn bad_shapes_and_names_are_errors() {
-    let b = backend();
-    let gpu = b.gpu();
-    let (no, yes) = (Trans::No, Trans::Yes);
+    let mut b = backend();
+    let yes = Trans::Yes;
     let a = Array2::<f32>::ones((3, 4));
     let e = b.matmul(a.view(), a.view()).unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
-    let e = b.gemm(1.0, a.view(), no, a.view(), yes, 1.0, Some(a.view()));
+    let g = Gemm::new().tb(yes).beta(1.0);
+    let e = b.gemm(g, a.view(), a.view(), Some(a.view())).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    // Resident: inner dimensions that differ, and a C of the wrong shape.
+    let da = b.upload(a.view()).unwrap();
+    let mut c: Matrix<f32> = b.alloc(3, 3).unwrap();
+    let e = b.gemm_dev(Gemm::new(), &da, &da, &mut c).unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    let mut wrong: Matrix<f32> = b.alloc(4, 4).unwrap();
+    let e = b.gemm_dev(Gemm::new().tb(yes), &da, &da, &mut wrong);
     let e = e.unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
-    let da = up(gpu, &a);
-    let mut wrong = gpu.alloc_matrix::<f32>("test", 4, 4).unwrap();
-    let e = matmul::gemm(gpu, VARIANTS[0], 1.0, &da, no, &da, yes, 0.0, &mut wrong);
-    let e = e.unwrap_err();
-    assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
-    let mut c = gpu.alloc_matrix::<f32>("test", 3, 3).unwrap();
-    let e = matmul::gemm(gpu, "no_such", 1.0, &da, no, &da, yes, 0.0, &mut c).unwrap_err();
+    // An unknown variant is refused and leaves the current one selected.
+    let before = b.variant(Family::MatMul);
+    let e = b.set_variant(Family::MatMul, "no_such").unwrap_err();
     assert!(matches!(e, Error::UnknownVariant { .. }), "{e}");
+    assert_eq!(b.variant(Family::MatMul), before);
+    b.gemm_dev(Gemm::new().tb(yes), &da, &da, &mut c).unwrap();
+    assert_eq!(b.download(&c).unwrap(), Array2::from_elem((3, 3), 4.0));
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn every_variant_is_bitwise_reproducible() {
-    let b = backend();
-    let gpu = b.gpu();
+    let mut b = backend();
     let mut rng = Rng::new(17);
     // More than one k-tile and an edge tile each way, at either size.
     let (m, n, k) = match Sizes::from_env(Sizes::Medium) {
@@ -342,13 +363,14 @@ fn every_variant_is_bitwise_reproducible() {
     };
     let a = rng.matrix::<f32>(m, k);
     let bm = rng.matrix::<f32>(k, n);
-    let (da, db) = (up(gpu, &a), up(gpu, &bm));
-    for v in VARIANTS {
+    let (da, db) = (b.upload(a.view()).unwrap(), b.upload(bm.view()).unwrap());
+    for v in b.variants(Family::MatMul) {
+        b.set_variant(Family::MatMul, v).unwrap();
         let mut runs = Vec::new();
         for _ in 0..3 {
-            let mut dc = gpu.alloc_matrix("test", m, n).unwrap();
-            nn(gpu, v, 1.0, &da, &db, 0.0, &mut dc);
-            let c = gpu.download(&dc).unwrap();
+            let mut dc = b.alloc(m, n).unwrap();
+            b.gemm_dev(Gemm::new(), &da, &db, &mut dc).unwrap();
+            let c = b.download(&dc).unwrap();
             runs.push(c.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
         }
         assert!(

@@ -1,14 +1,19 @@
-//! GPU tests of the reductions: conformance for every variant, every op against an f64
-//! host reference (error-analysis tolerance for sums, exact for min/max and indices),
-//! NaN and tie rules, axis reductions on odd shapes, empty inputs and errors, and the
-//! bitwise reproducibility of the default.
+//! GPU tests of the reductions on resident data: conformance for every variant, every op
+//! of every variant against an f64 host reference (error-analysis tolerance for sums,
+//! exact for min/max and indices), NaN and tie rules, axis reductions on odd shapes
+//! (keepdims results, the host forms giving the same bits), squared row norms, empty
+//! inputs and errors, and the bitwise reproducibility of the default.
 //! Run on a GPU machine with `cargo test -p ndgpu-cuda --test gpu_reduce -- --ignored`.
 
-use ndarray::{Array1, Array2, ArrayView1, Axis};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndgpu_conformance::compare::sum_ratio;
 use ndgpu_conformance::{assert_family, Sizes};
-use ndgpu_core::{tolerance, ArgOp, Backend, Element, Error, Family, Reduce, ReduceOp};
-use ndgpu_cuda::ops::reduce::{self, VARIANTS};
-use ndgpu_cuda::{CudaBackend, CudaElement, Gpu};
+use ndgpu_core::{
+    ArgOp, Backend, Device, Element, Error, Family, Matrix, Memory, Reduce, ReduceOp,
+};
+use ndgpu_cpu::CpuBackend;
+use ndgpu_cuda::CudaBackend;
+use ndgpu_cuda_runtime::CudaElement;
 
 /// SplitMix64: deterministic values in [-1, 1) without a rand dependency.
 struct Rng(u64);
@@ -28,6 +33,24 @@ impl Rng {
 
 fn backend() -> CudaBackend {
     CudaBackend::new(0).expect("a CUDA device")
+}
+
+/// A slice as a 1×n matrix: the trait's vectors.
+fn row<T>(x: &[T]) -> ArrayView2<'_, T> {
+    ArrayView2::from_shape((1, x.len()), x).expect("a 1×n view")
+}
+
+/// The elements of a downloaded matrix in row-major order.
+fn flat<T: Element>(m: &Array2<T>) -> Vec<T> {
+    m.iter().copied().collect()
+}
+
+/// Bitwise equality (so -0 differs from +0; NaN equals itself).
+fn same_bits<T: Element>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.as_f64().to_bits() == y.as_f64().to_bits())
 }
 
 const LENGTHS: &[usize] = &[1, 2, 3, 5, 31, 1023, 4097, 100_003, (1 << 20) + 7];
@@ -57,6 +80,7 @@ fn ref_arg<T: Element>(x: &[T], op: ArgOp) -> usize {
     best
 }
 
+/// (value, Σ|terms|); the second is 0 for min/max, which makes [`assert_close`] exact.
 fn ref_value<T: Element>(x: &[T], op: ReduceOp) -> (f64, f64) {
     match op {
         ReduceOp::Sum => ref_sum(x, |i| x[i].as_f64()),
@@ -66,66 +90,52 @@ fn ref_value<T: Element>(x: &[T], op: ReduceOp) -> (f64, f64) {
     }
 }
 
-/// Sums within n·ε·Σ|terms|; min/max exact (NaN matches NaN).
-fn assert_close<T: Element>(what: &str, got: T, (want, abs): (f64, f64), n: usize, exact: bool) {
-    let g = got.as_f64();
-    if want.is_nan() || g.is_nan() {
-        assert!(
-            want.is_nan() && g.is_nan(),
-            "{what}: got {g}, expected {want}"
-        );
-        return;
-    }
-    if want.is_infinite() || g.is_infinite() {
-        assert_eq!(g, want, "{what}");
-        return;
-    }
-    let bound = if exact {
-        0.0
-    } else {
-        tolerance::sum::<T>(n) * abs
-    };
+/// Within `tolerance::sum(n)·Σ|terms|` of the reference (NaN matches NaN, infinities
+/// match exactly).
+fn assert_close<T: Element>(what: &str, got: T, (want, abs): (f64, f64), n: usize) {
+    let r = sum_ratio(got, want, n, abs);
     assert!(
-        (g - want).abs() <= bound,
-        "{what}: got {g}, expected {want} (error {:e} > bound {bound:e})",
-        (g - want).abs()
+        r <= 1.0,
+        "{what}: got {}, expected {want} (error/tolerance {r:.3e})",
+        got.as_f64()
     );
 }
 
-/// Every whole-array op of every variant on `x` (and `y` for dot) against the host.
-fn check_whole<T: CudaElement>(gpu: &Gpu, x: &[T], y: &[T], label: &str) {
+/// Every whole-matrix op of every variant on `x` (and `y` for dot), resident as 1×n
+/// matrices, against the host. Leaves the default variant selected.
+fn check_whole<T: CudaElement>(b: &mut CudaBackend, x: &[T], y: &[T], label: &str) {
     let n = x.len();
-    let dx = gpu.upload_slice("test", x).unwrap();
-    let dy = gpu.upload_slice("test", y).unwrap();
-    for v in VARIANTS {
+    let dx = b.upload(row(x)).unwrap();
+    let dy = b.upload(row(y)).unwrap();
+    let variants = b.variants(Family::Reduce);
+    for &v in &variants {
+        b.set_variant(Family::Reduce, v).unwrap();
         for op in ReduceOp::ALL {
-            let got = reduce::reduce(gpu, v, op, &dx, n).unwrap();
-            let exact = matches!(op, ReduceOp::Min | ReduceOp::Max);
+            let got = b.reduce_dev(op, &dx).unwrap();
             let what = format!("{v} {} {label} n={n} {}", op.name(), T::SUFFIX);
-            assert_close(&what, got, ref_value(x, op), n, exact);
+            assert_close(&what, got, ref_value(x, op), n);
         }
         for op in ArgOp::ALL {
-            let got = reduce::arg_reduce(gpu, v, op, &dx, n).unwrap();
+            let got = b.arg_reduce_dev(op, &dx).unwrap();
             let want = ref_arg(x, op);
             assert_eq!(got, want, "{v} {} {label} n={n} {}", op.name(), T::SUFFIX);
         }
-        let got = reduce::dot(gpu, v, &dx, &dy, n).unwrap();
+        let got = b.dot_dev(&dx, &dy).unwrap();
         let want = ref_sum(x, |i| x[i].as_f64() * y[i].as_f64());
         assert_close(
             &format!("{v} dot {label} n={n} {}", T::SUFFIX),
             got,
             want,
             n,
-            false,
         );
     }
+    b.set_variant(Family::Reduce, variants[0]).unwrap();
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn every_variant_passes_the_conformance_cases() {
     let mut b = backend();
-    assert_eq!(b.variants(Family::Reduce), VARIANTS);
     for v in b.variants(Family::Reduce) {
         b.set_variant(Family::Reduce, v).unwrap();
         assert_family(&b, Family::Reduce, Sizes::from_env(Sizes::Medium));
@@ -135,13 +145,13 @@ fn every_variant_passes_the_conformance_cases() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn every_variant_and_op_matches_the_host_on_odd_lengths() {
-    let b = backend();
+    let mut b = backend();
     let mut rng = Rng(10);
     for &n in LENGTHS {
         let (x, y) = (rng.vec::<f32>(n), rng.vec::<f32>(n));
-        check_whole(b.gpu(), &x, &y, "random");
+        check_whole(&mut b, &x, &y, "random");
         let (x, y) = (rng.vec::<f64>(n), rng.vec::<f64>(n));
-        check_whole(b.gpu(), &x, &y, "random");
+        check_whole(&mut b, &x, &y, "random");
     }
 }
 
@@ -150,7 +160,7 @@ fn every_variant_and_op_matches_the_host_on_odd_lengths() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn nan_propagates_and_arg_ops_find_the_first_nan() {
-    let b = backend();
+    let mut b = backend();
     let mut rng = Rng(11);
     let n = 100_003;
     for nans in [
@@ -164,10 +174,10 @@ fn nan_propagates_and_arg_ops_find_the_first_nan() {
         for &k in &nans {
             x[k] = f32::NAN;
         }
-        check_whole(b.gpu(), &x, &y, &format!("NaN at {nans:?}"));
+        check_whole(&mut b, &x, &y, &format!("NaN at {nans:?}"));
         let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
         let y64: Vec<f64> = y.iter().map(|&v| v as f64).collect();
-        check_whole(b.gpu(), &x64, &y64, &format!("NaN at {nans:?}"));
+        check_whole(&mut b, &x64, &y64, &format!("NaN at {nans:?}"));
     }
 }
 
@@ -176,7 +186,7 @@ fn nan_propagates_and_arg_ops_find_the_first_nan() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn ties_go_to_the_lowest_index() {
-    let b = backend();
+    let mut b = backend();
     let mut rng = Rng(12);
     let n = (1 << 20) + 7;
     let mut x = rng.vec::<f64>(n);
@@ -187,57 +197,78 @@ fn ties_go_to_the_lowest_index() {
     for k in [777_777, 12, 13, 1_048_580] {
         x[k] = 5.0;
     }
-    check_whole(b.gpu(), &x, &y, "ties");
+    check_whole(&mut b, &x, &y, "ties");
     let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
     let y32: Vec<f32> = y.iter().map(|&v| v as f32).collect();
-    check_whole(b.gpu(), &x32, &y32, "ties");
+    check_whole(&mut b, &x32, &y32, "ties");
 
     let mut zeros = vec![0.0f32; 4099];
     zeros[3] = -0.0;
-    check_whole(b.gpu(), &zeros, &zeros, "signed zeros");
-    check_whole(b.gpu(), &vec![7.0f64; 3001], &vec![1.0; 3001], "all equal");
+    check_whole(&mut b, &zeros, &zeros, "signed zeros");
+    check_whole(&mut b, &vec![7.0f64; 3001], &vec![1.0; 3001], "all equal");
     let mut inf = vec![f32::INFINITY; 1025];
-    check_whole(b.gpu(), &inf, &inf, "all +inf");
+    check_whole(&mut b, &inf, &inf, "all +inf");
     inf[1000] = f32::NEG_INFINITY;
-    check_whole(b.gpu(), &inf, &inf, "+inf and -inf");
+    check_whole(&mut b, &inf, &inf, "+inf and -inf");
+}
+
+/// Sum, sum of squares and dot of the current variant, as bits.
+fn sum_bits(b: &CudaBackend, x: &Matrix<f32>, y: &Matrix<f32>) -> [u32; 3] {
+    [
+        b.reduce_dev(ReduceOp::Sum, x).unwrap().to_bits(),
+        b.reduce_dev(ReduceOp::SumSq, x).unwrap().to_bits(),
+        b.dot_dev(x, y).unwrap().to_bits(),
+    ]
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn the_default_is_bitwise_reproducible() {
-    let b = backend();
-    let gpu = b.gpu();
+    let mut b = backend();
+    let variants = b.variants(Family::Reduce);
+    assert_eq!(
+        b.variant(Family::Reduce),
+        variants[0],
+        "the default is first"
+    );
+    // The one variant left out of the repeat below must exist under that name.
+    assert!(variants.contains(&"dot_atomic"), "{variants:?}");
     let mut rng = Rng(13);
     let n = 1 << 22;
     let x = rng.vec::<f32>(n);
     let y = rng.vec::<f32>(n);
-    let dx = gpu.upload_slice("test", &x).unwrap();
-    let dy = gpu.upload_slice("test", &y).unwrap();
-    let default = b.variant(Family::Reduce);
-    assert_eq!(default, VARIANTS[0]);
-    let first_sum = reduce::reduce(gpu, default, ReduceOp::Sum, &dx, n).unwrap();
-    let first_sq = reduce::reduce(gpu, default, ReduceOp::SumSq, &dx, n).unwrap();
-    let first_dot = reduce::dot(gpu, default, &dx, &dy, n).unwrap();
+    let dx = b.upload(row(&x)).unwrap();
+    let dy = b.upload(row(&y)).unwrap();
+    let first = sum_bits(&b, &dx, &dy);
     for _ in 0..20 {
-        let sum = reduce::reduce(gpu, default, ReduceOp::Sum, &dx, n).unwrap();
-        let sq = reduce::reduce(gpu, default, ReduceOp::SumSq, &dx, n).unwrap();
-        let dot = reduce::dot(gpu, default, &dx, &dy, n).unwrap();
-        assert_eq!(sum.to_bits(), first_sum.to_bits());
-        assert_eq!(sq.to_bits(), first_sq.to_bits());
-        assert_eq!(dot.to_bits(), first_dot.to_bits());
+        assert_eq!(sum_bits(&b, &dx, &dy), first);
     }
-    // The trait path (upload, same kernels) gives the same bits.
-    let m = Array2::from_shape_vec((1 << 11, 1 << 11), x.clone()).unwrap();
+    // Whole-matrix reductions see the elements in row-major order whatever the shape,
+    // and the host forms run the same kernels: the same bits.
+    let side = 1 << 11;
+    let sx = b
+        .upload(ArrayView2::from_shape((side, side), &x[..]).unwrap())
+        .unwrap();
+    let sy = b
+        .upload(ArrayView2::from_shape((side, side), &y[..]).unwrap())
+        .unwrap();
+    assert_eq!(sum_bits(&b, &sx, &sy), first, "{side}x{side}");
     assert_eq!(
-        b.reduce(ReduceOp::Sum, m.view()).unwrap().to_bits(),
-        first_sum.to_bits()
+        b.reduce(ReduceOp::Sum, row(&x)).unwrap().to_bits(),
+        first[0]
+    );
+    assert_eq!(
+        b.dot(ArrayView1::from(&x[..]), ArrayView1::from(&y[..]))
+            .unwrap()
+            .to_bits(),
+        first[2]
     );
     // The other reproducible variants too (all but dot_atomic).
-    for v in VARIANTS.iter().filter(|&&v| v != "dot_atomic") {
-        let s0 = reduce::reduce(gpu, v, ReduceOp::Sum, &dx, n).unwrap();
+    for &v in variants.iter().filter(|&&v| v != "dot_atomic") {
+        b.set_variant(Family::Reduce, v).unwrap();
+        let s0 = sum_bits(&b, &dx, &dy);
         for _ in 0..3 {
-            let s = reduce::reduce(gpu, v, ReduceOp::Sum, &dx, n).unwrap();
-            assert_eq!(s.to_bits(), s0.to_bits(), "{v}");
+            assert_eq!(sum_bits(&b, &dx, &dy), s0, "{v}");
         }
     }
 }
@@ -264,35 +295,41 @@ const AXIS_SHAPES: &[(usize, usize)] = &[
     (20_000, 40),
 ];
 
+/// Every op along both axes of a resident `a` against the host reference: keepdims
+/// shapes, values per lane; the host forms give the same bits and indices.
 fn check_axis<T: CudaElement>(b: &CudaBackend, a: &Array2<T>, label: &str) {
+    let da = b.upload(a.view()).unwrap();
     for axis in [Axis(0), Axis(1)] {
         let lanes: Vec<Vec<T>> = a.lanes(axis).into_iter().map(|l| l.to_vec()).collect();
+        let keepdims = if axis.index() == 0 {
+            (1, a.ncols())
+        } else {
+            (a.nrows(), 1)
+        };
+        let ctx = format!("axis {} {label} {:?} {}", axis.index(), a.dim(), T::SUFFIX);
         for op in ReduceOp::ALL {
-            let got = b.reduce_axis(op, a.view(), axis).unwrap();
-            assert_eq!(got.len(), lanes.len());
+            let r = b.reduce_axis_dev(op, &da, axis).unwrap();
+            assert_eq!(r.dim(), keepdims, "{} {ctx}", op.name());
+            let got = flat(&b.download(&r).unwrap());
             for (k, lane) in lanes.iter().enumerate() {
-                let what = format!(
-                    "{} axis {} {label} {:?} lane {k} {}",
-                    op.name(),
-                    axis.index(),
-                    a.dim(),
-                    T::SUFFIX
-                );
-                let exact = matches!(op, ReduceOp::Min | ReduceOp::Max);
-                assert_close(&what, got[k], ref_value(lane, op), lane.len(), exact);
+                let what = format!("{} {ctx} lane {k}", op.name());
+                assert_close(&what, got[k], ref_value(lane, op), lane.len());
             }
+            let host = b.reduce_axis(op, a.view(), axis).unwrap();
+            assert!(
+                same_bits(&host.to_vec(), &got),
+                "{} {ctx}: host form",
+                op.name()
+            );
         }
         for op in ArgOp::ALL {
-            let got = b.arg_reduce_axis(op, a.view(), axis).unwrap();
+            let i = b.arg_reduce_axis_dev(op, &da, axis).unwrap();
+            assert_eq!(i.len(), lanes.len(), "{} {ctx}", op.name());
+            let got = b.download_indices(&i).unwrap();
             let want: Array1<usize> = lanes.iter().map(|l| ref_arg(l, op)).collect();
-            assert_eq!(
-                got,
-                want,
-                "{} axis {} {label} {:?}",
-                op.name(),
-                axis.index(),
-                a.dim()
-            );
+            assert_eq!(got, want, "{} {ctx}", op.name());
+            let host = b.arg_reduce_axis(op, a.view(), axis).unwrap();
+            assert_eq!(host, got, "{} {ctx}: host form", op.name());
         }
     }
 }
@@ -308,7 +345,7 @@ fn axis_reductions_match_the_host_on_odd_shapes() {
         let a = Array2::from_shape_vec((r, c), rng.vec::<f64>(r * c)).unwrap();
         check_axis(&b, &a, "random");
     }
-    // Strided input: the trait uploads it row-major first.
+    // Column-major input: the upload makes it row-major first.
     let a = Array2::from_shape_vec((300, 200), rng.vec::<f64>(60_000)).unwrap();
     check_axis(&b, &a.t().to_owned(), "transposed");
 }
@@ -334,25 +371,18 @@ fn axis_reductions_follow_the_nan_and_tie_rules() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
-fn row_norms_for_kmeans() {
-    // reduce_axis(SumSq, Axis(1)) on resident data, as k-means calls it.
+fn squared_row_norms() {
+    // SumSq along Axis(1): one value per row, left resident as a rows×1 matrix.
     let b = backend();
-    let gpu = b.gpu();
     let mut rng = Rng(16);
     let a = Array2::from_shape_vec((513, 37), rng.vec::<f32>(513 * 37)).unwrap();
-    let d = gpu.upload(a.view()).unwrap();
-    let mut out = gpu.alloc::<f32>("test", 513).unwrap();
-    reduce::reduce_axis(gpu, ReduceOp::SumSq, &d, Axis(1), &mut out).unwrap();
-    let got = gpu.download_slice(&out, 513).unwrap();
-    for (i, row) in a.rows().into_iter().enumerate() {
-        let r: Vec<f32> = row.to_vec();
-        assert_close(
-            "row norm",
-            got[i],
-            ref_value(&r, ReduceOp::SumSq),
-            37,
-            false,
-        );
+    let d = b.upload(a.view()).unwrap();
+    let norms = b.reduce_axis_dev(ReduceOp::SumSq, &d, Axis(1)).unwrap();
+    assert_eq!(norms.dim(), (513, 1));
+    let got = flat(&b.download(&norms).unwrap());
+    for (i, r) in a.rows().into_iter().enumerate() {
+        let r = r.to_vec();
+        assert_close("row norm", got[i], ref_value(&r, ReduceOp::SumSq), 37);
     }
 }
 
@@ -361,8 +391,7 @@ fn row_norms_for_kmeans() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn empty_inputs_and_bad_arguments() {
-    let b = backend();
-    let gpu = b.gpu();
+    let mut b = backend();
     let e = Array2::<f32>::zeros((0, 3));
     assert_eq!(b.reduce(ReduceOp::Sum, e.view()).unwrap(), 0.0);
     assert_eq!(b.reduce(ReduceOp::SumSq, e.view()).unwrap(), 0.0);
@@ -410,38 +439,72 @@ fn empty_inputs_and_bad_arguments() {
         5.0
     );
 
-    // Device level.
-    let d = gpu.upload_slice("test", &[3.0f32, 1.0, 2.0]).unwrap();
+    // Resident forms: the same rules without the host checks in front.
+    let de = b.upload(e.view()).unwrap();
+    assert_eq!(b.reduce_dev(ReduceOp::Sum, &de).unwrap(), 0.0);
+    assert_eq!(b.reduce_dev(ReduceOp::SumSq, &de).unwrap(), 0.0);
+    assert_eq!(b.dot_dev(&de, &de).unwrap(), 0.0);
+    for op in [ReduceOp::Min, ReduceOp::Max] {
+        assert!(matches!(b.reduce_dev(op, &de), Err(Error::Empty { .. })));
+        assert!(matches!(
+            b.reduce_axis_dev(op, &de, Axis(0)),
+            Err(Error::Empty { .. })
+        ));
+        assert_eq!(b.reduce_axis_dev(op, &de, Axis(1)).unwrap().dim(), (0, 1));
+    }
+    for op in ArgOp::ALL {
+        assert!(matches!(
+            b.arg_reduce_dev(op, &de),
+            Err(Error::Empty { .. })
+        ));
+        assert!(matches!(
+            b.arg_reduce_axis_dev(op, &de, Axis(0)),
+            Err(Error::Empty { .. })
+        ));
+        assert_eq!(b.arg_reduce_axis_dev(op, &de, Axis(1)).unwrap().len(), 0);
+    }
+    let sums = b.reduce_axis_dev(ReduceOp::Sum, &de, Axis(0)).unwrap();
+    assert_eq!(b.download(&sums).unwrap(), Array2::<f32>::zeros((1, 3)));
     assert!(matches!(
-        reduce::reduce(gpu, "sideways", ReduceOp::Sum, &d, 3),
+        b.reduce_axis_dev(ReduceOp::Sum, &de, Axis(2)),
+        Err(Error::InvalidArgument { .. })
+    ));
+
+    let d = b.upload(row(&[3.0f32, 1.0, 2.0])).unwrap();
+    assert_eq!(b.reduce_dev(ReduceOp::Sum, &d).unwrap(), 6.0);
+    assert_eq!(b.arg_reduce_dev(ArgOp::ArgMin, &d).unwrap(), 1);
+    // dot wants equal shapes, not just equal lengths.
+    let column = b
+        .upload(ArrayView2::from_shape((3, 1), &[3.0f32, 1.0, 2.0][..]).unwrap())
+        .unwrap();
+    assert!(matches!(
+        b.dot_dev(&d, &column),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    let m = b.upload(Array2::<f32>::ones((4, 5)).view()).unwrap();
+    let per_row = b.reduce_axis_dev(ReduceOp::Sum, &m, Axis(1)).unwrap();
+    assert_eq!(
+        b.download(&per_row).unwrap(),
+        Array2::from_elem((4, 1), 5.0)
+    );
+    let per_col = b.reduce_axis_dev(ReduceOp::Sum, &m, Axis(0)).unwrap();
+    assert_eq!(
+        b.download(&per_col).unwrap(),
+        Array2::from_elem((1, 5), 4.0)
+    );
+
+    // A matrix resident elsewhere is refused, not read.
+    let cpu = CpuBackend::new();
+    let on_host = cpu.upload(row(&[1.0f32, 2.0])).unwrap();
+    assert!(matches!(
+        b.reduce_dev(ReduceOp::Sum, &on_host),
+        Err(Error::WrongPlace { .. })
+    ));
+
+    let default = b.variant(Family::Reduce);
+    assert!(matches!(
+        b.set_variant(Family::Reduce, "sideways"),
         Err(Error::UnknownVariant { .. })
     ));
-    assert!(matches!(
-        reduce::reduce(gpu, VARIANTS[0], ReduceOp::Sum, &d, 4),
-        Err(Error::ShapeMismatch { .. })
-    ));
-    assert!(matches!(
-        reduce::reduce(gpu, VARIANTS[0], ReduceOp::Min, &d, 0),
-        Err(Error::Empty { .. })
-    ));
-    assert_eq!(
-        reduce::reduce(gpu, VARIANTS[0], ReduceOp::Sum, &d, 0).unwrap(),
-        0.0
-    );
-    assert_eq!(
-        reduce::reduce(gpu, VARIANTS[0], ReduceOp::Sum, &d, 2).unwrap(),
-        4.0
-    );
-    assert_eq!(
-        reduce::arg_reduce(gpu, VARIANTS[0], ArgOp::ArgMin, &d, 3).unwrap(),
-        1
-    );
-    let m = gpu.upload(Array2::<f32>::ones((4, 5)).view()).unwrap();
-    let mut short = gpu.alloc::<f32>("test", 4).unwrap();
-    assert!(matches!(
-        reduce::reduce_axis(gpu, ReduceOp::Sum, &m, Axis(0), &mut short),
-        Err(Error::ShapeMismatch { .. })
-    ));
-    reduce::reduce_axis(gpu, ReduceOp::Sum, &m, Axis(1), &mut short).unwrap();
-    assert_eq!(gpu.download_slice(&short, 4).unwrap(), vec![5.0; 4]);
+    assert_eq!(b.variant(Family::Reduce), default);
 }

@@ -1,17 +1,22 @@
-//! Reliability of the CUDA runtime and backend on a real device: out-of-memory errors,
-//! recovery after a failed launch, memory released on drop, several threads and several
-//! backends sharing one device, and the bitwise run-to-run reproducibility that the
-//! default variants claim. Run on the GPU machine with `--include-ignored`.
+//! Reliability of the CUDA runtime and backend on a real device: out-of-memory errors
+//! (also in the middle of a resident chain), recovery after a failed launch, memory
+//! released on drop, resident arrays outliving their backend, several threads and
+//! several backends sharing one device, transfers of every layout, and the bitwise
+//! run-to-run reproducibility that the default variants claim. Run on the GPU machine
+//! with `--include-ignored`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
-use ndarray::{Array2, Axis};
-use ndgpu_core::{Cluster, Error, Factorize, KMeansConfig, MatMul, Reduce, ReduceOp, Transpose};
+use ndarray::{s, Array2, Axis, ShapeBuilder};
+use ndgpu_core::{
+    Backend, Cholesky, Device, Error, Family, Gram, KMeans, KMeansConfig, MatMul, Memory, Reduce,
+    ReduceOp, Transpose,
+};
 use ndgpu_cpu::CpuBackend;
-use ndgpu_cuda::kernels::KernelFile;
 use ndgpu_cuda::{CudaBackend, Gpu};
+use ndgpu_cuda_runtime::kernels::KernelFile;
 
 fn random(rows: usize, cols: usize, seed: u64) -> Array2<f32> {
     let mut rng = ndgpu_core::kmeans::SplitMix64::new(seed);
@@ -86,7 +91,10 @@ fn an_allocation_larger_than_the_device_is_an_error_naming_the_sizes_and_the_dev
 fn a_failed_launch_is_an_error_on_that_call_and_does_not_poison_later_calls() {
     let gpu = Gpu::new(0).expect("device");
     let backend = CudaBackend::with_gpu(gpu.clone());
-    let name = ndgpu_cuda::ops::transpose::DEFAULT_KERNELS[0];
+    let name = ndgpu_cuda::default_kernels()
+        .into_iter()
+        .find(|k| k.starts_with("transpose_"))
+        .expect("a default transpose kernel");
     // 4096 threads per block is beyond every CUDA device's limit of 1024.
     let bad = LaunchConfig {
         grid_dim: (1, 1, 1),
@@ -181,14 +189,14 @@ fn several_backends_on_one_device_from_several_threads() {
     let gpu = Gpu::new(0).expect("device");
     let a = random(300, 200, 7);
     let reference = a.dot(&a.t());
+    let variants = CudaBackend::with_gpu(gpu.clone()).variants(Family::Gram);
     std::thread::scope(|s| {
-        for v in ndgpu_cuda::ops::gram::VARIANTS {
+        for v in variants {
             let gpu = gpu.clone();
             let (a, reference) = (&a, &reference);
             s.spawn(move || {
                 let mut backend = CudaBackend::with_gpu(gpu);
-                ndgpu_core::Backend::set_variant(&mut backend, ndgpu_core::Family::Gram, v)
-                    .unwrap();
+                backend.set_variant(Family::Gram, v).unwrap();
                 for _ in 0..10 {
                     let g = backend.gram(a.view()).unwrap();
                     assert!(rel_diff(&g, reference) < 1e-5, "variant {v}");
@@ -251,4 +259,114 @@ fn default_variants_are_bitwise_reproducible_run_to_run() {
 fn results_no_device_holds_are_refused_and_the_backend_goes_on() {
     let backend = CudaBackend::new(0).expect("device");
     ndgpu_conformance::assert_refuses_results_no_machine_holds(&backend);
+}
+
+/// Out of memory in the middle of a resident chain: the step that cannot allocate is an
+/// error, the arrays made before it still hold their values, and once memory is given
+/// back the chain goes on.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn out_of_memory_in_a_chain_leaves_the_earlier_arrays_valid() {
+    let backend = CudaBackend::new(0).expect("device");
+    let m = random(512, 256, 21);
+    let dm = backend.upload(m.view()).unwrap();
+    let g = backend.gram_dev(&dm).unwrap();
+    let g_host = backend.download(&g).unwrap();
+    // Take nearly all free memory, in 1 GiB pieces, leaving less than one 512×512 f32.
+    let mut hog = Vec::new();
+    loop {
+        let (free, _) = backend.gpu().mem_info().unwrap();
+        let take = if free > (1 << 30) + (64 << 20) {
+            1 << 30
+        } else if free > (1 << 20) {
+            free - (1 << 19)
+        } else {
+            break;
+        };
+        match backend.gpu().alloc::<u8>("hog", take) {
+            Ok(b) => hog.push(b),
+            Err(_) => break,
+        }
+    }
+    let err = backend.gram_dev(&dm);
+    let err2 = backend.cholesky_dev(&g);
+    assert!(
+        matches!(err, Err(Error::OutOfMemory { .. }))
+            || matches!(err2, Err(Error::OutOfMemory { .. })),
+        "expected OutOfMemory once the device is full, got {:?} / {:?}",
+        err.map(|m| m.dim()),
+        err2.map(|f| f.order())
+    );
+    drop(hog);
+    assert_eq!(
+        backend.download(&g).unwrap(),
+        g_host,
+        "the earlier array changed"
+    );
+    let l = backend
+        .cholesky_dev(&g)
+        .expect("the chain goes on once memory is back");
+    let llt = backend.download(l.l()).unwrap();
+    let back = llt.dot(&llt.t());
+    assert!(rel_diff(&back, &g_host) < 1e-4);
+}
+
+/// A resident array keeps its runtime alive: dropping the backend first is safe, and a
+/// backend opened afterwards on the same device reads (and frees) the array.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn arrays_outlive_their_backend() {
+    let a = random(300, 200, 22);
+    let (dm, place) = {
+        let backend = CudaBackend::new(0).expect("device");
+        let dm = backend.upload(a.view()).unwrap();
+        let place = backend.place();
+        (dm, place)
+    };
+    assert_eq!(dm.place(), place);
+    let again = CudaBackend::new(0).expect("device");
+    assert_eq!(
+        again.place(),
+        place,
+        "the runtime was not kept alive by the array"
+    );
+    assert_eq!(again.download(&dm).unwrap(), a);
+    drop(again);
+    drop(dm);
+    // And an array dropped after every backend is gone frees cleanly.
+    let orphan = CudaBackend::new(0).unwrap().upload(a.view()).unwrap();
+    drop(orphan);
+}
+
+/// Uploads and downloads of every layout, small (one plain copy) and large (the
+/// pinned, chunked, multi-threaded path), come back bit for bit.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn transfers_of_every_layout_round_trip() {
+    let backend = CudaBackend::new(0).expect("device");
+    for (rows, cols) in [(3, 5), (513, 1025), (4096, 1537), (1 << 22, 7)] {
+        let c = random(rows, cols, 23);
+        let f = Array2::from_shape_vec((rows, cols).f(), c.iter().copied().collect()).unwrap();
+        let wide = random(rows, 2 * cols + 1, 24);
+        let strided = wide.slice(s![.., 1..;2]);
+        for (what, view) in [
+            ("C order", c.view()),
+            ("Fortran order", f.view()),
+            ("strided", strided),
+            ("transposed", c.t()),
+        ] {
+            let m = backend.upload(view).unwrap();
+            assert_eq!(m.dim(), view.dim(), "{what} {rows}x{cols}");
+            let back = backend.download(&m).unwrap();
+            assert!(back.is_standard_layout());
+            assert!(
+                back == view,
+                "{what} {rows}x{cols}: the round trip changed values"
+            );
+        }
+    }
+    // f64 through the large path too.
+    let d = random(2048, 2049, 25).mapv(f64::from);
+    let m = backend.upload(d.view()).unwrap();
+    assert_eq!(backend.download(&m).unwrap(), d);
 }

@@ -2,7 +2,7 @@
 //! GPU, only libnvrtc: `.ci/run` installs it from PyPI. This test fails, rather than
 //! skips, when NVRTC is missing, so that CI cannot pass without checking the kernels.
 
-use ndgpu_cuda::kernels::{self, KernelFile};
+use ndgpu_cuda_runtime::kernels::{self, KernelFile};
 
 #[test]
 fn every_kernel_file_compiles_for_sm_90_and_no_default_kernel_spills() {
@@ -39,7 +39,7 @@ fn every_kernel_file_compiles_for_sm_90_and_no_default_kernel_spills() {
         }
         all.extend(res);
     }
-    for name in ndgpu_cuda::ops::default_kernels() {
+    for name in ndgpu_cuda::default_kernels() {
         let r = all.iter().find(|r| r.name == name).unwrap_or_else(|| {
             panic!("default kernel {name} is not in any kernel file (is it extern \"C\"?)")
         });

@@ -3,10 +3,10 @@
 //! purpose, and the errors.
 
 use ndarray::{Array2, ArrayView2};
-use ndgpu_core::{tolerance, Element, Error, Factorize, Result};
+use ndgpu_core::{tolerance, Cholesky, Element, Error, Ops, Result};
 use ndgpu_cpu::CpuBackend;
 
-use super::{Ops, Shapes};
+use super::Shapes;
 use crate::compare::{cholesky_ratio, error_kind, solve_ratio};
 use crate::data::{spd, spd_with_condition, Laid, Layout, Rng};
 use crate::report::{Recorder, Verdict};

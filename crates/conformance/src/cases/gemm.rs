@@ -6,10 +6,10 @@
 //! the same operands and of the CPU reference.
 
 use ndarray::Array2;
-use ndgpu_core::{tolerance, Element, Error, MatMul, Trans};
+use ndgpu_core::{tolerance, Element, Error, Gemm, Gram, MatMul, Ops, Trans};
 use ndgpu_cpu::CpuBackend;
 
-use super::{Ops, Shapes};
+use super::Shapes;
 use crate::compare::{
     abs_f64, describe_ratio, gemm_bound, gemm_f64, max_ratio, product_tolerance, to_f64,
 };
@@ -145,14 +145,15 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
                 lb.name()
             );
             let cv = c.as_ref().map(|c| c.view());
+            let g = Gemm::new().alpha(alpha).beta(beta).ta(ta).tb(tb);
             rec.case(name, |v| {
-                let got = b.gemm(alpha, a.view(), ta, bm.view(), tb, beta, cv);
-                let cpu_c = cpu.gemm(alpha, a.view(), ta, bm.view(), tb, beta, cv);
+                let got = b.gemm(g, a.view(), bm.view(), cv);
+                let cpu_c = cpu.gemm(g, a.view(), bm.view(), cv);
                 let (Some(got), Some(cpu_c)) = (v.ok(got), v.ok(cpu_c)) else {
                     return;
                 };
-                let want = gemm_f64(alpha, a.view(), ta, bm.view(), tb, beta, cv);
-                let bound = gemm_bound(alpha, a.view(), ta, bm.view(), tb, beta, cv) * rescale;
+                let want = gemm_f64(&g, a.view(), bm.view(), cv);
+                let bound = gemm_bound(&g, a.view(), bm.view(), cv) * rescale;
                 check_product(v, &got, &want, &cpu_c, &bound);
             });
         }
@@ -162,16 +163,14 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
         let bm = Laid::new(&rng.matrix::<T>(k, n), lb);
         let name = format!("matmul {m}x{n}x{k} A:{} B:{}", la.name(), lb.name());
         rec.case(name, |v| {
-            let (one, zero) = (T::one(), T::zero());
             let (Some(got), Some(cpu_c)) = (
                 v.ok(b.matmul(a.view(), bm.view())),
                 v.ok(cpu.matmul(a.view(), bm.view())),
             ) else {
                 return;
             };
-            let want = gemm_f64(one, a.view(), Trans::No, bm.view(), Trans::No, zero, None);
-            let bound =
-                gemm_bound(one, a.view(), Trans::No, bm.view(), Trans::No, zero, None) * rescale;
+            let want = gemm_f64(&Gemm::new(), a.view(), bm.view(), None);
+            let bound = gemm_bound(&Gemm::new(), a.view(), bm.view(), None) * rescale;
             check_product(v, &got, &want, &cpu_c, &bound);
         });
     }
@@ -189,22 +188,22 @@ fn shape_errors<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut 
     let b52: Array2<T> = rng.matrix(5, 2);
     let b42: Array2<T> = rng.matrix(4, 2);
     let c22: Array2<T> = rng.matrix(2, 2);
-    let (one, zero) = (T::one(), T::zero());
-    let (n, y) = (Trans::No, Trans::Yes);
+    let plain = Gemm::<T>::new();
+    let with_c = plain.beta(T::one());
     rec.case("gemm error: 3x4 times 5x2", |v| {
-        let r = b.gemm(one, a34.view(), n, b52.view(), n, zero, None);
+        let r = b.gemm(plain, a34.view(), b52.view(), None);
         v.err(r, "ShapeMismatch", is_shape);
     });
     rec.case("gemm error: (3x4)T times 4x2", |v| {
-        let r = b.gemm(one, a34.view(), y, b42.view(), n, zero, None);
+        let r = b.gemm(plain.ta(Trans::Yes), a34.view(), b42.view(), None);
         v.err(r, "ShapeMismatch", is_shape);
     });
     rec.case("gemm error: beta=1 without C", |v| {
-        let r = b.gemm(one, a34.view(), n, b42.view(), n, one, None);
+        let r = b.gemm(with_c, a34.view(), b42.view(), None);
         v.err(r, "ShapeMismatch", is_shape);
     });
     rec.case("gemm error: beta=1, C 2x2 for a 3x2 result", |v| {
-        let r = b.gemm(one, a34.view(), n, b42.view(), n, one, Some(c22.view()));
+        let r = b.gemm(with_c, a34.view(), b42.view(), Some(c22.view()));
         v.err(r, "ShapeMismatch", is_shape);
     });
     rec.case("matmul error: 3x4 times 5x2", |v| {

@@ -6,10 +6,10 @@
 //! legitimately part, so only the properties of each result are checked there.
 
 use ndarray::{array, Array2, ArrayView2};
-use ndgpu_core::{Cluster, Element, Error, Init, KMeansConfig, KMeansResult};
+use ndgpu_core::{Element, Error, Init, KMeans, KMeansConfig, KMeansResult, Ops};
 use ndgpu_cpu::CpuBackend;
 
-use super::{Ops, Shapes};
+use super::Shapes;
 use crate::compare::{
     centroid_ratio, check_kmeans_shape, check_nearest, check_predict_agrees, history_ratio,
     inertia_ratio,

@@ -1,6 +1,6 @@
 //! The cases of each family, written once for any backend and element type.
 
-use ndgpu_core::{Cluster, Element, Factorize, Family, MatMul, Reduce, Transpose};
+use ndgpu_core::{Element, Family, Ops};
 
 use crate::data::Rng;
 use crate::report::Recorder;
@@ -10,19 +10,8 @@ mod cholesky;
 mod gemm;
 mod kmeans;
 mod reduce;
+mod resident;
 mod transpose;
-
-/// Every operation trait for one element type: what a case needs of a backend.
-/// `dyn Backend` has it for `f32` and `f64` through its supertraits.
-pub trait Ops<T: Element>:
-    MatMul<T> + Transpose<T> + Reduce<T> + Factorize<T> + Cluster<T>
-{
-}
-
-impl<T: Element, B> Ops<T> for B where
-    B: MatMul<T> + Transpose<T> + Reduce<T> + Factorize<T> + Cluster<T> + ?Sized
-{
-}
 
 /// A table of shapes with `N` dimensions each.
 pub(crate) type Shapes<const N: usize> = &'static [[usize; N]];
@@ -56,4 +45,5 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
         Family::Cholesky => cholesky::run(b, sizes, rng, rec),
         Family::KMeans => kmeans::run(b, sizes, rng, rec),
     }
+    resident::run(b, family, rng, rec);
 }

@@ -5,10 +5,10 @@
 //! [`Reduce`](ndgpu_core::Reduce)'s documentation, independently of the CPU backend.
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
-use ndgpu_core::{ArgOp, Element, Error, Reduce, ReduceOp};
+use ndgpu_core::{ArgOp, Element, Error, Ops, Reduce, ReduceOp};
 use ndgpu_cpu::CpuBackend;
 
-use super::{Ops, Shapes};
+use super::Shapes;
 use crate::compare::{abs_sum, sum_ratio};
 use crate::data::{Laid, Layout, Rng};
 use crate::report::{Recorder, Verdict};

@@ -1,9 +1,9 @@
 //! Transpose: exact, in every layout, with NaN and infinities carried through.
 
 use ndarray::{Array2, ArrayView2};
-use ndgpu_core::Element;
+use ndgpu_core::{Element, Ops};
 
-use super::{Ops, Shapes};
+use super::Shapes;
 use crate::data::{Laid, Layout, Rng};
 use crate::report::{Recorder, Verdict};
 use crate::Sizes;

@@ -1,167 +1,175 @@
-//! Host references and helpers shared by the GPU tests.
+//! Backends, seeded data and host checks shared by the GPU tests.
 #![allow(dead_code)]
 
 use ndarray::{Array1, Array2, ArrayView2, Axis};
-use ndgpu_core::kmeans::SplitMix64;
-use ndgpu_core::{tolerance, ArgOp, Element, Reduce, ReduceOp, Trans};
+use ndgpu_conformance::compare::{describe_ratio, max_ratio, sum_ratio};
+use ndgpu_conformance::data::Rng;
+use ndgpu_core::{ArgOp, Device, Element, Memory, Reduce, ReduceOp};
 use ndgpu_cublas::{BlasElement, CublasBackend};
+use ndgpu_cuda::CudaBackend;
 
-/// The backend on device 0, or a panic saying what is missing.
+/// The vendor backend on device 0, or a panic saying what is missing.
 pub fn backend() -> CublasBackend {
     CublasBackend::new(0)
         .unwrap_or_else(|e| panic!("these tests need a CUDA device with cuBLAS and cuSOLVER: {e}"))
 }
 
-/// Deterministic values in [-1, 1).
+/// The hand-written backend on device 0: the same shared runtime as [`backend`].
+pub fn cuda() -> CudaBackend {
+    CudaBackend::new(0).unwrap_or_else(|e| panic!("these tests need a CUDA device: {e}"))
+}
+
+/// Seeded values in [-1, 1), never zero.
 pub fn random<T: Element>(shape: (usize, usize), seed: u64) -> Array2<T> {
-    let mut rng = SplitMix64::new(seed);
-    Array2::from_shape_simple_fn(shape, || T::from_f64(2.0 * rng.next_f64() - 1.0))
+    Rng::new(seed).matrix(shape.0, shape.1)
 }
 
-/// The shape to store so that op(X) is `shape`.
-pub fn op_shape(shape: (usize, usize), t: Trans) -> (usize, usize) {
-    match t {
-        Trans::No => shape,
-        Trans::Yes => (shape.1, shape.0),
-    }
+/// A seeded symmetric positive-definite n×n matrix, well conditioned.
+pub fn spd<T: Element>(n: usize, seed: u64) -> Array2<T> {
+    ndgpu_conformance::data::spd(&mut Rng::new(seed), n)
 }
 
-/// `alpha·op(A)·op(B) + beta·C` in f64, and the error scale
-/// `|alpha|·|op(A)|·|op(B)| + |beta|·|C|` of each element.
-pub fn host_gemm<T: Element>(
-    alpha: T,
-    a: ArrayView2<T>,
-    ta: Trans,
-    b: ArrayView2<T>,
-    tb: Trans,
-    beta: T,
-    c: ArrayView2<T>,
-) -> (Array2<f64>, Array2<f64>) {
-    let a = ta.apply(a).mapv(|v| v.as_f64());
-    let b = tb.apply(b).mapv(|v| v.as_f64());
-    let (alpha, beta) = (alpha.as_f64(), beta.as_f64());
-    let value = a.dot(&b) * alpha;
-    let mut scale = a.mapv(f64::abs).dot(&b.mapv(f64::abs)) * alpha.abs();
-    let value = if beta != 0.0 {
-        let c = c.mapv(|v| v.as_f64());
-        scale = scale + c.mapv(f64::abs) * beta.abs();
-        value + c * beta
-    } else {
-        value
-    };
-    (value, scale)
+/// `a` with NaN in its strict upper triangle, which a Cholesky must not read.
+pub fn poison_upper<T: Element>(a: &Array2<T>) -> Array2<T> {
+    Array2::from_shape_fn(a.dim(), |(r, c)| if c > r { T::nan() } else { a[[r, c]] })
 }
 
-/// `|got − want| ≤ rel·scale` element by element (a zero scale demands equality).
-pub fn assert_close<T: Element>(
-    got: &Array2<T>,
-    want: &Array2<f64>,
-    scale: &Array2<f64>,
-    rel: f64,
+/// Panics, naming the worst element, unless every `|got − want| ≤ bound`.
+pub fn assert_within<T: Element>(
     what: &str,
+    got: ArrayView2<T>,
+    want: ArrayView2<f64>,
+    bound: ArrayView2<f64>,
 ) {
-    assert_eq!(got.dim(), want.dim(), "{what}: shape");
-    for ((idx, g), (w, s)) in got.indexed_iter().zip(want.iter().zip(scale.iter())) {
-        let err = (g.as_f64() - w).abs();
-        assert!(
-            err <= rel * s,
-            "{what} at {idx:?}: got {g}, want {w}, error {err:e} > bound {:e}",
-            rel * s
-        );
-    }
+    let worst = max_ratio(got, want, bound);
+    assert!(
+        worst.0 <= 1.0 && got.dim() == want.dim(),
+        "{}",
+        describe_ratio(what, got, want, worst)
+    );
 }
 
-/// Sums, sums of squares, dot, min/max and arg reductions against the host.
+/// Whether two arrays hold the same values to the bit.
+pub fn same_bits<T: Element>(a: &Array2<T>, b: &Array2<T>) -> bool {
+    a.dim() == b.dim()
+        && a.iter()
+            .zip(b.iter())
+            .all(|(x, y)| x.as_f64().to_bits() == y.as_f64().to_bits())
+}
+
+/// The first index of the smallest (`ArgMin`) or largest value of a lane.
+pub fn first_extreme<T: Element>(lane: impl Iterator<Item = T>, op: ArgOp) -> usize {
+    let mut best: Option<(usize, T)> = None;
+    for (i, v) in lane.enumerate() {
+        let better = match (best, op) {
+            (None, _) => true,
+            (Some((_, b)), ArgOp::ArgMin) => v < b,
+            (Some((_, b)), ArgOp::ArgMax) => v > b,
+        };
+        if better {
+            best = Some((i, v));
+        }
+    }
+    best.map_or(0, |(i, _)| i)
+}
+
+/// Every reduction of the resident forms on `a` (finite values) against the host: sums,
+/// sums of squares and the dot product within `tolerance::sum`, min/max and the arg
+/// reductions exact, per-axis results shaped as `keepdims`.
 pub fn check_reductions<T: BlasElement>(b: &CublasBackend, a: &Array2<T>) {
+    let da = b.upload(a.view()).unwrap();
     let f = a.mapv(|v| v.as_f64());
+    let sq = f.mapv(|v| v * v);
     let n = a.len();
-    let within = |got: T, want: f64, scale: f64, terms: usize, what: &str| {
-        let err = (got.as_f64() - want).abs();
-        let bound = tolerance::sum::<T>(terms) * scale;
+    let within = |got: T, want: f64, terms: usize, abs_total: f64, what: &str| {
+        let r = sum_ratio(got, want, terms, abs_total);
         assert!(
-            err <= bound,
-            "{what} of {:?}: got {got}, want {want}, error {err:e} > {bound:e}",
+            r <= 1.0,
+            "{what} of {:?}: got {got}, want {want} (error/tolerance = {r:.3e})",
             a.dim()
         );
     };
-    let abs_sum = f.mapv(f64::abs).sum();
-    let sq = f.mapv(|v| v * v);
+    let abs_total = f.mapv(f64::abs).sum();
     within(
-        b.reduce(ReduceOp::Sum, a.view()).unwrap(),
+        b.reduce_dev(ReduceOp::Sum, &da).unwrap(),
         f.sum(),
-        abs_sum,
         n,
+        abs_total,
         "sum",
     );
     within(
-        b.reduce(ReduceOp::SumSq, a.view()).unwrap(),
-        sq.sum(),
+        b.reduce_dev(ReduceOp::SumSq, &da).unwrap(),
         sq.sum(),
         n,
+        sq.sum(),
         "sumsq",
     );
     for axis in [Axis(0), Axis(1)] {
+        let kept = match axis {
+            Axis(0) => (1, a.ncols()),
+            _ => (a.nrows(), 1),
+        };
         let len = a.len_of(axis);
-        let s: Array1<T> = b.reduce_axis(ReduceOp::Sum, a.view(), axis).unwrap();
-        let q: Array1<T> = b.reduce_axis(ReduceOp::SumSq, a.view(), axis).unwrap();
+        let s = b.reduce_axis_dev(ReduceOp::Sum, &da, axis).unwrap();
+        let q = b.reduce_axis_dev(ReduceOp::SumSq, &da, axis).unwrap();
+        assert_eq!((s.dim(), q.dim()), (kept, kept), "keepdims along {axis:?}");
+        let (s, q) = (b.download(&s).unwrap(), b.download(&q).unwrap());
         let (ws, wa, wq) = (
             f.sum_axis(axis),
             f.mapv(f64::abs).sum_axis(axis),
             sq.sum_axis(axis),
         );
-        assert_eq!(s.len(), ws.len());
-        for i in 0..s.len() {
-            within(s[i], ws[i], wa[i], len, &format!("sum along {axis:?}"));
-            within(q[i], wq[i], wq[i], len, &format!("sumsq along {axis:?}"));
+        for (i, (s, q)) in s.iter().zip(q.iter()).enumerate() {
+            within(*s, ws[i], len, wa[i], &format!("sum along {axis:?}"));
+            within(*q, wq[i], len, wq[i], &format!("sumsq along {axis:?}"));
         }
     }
     if n == 0 {
         return;
     }
-    let flat: Vec<T> = a.iter().copied().collect();
-    let x = ndarray::ArrayView1::from(&flat[..]);
-    let rev: Vec<T> = flat.iter().rev().copied().collect();
-    let y = ndarray::ArrayView1::from(&rev[..]);
-    let prod: Vec<f64> = flat
-        .iter()
-        .zip(&rev)
-        .map(|(p, q)| p.as_f64() * q.as_f64())
-        .collect();
-    let dot = b.dot(x, y).unwrap();
+    // The dot product of two matrices of a's shape: a, and a's elements in reverse.
+    let mut flat: Vec<T> = a.iter().copied().collect();
+    flat.reverse();
+    let rev = Array2::from_shape_vec(a.dim(), flat).unwrap();
+    let prod = &f * &rev.mapv(|v| v.as_f64());
+    let dr = b.upload(rev.view()).unwrap();
+    let abs_prod = prod.mapv(f64::abs).sum();
+    within(b.dot_dev(&da, &dr).unwrap(), prod.sum(), n, abs_prod, "dot");
+    // The host form of the same dot product, of two vectors.
+    let (x, y): (Array1<T>, Array1<T>) =
+        (a.iter().copied().collect(), rev.iter().copied().collect());
     within(
-        dot,
-        prod.iter().sum(),
-        prod.iter().map(|v| v.abs()).sum(),
+        b.dot(x.view(), y.view()).unwrap(),
+        prod.sum(),
         n,
-        "dot",
+        abs_prod,
+        "dot of vectors",
     );
-    // Min and max are exact; the first index of the extreme value.
-    let (mut imin, mut imax) = (0, 0);
-    for (i, v) in flat.iter().enumerate() {
-        if *v < flat[imin] {
-            imin = i;
-        }
-        if *v > flat[imax] {
-            imax = i;
+    // Min and max are exact; arg reductions give the first index of the extreme value,
+    // flat in row-major order for the whole matrix.
+    let (imin, imax) = (
+        first_extreme(a.iter().copied(), ArgOp::ArgMin),
+        first_extreme(a.iter().copied(), ArgOp::ArgMax),
+    );
+    assert_eq!(b.reduce_dev(ReduceOp::Min, &da).unwrap(), x[imin]);
+    assert_eq!(b.reduce_dev(ReduceOp::Max, &da).unwrap(), x[imax]);
+    assert_eq!(b.arg_reduce_dev(ArgOp::ArgMin, &da).unwrap(), imin);
+    assert_eq!(b.arg_reduce_dev(ArgOp::ArgMax, &da).unwrap(), imax);
+    for op in ArgOp::ALL {
+        for axis in [Axis(0), Axis(1)] {
+            let i = b.arg_reduce_axis_dev(op, &da, axis).unwrap();
+            let want: Vec<usize> = a
+                .lanes(axis)
+                .into_iter()
+                .map(|lane| first_extreme(lane.iter().copied(), op))
+                .collect();
+            assert_eq!(
+                b.download_indices(&i).unwrap().to_vec(),
+                want,
+                "{} along {axis:?} of {:?}",
+                op.name(),
+                a.dim()
+            );
         }
     }
-    assert_eq!(b.reduce(ReduceOp::Min, a.view()).unwrap(), flat[imin]);
-    assert_eq!(b.reduce(ReduceOp::Max, a.view()).unwrap(), flat[imax]);
-    assert_eq!(b.arg_reduce(ArgOp::ArgMin, a.view()).unwrap(), imin);
-    assert_eq!(b.arg_reduce(ArgOp::ArgMax, a.view()).unwrap(), imax);
-}
-
-/// A symmetric positive-definite n×n matrix: M·Mᵀ/n + I, computed in f64.
-pub fn spd<T: Element>(n: usize, seed: u64) -> Array2<T> {
-    let m = random::<f64>((n, n), seed);
-    let a = m.dot(&m.t()) / n.max(1) as f64 + Array2::<f64>::eye(n);
-    a.mapv(T::from_f64)
-}
-
-/// The 1-norm (largest column sum of absolute values) of an f64 matrix.
-pub fn one_norm(a: &Array2<f64>) -> f64 {
-    a.mapv(f64::abs)
-        .sum_axis(Axis(0))
-        .iter()
-        .fold(0.0, |m, &v| m.max(v))
 }

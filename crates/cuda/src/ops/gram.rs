@@ -9,11 +9,12 @@
 //! swapped, which round identically.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
-use ndgpu_core::{Error, Family, Result};
+use ndgpu_core::{Backend, Error, Family, Gram, Matrix, Result};
+use ndgpu_cuda_runtime::kernels::KernelFile;
+use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched};
+use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
 
-use crate::kernels::KernelFile;
-use crate::ops::matmul::{check_buffer, grid_1d, launched};
-use crate::{dim_i32, CudaElement, DeviceMatrix, Gpu};
+use crate::CudaBackend;
 
 /// Variants, default (fastest measured) first.
 pub const VARIANTS: &[&str] = &["reg_blocked", "symmetric", "diagonal", "tiled", "naive"];
@@ -27,7 +28,7 @@ atomics; each output is summed by one thread in a fixed order) and exactly symme
 (report 003 v001): one thread per output; tiled (v004): 32x32 shared-memory tiles, zero-filled \
 at the edges; symmetric (v005): only tiles on or above the diagonal are computed, each result \
 written to C[i][j] and C[j][i]; diagonal (v006): as symmetric, diagonal tiles stage one strip \
-of rows since both operands are the same (slightly slower than symmetric on the H200); \
+of rows since both operands are the same; \
 reg_blocked (default): the GEMM ladder's 128x128 register-blocked kernel with 16-byte loads \
 on a 1-D grid over the T(T+1)/2 upper tiles, results mirrored as 16-byte stores (f32: BK 16, \
 one shared buffer; f64: BK 8, double-buffered through registers: the faster of each).";
@@ -98,7 +99,7 @@ fn rung(variant: &str) -> Result<Rung> {
 /// [`Error::ShapeMismatch`] when `out` is not n×n, [`Error::UnknownVariant`],
 /// [`Error::InvalidArgument`] for dimensions beyond the kernels' 32-bit indices, device
 /// errors.
-pub fn gram<T: CudaElement>(
+pub(crate) fn gram<T: CudaElement>(
     gpu: &Gpu,
     variant: &str,
     m: &DeviceMatrix<T>,
@@ -125,7 +126,7 @@ pub fn gram<T: CudaElement>(
         return gpu
             .stream()
             .memset_zeros(&mut out.data.slice_mut(0..len))
-            .map_err(|e| crate::runtime::driver("gram: zeroing the output", e));
+            .map_err(|e| driver("gram: zeroing the output", e));
     }
     let (ni, ki) = (dim_i32("gram", n)?, dim_i32("gram", k)?);
     let n_blocks = match rung.grid {
@@ -149,4 +150,15 @@ pub fn gram<T: CudaElement>(
     // per tile the kernel decodes from blockIdx.x (all tiles, or the upper ones), and
     // every access is bounds-checked against N and K.
     launched(&name, unsafe { l.launch(cfg) })
+}
+
+impl<T: CudaElement> Gram<T> for CudaBackend {
+    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+        let gpu = self.gpu();
+        let dm = gpu.dm(self.here(), "gram", "M", m)?;
+        let n = dm.rows;
+        let mut out = gpu.alloc_matrix("gram", n, n)?;
+        gram(gpu, self.variant(Family::Gram), dm, &mut out)?;
+        Ok(gpu.matrix(out))
+    }
 }

@@ -2,18 +2,17 @@
 //! optimisation step, from one thread per output with uncoalesced loads to a
 //! double-buffered, register-blocked kernel with 16-byte loads.
 //!
-//! Every kernel multiplies row-major, untransposed operands. Transposed operands are
-//! materialised first: on resident data with a transpose kernel, at the ndarray level by
-//! uploading the transposed view (the upload lays any view out row-major, so it costs no
-//! extra pass).
+//! Every kernel multiplies row-major, untransposed operands: a transposed operand is
+//! materialised first with the transpose ladder's default kernel.
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
-use ndarray::{Array2, ArrayView2, ShapeBuilder};
-use ndgpu_core::{check, Backend, Error, Family, MatMul, Result, Trans};
+use cudarc::driver::{CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
+use ndgpu_core::{check, Backend, Error, Family, Gemm, MatMul, Matrix, Result, Trans};
+use ndgpu_cuda_runtime::kernels::KernelFile;
+use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched};
+use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
 
-use crate::kernels::KernelFile;
 use crate::ops::transpose;
-use crate::{dim_i32, CudaBackend, CudaElement, DeviceMatrix, Gpu};
+use crate::CudaBackend;
 
 /// Variants, default (fastest measured) first.
 pub const VARIANTS: &[&str] = &[
@@ -100,37 +99,6 @@ fn rung(variant: &str) -> Result<Rung> {
         })
 }
 
-/// A view with `dim` and no data of its own (zero strides over one element), so that the
-/// shared ndarray-level checks can judge device shapes.
-pub(crate) fn shape_only<T>(one: &[T; 1], dim: (usize, usize)) -> ArrayView2<'_, T> {
-    ArrayView2::from_shape(dim.strides((0, 0)), &one[..]).expect("zero strides fit one element")
-}
-
-/// Checks that a matrix's buffer holds its `rows·cols` elements: the kernels index it up
-/// to there.
-pub(crate) fn check_buffer<T>(op: &'static str, what: &str, m: &DeviceMatrix<T>) -> Result<()> {
-    if m.data.len() < m.len() {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "{what} is {}x{} but its buffer holds {} elements",
-                m.rows,
-                m.cols,
-                m.data.len()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// The number of blocks in a 1-D grid, which the kernels index with an `int`.
-pub(crate) fn grid_1d(op: &'static str, n_blocks: usize) -> Result<u32> {
-    u32::try_from(n_blocks)
-        .ok()
-        .filter(|&b| b <= i32::MAX as u32)
-        .ok_or_else(|| Error::invalid(op, format!("{n_blocks} blocks exceed the 1-D grid")))
-}
-
 /// `C ← alpha·op(A)·op(B) + beta·C` on resident data with the named variant. `c` must be
 /// op(A)'s rows × op(B)'s columns; with `beta = 0` its contents are never read.
 ///
@@ -139,35 +107,16 @@ pub(crate) fn grid_1d(op: &'static str, n_blocks: usize) -> Result<u32> {
 /// [`Error::UnknownVariant`], [`Error::InvalidArgument`] for dimensions beyond the
 /// kernels' 32-bit indices, device errors (out of memory when a transposed operand is
 /// materialised).
-#[allow(clippy::too_many_arguments)]
-pub fn gemm<T: CudaElement>(
+pub(crate) fn gemm<T: CudaElement>(
     gpu: &Gpu,
     variant: &str,
-    alpha: T,
+    g: Gemm<T>,
     a: &DeviceMatrix<T>,
-    ta: Trans,
     b: &DeviceMatrix<T>,
-    tb: Trans,
-    beta: T,
     c: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let rung = rung(variant)?;
-    let one = [T::zero()];
-    let cv = shape_only(&one, c.dim());
-    let (m, n, k) = check::gemm(
-        shape_only(&one, a.dim()),
-        ta,
-        shape_only(&one, b.dim()),
-        tb,
-        beta,
-        Some(&cv),
-    )?;
-    if c.dim() != (m, n) {
-        return Err(Error::shape(
-            "gemm",
-            format!("C is {}x{}, expected {m}x{n}", c.rows, c.cols),
-        ));
-    }
+    let (m, n, k) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
     for (what, x) in [("A", a), ("B", b)] {
         check_buffer("gemm", what, x)?;
     }
@@ -175,11 +124,11 @@ pub fn gemm<T: CudaElement>(
     if m == 0 || n == 0 {
         return Ok(());
     }
-    if k == 0 || alpha == T::zero() {
-        return scale(gpu, beta, c);
+    if k == 0 || g.alpha == T::zero() {
+        return scale(gpu, g.beta, c);
     }
     let a_t;
-    let a = match ta {
+    let a = match g.ta {
         Trans::No => a,
         Trans::Yes => {
             a_t = transposed(gpu, a)?;
@@ -187,18 +136,21 @@ pub fn gemm<T: CudaElement>(
         }
     };
     let b_t;
-    let b = match tb {
+    let b = match g.tb {
         Trans::No => b,
         Trans::Yes => {
             b_t = transposed(gpu, b)?;
             &b_t
         }
     };
-    launch(gpu, rung, (m, n, k), alpha, a, b, beta, c)
+    launch(gpu, rung, (m, n, k), g.alpha, a, b, g.beta, c)
 }
 
 /// `xᵀ` in a new device matrix.
-fn transposed<T: CudaElement>(gpu: &Gpu, x: &DeviceMatrix<T>) -> Result<DeviceMatrix<T>> {
+pub(crate) fn transposed<T: CudaElement>(
+    gpu: &Gpu,
+    x: &DeviceMatrix<T>,
+) -> Result<DeviceMatrix<T>> {
     let mut t = gpu.alloc_matrix("gemm", x.cols, x.rows)?;
     transpose::transpose(gpu, transpose::VARIANTS[0], x, &mut t)?;
     Ok(t)
@@ -208,12 +160,71 @@ fn transposed<T: CudaElement>(gpu: &Gpu, x: &DeviceMatrix<T>) -> Result<DeviceMa
 fn launch<T: CudaElement>(
     gpu: &Gpu,
     rung: Rung,
-    (m, n, k): (usize, usize, usize),
+    mnk: (usize, usize, usize),
     alpha: T,
     a: &DeviceMatrix<T>,
     b: &DeviceMatrix<T>,
     beta: T,
     c: &mut DeviceMatrix<T>,
+) -> Result<()> {
+    let (a, b) = (a.data.as_view(), b.data.as_view());
+    launch_views(
+        gpu,
+        rung,
+        mnk,
+        alpha,
+        &a,
+        &b,
+        beta,
+        &mut c.data.as_view_mut(),
+    )
+}
+
+/// Row-major `C (m×n) ← alpha·A (m×k)·B (k×n) + beta·C` on contiguous views (parts of
+/// larger buffers: the blocked triangular solve works on row blocks), with the ladder's
+/// default rung. With `beta = 0`, C is not read.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] when a view is shorter than its shape or a dimension
+/// exceeds the kernels' 32-bit indices; device errors.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_views<T: CudaElement>(
+    gpu: &Gpu,
+    (m, n, k): (usize, usize, usize),
+    alpha: T,
+    a: &CudaView<T>,
+    b: &CudaView<T>,
+    beta: T,
+    c: &mut CudaViewMut<T>,
+) -> Result<()> {
+    for (what, len, want) in [
+        ("A", a.len(), m * k),
+        ("B", b.len(), k * n),
+        ("C", c.len(), m * n),
+    ] {
+        if len < want {
+            return Err(Error::invalid(
+                "gemm",
+                format!("{what} holds {len} elements, fewer than {want}"),
+            ));
+        }
+    }
+    if m == 0 || n == 0 || k == 0 {
+        return Ok(());
+    }
+    launch_views(gpu, RUNGS[0], (m, n, k), alpha, a, b, beta, c)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn launch_views<T: CudaElement>(
+    gpu: &Gpu,
+    rung: Rung,
+    (m, n, k): (usize, usize, usize),
+    alpha: T,
+    a: &CudaView<T>,
+    b: &CudaView<T>,
+    beta: T,
+    c: &mut CudaViewMut<T>,
 ) -> Result<()> {
     let (mi, ni, ki) = (
         dim_i32("gemm", m)?,
@@ -233,25 +244,17 @@ fn launch<T: CudaElement>(
         .arg(&ni)
         .arg(&ki)
         .arg(&alpha)
-        .arg(&a.data)
-        .arg(&b.data)
+        .arg(a)
+        .arg(b)
         .arg(&beta)
-        .arg(&mut c.data);
+        .arg(c);
     // SAFETY: gemm_<variant>_<dtype>(int M, int N, int K, T alpha, const T* A, const T* B,
-    // T beta, T* C) with A m×k, B k×n and C m×n row-major, each buffer checked to hold
-    // rows·cols elements; the grid has one block per rung.tile of C, which is what the
-    // kernel decodes from blockIdx.x, and every access is bounds-checked against M, N, K.
+    // T beta, T* C) with A m×k, B k×n and C m×n row-major, each view checked to hold
+    // rows·cols elements (by the callers: whole matrices by check_buffer, views by
+    // gemm_views); the grid has one block per rung.tile of C, which is what the kernel
+    // decodes from blockIdx.x; every access is bounds-checked against M, N, K, and the
+    // 16-byte loads are used only where the kernel finds the pointers aligned.
     launched(&name, unsafe { l.launch(cfg) })
-}
-
-/// Turns a launch's result into ours. (`Gpu::launch` takes a closure that cannot push
-/// borrowed arguments, so launches here use the stream's builder directly.)
-pub(crate) fn launched<E>(
-    name: &str,
-    r: std::result::Result<E, cudarc::driver::DriverError>,
-) -> Result<()> {
-    r.map(drop)
-        .map_err(|e| crate::runtime::driver(format!("launching {name}"), e))
 }
 
 /// `C ← beta·C` (zeros when `beta = 0`, without reading C): the product is empty or
@@ -265,7 +268,7 @@ fn scale<T: CudaElement>(gpu: &Gpu, beta: T, c: &mut DeviceMatrix<T>) -> Result<
         return gpu
             .stream()
             .memset_zeros(&mut c.data.slice_mut(0..len))
-            .map_err(|e| crate::runtime::driver("gemm: zeroing C", e));
+            .map_err(|e| driver("gemm: zeroing C", e));
     }
     let (mi, ni) = (dim_i32("gemm", c.rows)?, dim_i32("gemm", c.cols)?);
     let cfg = LaunchConfig {
@@ -283,59 +286,11 @@ fn scale<T: CudaElement>(gpu: &Gpu, beta: T, c: &mut DeviceMatrix<T>) -> Result<
 }
 
 impl<T: CudaElement> MatMul<T> for CudaBackend {
-    fn gemm(
-        &self,
-        alpha: T,
-        a: ArrayView2<T>,
-        ta: Trans,
-        b: ArrayView2<T>,
-        tb: Trans,
-        beta: T,
-        c: Option<ArrayView2<T>>,
-    ) -> Result<Array2<T>> {
-        let (m, n, k) = check::gemm(a, ta, b, tb, beta, c.as_ref())?;
-        let c = c.filter(|_| beta != T::zero());
-        if m == 0 || n == 0 || k == 0 || alpha == T::zero() {
-            // from_shape_fn: the result is C-ordered whatever C's layout.
-            return Ok(match c {
-                Some(c) => Array2::from_shape_fn((m, n), |ix| beta * c[ix]),
-                // m×n is not bounded by the operands' bytes when k = 0.
-                None => ndgpu_core::host::filled("gemm", (m, n), T::zero())?,
-            });
-        }
-        let gpu = &self.gpu;
-        // Uploading op(X) lays it out row-major: no transpose kernel needed.
-        let da = gpu.upload(ta.apply(a))?;
-        let db = gpu.upload(tb.apply(b))?;
-        let mut dc = match c {
-            Some(c) => gpu.upload(c)?,
-            None => gpu.alloc_matrix("gemm", m, n)?,
-        };
-        let variant = self.variant(Family::MatMul);
-        gemm(
-            gpu,
-            variant,
-            alpha,
-            &da,
-            Trans::No,
-            &db,
-            Trans::No,
-            beta,
-            &mut dc,
-        )?;
-        gpu.download(&dc)
-    }
-
-    fn gram(&self, m: ArrayView2<T>) -> Result<Array2<T>> {
-        let (n, k) = m.dim();
-        if n == 0 || k == 0 {
-            // n×n is not bounded by the operand's bytes when k = 0.
-            return ndgpu_core::host::filled("gram", (n, n), T::zero());
-        }
-        let gpu = &self.gpu;
-        let dm = gpu.upload(m)?;
-        let mut out = gpu.alloc_matrix("gram", n, n)?;
-        crate::ops::gram::gram(gpu, self.variant(Family::Gram), &dm, &mut out)?;
-        gpu.download(&out)
+    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
+        let (gpu, here) = (self.gpu(), self.here());
+        let a = gpu.dm(here, "gemm", "A", a)?;
+        let b = gpu.dm(here, "gemm", "B", b)?;
+        let c = gpu.dm_mut(here, "gemm", "C", c)?;
+        gemm(gpu, self.variant(Family::MatMul), g, a, b, c)
     }
 }

@@ -1,12 +1,12 @@
 //! One module per op family: device-level functions on resident data, and the
 //! ndarray-level trait implementations for [`crate::CudaBackend`].
 
-pub mod cholesky;
-pub mod gram;
-pub mod kmeans;
-pub mod matmul;
-pub mod reduce;
-pub mod transpose;
+pub(crate) mod cholesky;
+pub(crate) mod gram;
+pub(crate) mod kmeans;
+pub(crate) mod matmul;
+pub(crate) mod reduce;
+pub(crate) mod transpose;
 
 /// Notes shown by `ndgpu info` and the docs: determinism and scope of the variants.
 pub const NOTES: &[&str] = &[

@@ -1,24 +1,21 @@
-//! The transpose ladder (report 001), and a plain device copy as its bandwidth ceiling.
+//! The transpose ladder (report 001).
 //!
-//! | variant | kernel | tile, threads | idea | H200, 16384² f32 |
-//! |---|---|---|---|---|
-//! | `tile64_ilp` | `transpose_tile64_ilp_*` | 64×65, 32×8, 16 elements each | many loads in flight per thread, small blocks | 0.93 of copy |
-//! | `padded` | `transpose_padded_*` | 32×33, 32×8, 4 elements each | padding removes bank conflicts | 0.83 |
-//! | `tile64` | `transpose_tile64_*` | 64×65, 64×16, 4 elements each | report 001's "optimal" (4-way unrolled) | 0.81 |
-//! | `smem` | `transpose_smem_*` | 32×32, 32×8, 4 elements each | shared-memory tile: coalesced both ways | 0.37 |
-//! | `naive` | `transpose_naive_*` | none, 32×8 | one thread per element, strided writes | 0.12 |
-//!
-//! (Copy, counting bytes read and written: 4.26 TB/s. On 8192² the fractions are 0.93,
-//! 0.85, 0.82, 0.38, 0.13.)
+//! | variant | kernel | tile, threads | idea |
+//! |---|---|---|---|
+//! | `tile64_ilp` | `transpose_tile64_ilp_*` | 64×65, 32×8, 16 elements each | many loads in flight per thread, small blocks |
+//! | `padded` | `transpose_padded_*` | 32×33, 32×8, 4 elements each | padding removes bank conflicts |
+//! | `tile64` | `transpose_tile64_*` | 64×65, 64×16, 4 elements each | report 001's "optimal" (4-way unrolled) |
+//! | `smem` | `transpose_smem_*` | 32×32, 32×8, 4 elements each | shared-memory tile: coalesced both ways |
+//! | `naive` | `transpose_naive_*` | none, 32×8 | one thread per element, strided writes |
 //!
 //! Every variant moves each element exactly once, so all are exact and reproducible.
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use ndarray::{Array2, ArrayView2};
-use ndgpu_core::{Backend, Error, Family, Result, Transpose};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+use ndgpu_core::{Backend, Error, Family, Matrix, Result, Transpose};
+use ndgpu_cuda_runtime::kernels::KernelFile;
+use ndgpu_cuda_runtime::launch::{blocks, launched};
+use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu};
 
-use crate::kernels::KernelFile;
-use crate::runtime::driver;
-use crate::{blocks, CudaBackend, CudaElement, DeviceMatrix, Gpu};
+use crate::CudaBackend;
 
 /// Variants, expected fastest first.
 pub const VARIANTS: &[&str] = &["tile64_ilp", "padded", "tile64", "smem", "naive"];
@@ -61,7 +58,7 @@ fn unknown_variant(name: &str) -> Error {
 /// [`Error::UnknownVariant`]; [`Error::ShapeMismatch`] when `out` has the wrong shape;
 /// [`Error::InvalidArgument`] for a dimension beyond the kernels' 32-bit range; device
 /// errors.
-pub fn transpose<T: CudaElement>(
+pub(crate) fn transpose<T: CudaElement>(
     gpu: &Gpu,
     variant: &str,
     a: &DeviceMatrix<T>,
@@ -109,47 +106,16 @@ pub fn transpose<T: CudaElement>(
     // SAFETY: the kernel takes (int rows, int cols, const T* in, T* out); `a.data` holds
     // rows·cols elements and `out.data` cols·rows (checked above), and every access is
     // guarded by the dimensions, which fit the kernels' index arithmetic (MAX_DIM).
-    unsafe { l.launch(cfg) }
-        .map(drop)
-        .map_err(|e| driver(format!("launching {name}"), e))
-}
-
-/// Copies `n` elements of `src` to `dst` device to device, on the stream: the
-/// bandwidth ceiling the transposes (and reductions) are measured against.
-///
-/// # Errors
-/// [`Error::ShapeMismatch`] when either buffer is shorter than `n`; device errors.
-pub fn copy<T: CudaElement>(
-    gpu: &Gpu,
-    src: &CudaSlice<T>,
-    dst: &mut CudaSlice<T>,
-    n: usize,
-) -> Result<()> {
-    if n > src.len() || n > dst.len() {
-        return Err(Error::shape(
-            "copy",
-            format!("copying {n} elements from {} into {}", src.len(), dst.len()),
-        ));
-    }
-    if n == 0 {
-        return Ok(());
-    }
-    gpu.stream()
-        .memcpy_dtod(&src.slice(0..n), &mut dst.slice_mut(0..n))
-        .map_err(|e| driver("copy: device to device", e))
+    launched(&name, unsafe { l.launch(cfg) })
 }
 
 impl<T: CudaElement> Transpose<T> for CudaBackend {
-    fn transpose(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
-        let (rows, cols) = a.dim();
-        if rows * cols == 0 {
-            return Ok(Array2::zeros((cols, rows)));
-        }
+    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
         let gpu = self.gpu();
-        let d = gpu.upload(a)?;
-        let mut out = gpu.alloc_matrix("transpose", cols, rows)?;
-        transpose(gpu, self.variant(Family::Transpose), &d, &mut out)?;
-        gpu.download(&out)
+        let da = gpu.dm(self.here(), "transpose", "A", a)?;
+        let mut out = gpu.alloc_matrix("transpose", da.cols, da.rows)?;
+        transpose(gpu, self.variant(Family::Transpose), da, &mut out)?;
+        Ok(gpu.matrix(out))
     }
 }
 

@@ -2,9 +2,9 @@
 //! points equal, and points that repeat.
 
 use ndarray::{array, Array2};
-use ndgpu_core::{Cluster, Element, Init, KMeansConfig};
+use ndgpu_core::{Element, Init, KMeans, KMeansConfig, Ops};
 
-use super::{check_properties, check_same_as_cpu, Ops};
+use super::{check_properties, check_same_as_cpu};
 use crate::data::{blobs, Rng};
 use crate::report::Recorder;
 use ndgpu_cpu::CpuBackend;

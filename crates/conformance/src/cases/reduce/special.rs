@@ -4,9 +4,9 @@
 //! answers written out here guard that definition itself.
 
 use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
-use ndgpu_core::{ArgOp, Element, Error, ReduceOp};
+use ndgpu_core::{ArgOp, Element, Error, Ops, ReduceOp};
 
-use super::{all_reductions, from_rows, Ops};
+use super::{all_reductions, from_rows};
 use crate::data::{Laid, Layout, Rng};
 use crate::report::{Recorder, Verdict};
 use crate::Sizes;

@@ -7,9 +7,8 @@ use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 use ndgpu_core::{Error, Result};
 
-use crate::kernels::KernelFile;
-use crate::runtime::driver;
-use crate::{blocks, CudaElement, DeviceMatrix, Gpu};
+use ndgpu_cuda_runtime::kernels::KernelFile;
+use ndgpu_cuda_runtime::{blocks, driver, CudaElement, DeviceMatrix, Gpu};
 
 /// Threads of the single-block factorization (report 004 used 512).
 const SINGLE_BLOCK_THREADS: u32 = 512;
@@ -24,8 +23,6 @@ const TRSM_ROWS: usize = NB;
 const NB: usize = 64;
 /// Columns of B per diagonal-solve block (`SOLVE_CB`).
 const SOLVE_CB: usize = 16;
-/// Rows and columns of B per update tile.
-const SOLVE_TILE: usize = 64;
 
 fn cfg(grid: (u32, u32), threads: u32) -> LaunchConfig {
     LaunchConfig {
@@ -183,16 +180,6 @@ pub(super) fn syrk_lower<T: CudaElement>(
     unsafe { go(b, &name, c) }
 }
 
-pub(super) fn zero_upper<T: CudaElement>(gpu: &Gpu, a: &mut DeviceMatrix<T>, n: i32) -> Result<()> {
-    let (f, name) = kernel::<T>(gpu, "zero_upper")?;
-    let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&mut a.data).arg(&n);
-    // SAFETY: (T* a, int n): rows beyond gridDim.y and columns beyond the grid are
-    // walked by the kernel's loops; every access is inside the n×n matrix.
-    let grid = (blocks(n as usize, 256), (n as u32).min(65535));
-    unsafe { go(b, &name, cfg(grid, 256)) }
-}
-
 pub(super) fn solve_diag<T: CudaElement>(
     gpu: &Gpu,
     back: bool,
@@ -217,43 +204,4 @@ pub(super) fn solve_diag<T: CudaElement>(
     // SAFETY: (const T* l, int n, T* b, int nrhs, int r0): l is n×n, b is n×nrhs, r0 < n;
     // one block per 16 columns of b, accesses clipped to n and nrhs.
     unsafe { go(b, &name, cfg((blocks(nrhs as usize, SOLVE_CB), 1), 256)) }
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) fn solve_update<T: CudaElement>(
-    gpu: &Gpu,
-    back: bool,
-    l: &DeviceMatrix<T>,
-    n: i32,
-    rhs: &mut DeviceMatrix<T>,
-    nrhs: i32,
-    r0: i32,
-    row0: usize,
-    row_end: usize,
-) -> Result<()> {
-    let gy = blocks(row_end - row0, SOLVE_TILE);
-    if gy > 65535 {
-        return Err(Error::invalid(
-            "cholesky_solve",
-            format!("{n} rows exceed the solve kernels' grid"),
-        ));
-    }
-    let op = if back {
-        "solve_update_bwd"
-    } else {
-        "solve_update_fwd"
-    };
-    let (f, name) = kernel::<T>(gpu, op)?;
-    let row0 = row0 as i32;
-    let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&l.data)
-        .arg(&n)
-        .arg(&mut rhs.data)
-        .arg(&nrhs)
-        .arg(&r0)
-        .arg(&row0);
-    // SAFETY: (const T* l, int n, T* b, int nrhs, int r0, int row0): rows row0..row_end
-    // of b (below the block going forward, above it going back), 64×64 tiles, accesses
-    // clipped to the row range and nrhs.
-    unsafe { go(b, &name, cfg((blocks(nrhs as usize, SOLVE_TILE), gy), 256)) }
 }

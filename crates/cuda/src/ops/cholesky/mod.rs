@@ -10,12 +10,14 @@
 //! every later kernel sees the record and does nothing, and the host reads it once.
 
 mod launch;
+mod solve;
 
-use ndarray::{Array2, ArrayView2};
-use ndgpu_core::{check, Backend, Error, Factorize, Family, Result};
+use ndgpu_core::backend::{self, finite_dev};
+use ndgpu_core::{check, Backend, Cholesky, CholeskyFactor, Error, Family, Matrix, Result};
+use ndgpu_cuda_runtime::triangle::zero_upper;
+use ndgpu_cuda_runtime::{dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
 
-use crate::runtime::driver;
-use crate::{dim_i32, CudaBackend, CudaElement, DeviceMatrix, Gpu};
+use crate::CudaBackend;
 
 /// Variants, default (fastest measured) first.
 pub const VARIANTS: &[&str] = &["blocked", "per_step", "single_block"];
@@ -29,24 +31,21 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "cholesky_zero_upper_f32",
     "cholesky_solve_diag_fwd_f32",
     "cholesky_solve_diag_bwd_f32",
-    "cholesky_solve_update_fwd_f32",
-    "cholesky_solve_update_bwd_f32",
     "cholesky_potrf_diag_f64",
     "cholesky_trsm_panel_f64",
     "cholesky_syrk_lower_f64",
     "cholesky_zero_upper_f64",
     "cholesky_solve_diag_fwd_f64",
     "cholesky_solve_diag_bwd_f64",
-    "cholesky_solve_update_fwd_f64",
-    "cholesky_solve_update_bwd_f64",
 ];
 
 /// Determinism and scope.
 pub const NOTE: &str = "cholesky: blocked (default: 64-column blocks, diagonal block in \
      registers, panel TRSM, register-blocked SYRK on lower tiles), per_step and single_block \
      (report 004's two kernels) are all bitwise reproducible (no atomics, fixed order); the \
-     first failing pivot is recorded on the device and read back once. cholesky_solve is \
-     one blocked forward/back substitution for every variant.";
+     first failing pivot is recorded on the device and read back once. The solve is the \
+     same for every variant: recursive blocked forward and backward solves, the updates by \
+     the GEMM ladder's fastest rung, the 64-row diagonal blocks by their own kernel.";
 
 /// The block size of the blocked factorization and of the solves (`CHOL_NB` in
 /// `kernels/cholesky.cu`).
@@ -75,14 +74,18 @@ fn parse(variant: &str) -> Result<Variant> {
 
 /// Factors the square matrix `a` in place with the named variant: its lower triangle
 /// becomes L (`A = L·Lᵀ`), its strict upper triangle is zeroed. Only the lower triangle
-/// is read. NaN or Inf in the lower triangle propagates to a later pivot and is reported
-/// as [`Error::NotPositiveDefinite`] (the ndarray-level call checks for it first).
+/// is read. NaN or Inf in the lower triangle fails the pivot of its row (the kernels
+/// accept only positive finite pivots): [`Error::NotPositiveDefinite`] with that value.
 ///
 /// # Errors
 /// [`Error::NotSquare`], [`Error::UnknownVariant`],
 /// [`Error::NotPositiveDefinite`] with the first failing pivot (0-based) and its value
 /// before the square root; device errors.
-pub fn cholesky<T: CudaElement>(gpu: &Gpu, variant: &str, a: &mut DeviceMatrix<T>) -> Result<()> {
+pub(crate) fn cholesky<T: CudaElement>(
+    gpu: &Gpu,
+    variant: &str,
+    a: &mut DeviceMatrix<T>,
+) -> Result<()> {
     let v = parse(variant)?;
     if a.rows != a.cols {
         return Err(Error::NotSquare {
@@ -124,7 +127,7 @@ pub fn cholesky<T: CudaElement>(gpu: &Gpu, variant: &str, a: &mut DeviceMatrix<T
             }
         }
     }
-    launch::zero_upper(gpu, a, ni)?;
+    zero_upper(gpu, a)?;
     let info = gpu
         .stream()
         .clone_dtoh(&info)
@@ -141,73 +144,38 @@ pub fn cholesky<T: CudaElement>(gpu: &Gpu, variant: &str, a: &mut DeviceMatrix<T
 }
 
 /// Solves `L·Lᵀ·X = B` in place (`b` becomes X) given the factor `l` (only its lower
-/// triangle is read): forward substitution `L·Y = B`, then back substitution `Lᵀ·X = Y`,
-/// both blocked by 64 rows. `b` is n×nrhs.
+/// triangle is read): the recursive blocked solves of [`solve`]. `b` is n×nrhs.
 ///
 /// # Errors
 /// [`Error::NotSquare`] for `l`, [`Error::ShapeMismatch`] when `b` has other than n
-/// rows; device errors. A zero diagonal is not checked here (the ndarray-level call does).
-pub fn cholesky_solve<T: CudaElement>(
+/// rows; device errors. A zero diagonal is not checked here (a factor has none).
+pub(crate) fn cholesky_solve<T: CudaElement>(
     gpu: &Gpu,
     l: &DeviceMatrix<T>,
     b: &mut DeviceMatrix<T>,
 ) -> Result<()> {
-    if l.rows != l.cols {
-        return Err(Error::NotSquare {
-            op: "cholesky_solve",
-            rows: l.rows,
-            cols: l.cols,
-        });
-    }
-    let n = l.rows;
-    if b.rows != n {
-        return Err(Error::shape(
-            "cholesky_solve",
-            format!("L is {n}x{n} but B has {} rows", b.rows),
-        ));
-    }
+    let n = check::square_dim("cholesky_solve", l.dim())?;
+    check::solve_dims(n, b.dim())?;
     if n == 0 || b.cols == 0 {
         return Ok(());
     }
-    let (ni, nrhs) = (
-        dim_i32("cholesky_solve", n)?,
-        dim_i32("cholesky_solve", b.cols)?,
-    );
-    let starts: Vec<usize> = (0..n).step_by(NB).collect();
-    for &r0 in &starts {
-        launch::solve_diag(gpu, false, l, ni, b, nrhs, r0 as i32)?;
-        if r0 + NB < n {
-            launch::solve_update(gpu, false, l, ni, b, nrhs, r0 as i32, r0 + NB, n)?;
-        }
-    }
-    for &r0 in starts.iter().rev() {
-        launch::solve_diag(gpu, true, l, ni, b, nrhs, r0 as i32)?;
-        if r0 > 0 {
-            launch::solve_update(gpu, true, l, ni, b, nrhs, r0 as i32, 0, r0)?;
-        }
-    }
-    Ok(())
+    solve::solve(gpu, l, b)
 }
 
-impl<T: CudaElement> Factorize<T> for CudaBackend {
-    fn cholesky(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
-        let n = check::cholesky(&a)?;
-        if n == 0 {
-            return Ok(Array2::zeros((0, 0)));
-        }
-        let mut d = self.gpu().upload(a)?;
-        cholesky(self.gpu(), self.variant(Family::Cholesky), &mut d)?;
-        self.gpu().download(&d)
+impl<T: CudaElement> Cholesky<T> for CudaBackend {
+    fn cholesky_in_place_dev(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
+        let gpu = self.gpu();
+        let da = gpu.dm_mut(self.here(), "cholesky", "A", &mut a)?;
+        cholesky(gpu, self.variant(Family::Cholesky), da)?;
+        Ok(backend::cholesky_factor(a))
     }
 
-    fn cholesky_solve(&self, l: ArrayView2<T>, b: ArrayView2<T>) -> Result<Array2<T>> {
-        let (n, nrhs) = check::cholesky_solve(&l, &b)?;
-        if n == 0 || nrhs == 0 {
-            return Ok(Array2::zeros((n, nrhs)));
-        }
-        let dl = self.gpu().upload(l)?;
-        let mut db = self.gpu().upload(b)?;
-        cholesky_solve(self.gpu(), &dl, &mut db)?;
-        self.gpu().download(&db)
+    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
+        check::solve_dims(l.order(), b.dim())?;
+        let gpu = self.gpu();
+        let dl = gpu.dm(self.here(), "cholesky_solve", "L", l.l())?;
+        finite_dev(self, "cholesky_solve", "B", b)?;
+        let db = gpu.dm_mut(self.here(), "cholesky_solve", "B", b)?;
+        cholesky_solve(gpu, dl, db)
     }
 }

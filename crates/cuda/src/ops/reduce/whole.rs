@@ -1,24 +1,22 @@
-//! Whole-array reductions: one launch function per technique of `kernels/reduce.cu`.
+//! Whole-array reductions: one launch function per technique of `kernels/reduce.cu`
+//! (the default, `shuffle`, is the runtime's, which the vendor backend launches too).
 //! Scratch (partials, ticket) is allocated per call, stream-ordered, and freed the same
 //! way, so a call costs no host synchronisation until its result is read.
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-
-use super::{launched, read_at, zeroed, Kind};
-use crate::kernels::KernelFile;
-use crate::{CudaElement, Gpu};
 use ndgpu_core::{Error, Result};
+use ndgpu_cuda_runtime::kernels::KernelFile;
+use ndgpu_cuda_runtime::launch::launched;
+use ndgpu_cuda_runtime::reduce::{kernel_name, read_at, shuffle, zeroed, Kind};
+use ndgpu_cuda_runtime::{CudaElement, Gpu};
 
-/// Threads per block of the ladder, `finish` and `shuffle` kernels (`LADDER_THREADS`,
-/// `FINISH_THREADS`, `SHUFFLE_THREADS` in the kernel file).
+/// Threads per block of the ladder and `finish` kernels (`LADDER_THREADS`,
+/// `FINISH_THREADS` in the kernel file).
 const THREADS: u32 = 256;
 /// Partials one `finish` block folds (`FINISH_THREADS · FINISH_ITEMS`).
 const FINISH_PER_BLOCK: usize = 256 * 8;
 /// `ATOMIC_THREADS`.
 const ATOMIC_THREADS: u32 = 512;
-/// Blocks of `shuffle` per multiprocessor: 4 × 256 threads × 64 bytes in flight each
-/// keeps 64 KiB of loads outstanding per SM.
-const SHUFFLE_BLOCKS_PER_SM: usize = 4;
 /// Blocks of `atomic` per multiprocessor (report 004 used 240 blocks of 512).
 const ATOMIC_BLOCKS_PER_SM: usize = 2;
 
@@ -46,7 +44,7 @@ pub(super) fn technique(variant: &str) -> Option<Technique> {
 }
 
 fn kernel<T: CudaElement>(kind: Kind, tech: &str) -> String {
-    format!("reduce_{}_{tech}_{}", kind.name(), T::SUFFIX)
+    kernel_name::<T>(kind, tech)
 }
 
 fn grid_limit(op: &'static str, blocks: usize) -> Result<u32> {
@@ -72,49 +70,6 @@ pub(super) fn run<T: CudaElement>(
         Technique::Atomic | Technique::Shuffle => shuffle(gpu, kind, x, y, n),
         Technique::Ladder(name, per_block) => ladder(gpu, name, per_block, kind, x, y, n),
     }
-}
-
-/// One launch: `min(4·SM, n / (256·vector width))` blocks; the last one writes the
-/// result at index `grid` of the partials.
-fn shuffle<T: CudaElement>(
-    gpu: &Gpu,
-    kind: Kind,
-    x: &CudaSlice<T>,
-    y: &CudaSlice<T>,
-    n: usize,
-) -> Result<(T, i64)> {
-    let width = 16 / std::mem::size_of::<T>();
-    let cap = SHUFFLE_BLOCKS_PER_SM * gpu.sm_count()?.max(1);
-    let grid = n.div_ceil(THREADS as usize * width).clamp(1, cap) as u32;
-    let mut pv = gpu.alloc::<T>(kind.name(), grid as usize + 1)?;
-    let mut pi = zeroed::<i64>(gpu, grid as usize + 1)?;
-    let mut ticket = zeroed::<u32>(gpu, 1)?;
-    let n64 = n as i64;
-    let cfg = LaunchConfig {
-        grid_dim: (grid, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let name = kernel::<T>(kind, "shuffle");
-    let f = gpu.function(KernelFile::Reduce, &name)?;
-    let mut l = gpu.stream().launch_builder(&f);
-    l.arg(x)
-        .arg(y)
-        .arg(&n64)
-        .arg(&mut pv)
-        .arg(&mut pi)
-        .arg(&mut ticket);
-    // SAFETY: (const T* x, const T* y, i64 n, T* pv, i64* pi, u32* ticket): x and y
-    // hold at least n elements and come from the allocator (16-byte aligned for the
-    // vector loads); pv and pi hold grid + 1 entries (one partial per block and the
-    // result); the ticket starts at zero.
-    launched(&name, unsafe { l.launch(cfg) })?;
-    let v = read_at(gpu, &pv, grid as usize)?;
-    let i = match kind {
-        Kind::Arg(_) => read_at(gpu, &pi, grid as usize)?,
-        _ => -1,
-    };
-    Ok((v, i))
 }
 
 /// One partial per block of `per_block` elements, then `finish` passes until one

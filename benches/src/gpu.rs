@@ -1,20 +1,11 @@
-//! The GPU side of the shootout: the device's ceilings, the backends on one shared
-//! [`Gpu`], device-resident cases, and event timing.
-
-mod events;
-mod sets;
-
-use std::sync::Arc;
+//! The GPU's ceilings and cache, which turn rates into fractions of the peak and decide
+//! how many copies of a case's inputs the timed runs rotate through.
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use ndgpu_core::{DType, Error, Result};
-use ndgpu_cublas::CublasBackend;
-use ndgpu_cuda::{CudaBackend, Gpu};
+use ndgpu_cuda_runtime::Gpu;
 
 use crate::cases::{Op, KMEANS_D, KMEANS_K};
-
-pub use events::EventTimer;
-pub use sets::{copy_len, copy_source, DeviceCase, Impl, Ran};
 
 /// What the ceilings are computed from.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,11 +32,12 @@ pub fn peak_gflops(sms: usize, clock_khz: u64, dtype: DType) -> f64 {
 }
 
 impl DeviceInfo {
-    /// Reads the attributes of `gpu`'s device.
+    /// Reads the attributes of device 0 (through the runtime the GPU backends share).
     ///
     /// # Errors
-    /// Driver errors.
-    pub fn query(gpu: &Gpu) -> Result<DeviceInfo> {
+    /// [`Error::Unavailable`] without a usable GPU; driver errors.
+    pub fn query() -> Result<DeviceInfo> {
+        let gpu = Gpu::shared(0)?;
         let attr = |a: Attr, what: &str| {
             gpu.context().attribute(a).map_err(|e| {
                 Error::backend("cuda", format!("reading the {what}"), format!("{e:?}"))
@@ -84,6 +76,10 @@ pub fn traffic(op: Op, n: usize, elem_bytes: usize) -> usize {
         Op::Cholesky => n * n * elem_bytes,
         // The points and centroids, and the labels (i32).
         Op::KMeans => points * elem_bytes + 4 * n,
+        // The chain's G, L and X are n×n; a transfer is never rotated (too large, and
+        // it moves host memory).
+        Op::Chain => 4 * n * n * elem_bytes,
+        Op::Transfer => usize::MAX,
     }
 }
 
@@ -93,61 +89,6 @@ pub fn rotation(set_bytes: usize, l2_bytes: usize) -> usize {
         1
     } else {
         (2 * l2_bytes).div_ceil(set_bytes).clamp(1, 64)
-    }
-}
-
-/// Runs `imp` once on set 0 of `case` and checks the result: prepares the set, clears
-/// its output (so that a variant which writes nothing cannot pass with an earlier
-/// result), runs, and compares with `reference` (or, for the copy, with `copy_src`).
-/// `math` is the arithmetic the variant promises. `Ok(Err(reason))` when the result is
-/// wrong.
-///
-/// # Errors
-/// Those of the run itself.
-pub fn checked_run<T: ndgpu_cublas::BlasElement>(
-    case: &mut DeviceCase<T>,
-    imp: Impl<'_>,
-    reference: &crate::check::Reference<T>,
-    math: crate::check::Math,
-    copy_src: Option<&[T]>,
-) -> Result<std::result::Result<(), String>> {
-    case.prepare(imp, 0)?;
-    case.poison(imp)?;
-    let ran = case.launch(imp, 0)?;
-    Ok(match imp {
-        Impl::Copy => crate::check::copy(copy_src.unwrap_or(&[]), &case.copied()?),
-        _ => reference.check_with(&case.output(imp, ran)?, math),
-    })
-}
-
-/// The device and the GPU backends, all on one context and stream.
-pub struct Session {
-    /// The device.
-    pub gpu: Arc<Gpu>,
-    /// The hand-written backend.
-    pub cuda: CudaBackend,
-    /// The vendor backend, or why it is unavailable.
-    pub vendor: std::result::Result<CublasBackend, String>,
-    /// Ceilings and cache size.
-    pub info: DeviceInfo,
-}
-
-impl Session {
-    /// Opens device 0.
-    ///
-    /// # Errors
-    /// [`Error::Unavailable`] without a usable GPU; driver errors.
-    pub fn open() -> Result<Session> {
-        let gpu = Gpu::new(0)?;
-        let info = DeviceInfo::query(&gpu)?;
-        let cuda = CudaBackend::with_gpu(gpu.clone());
-        let vendor = CublasBackend::with_gpu(gpu.clone()).map_err(|e| e.to_string());
-        Ok(Session {
-            gpu,
-            cuda,
-            vendor,
-            info,
-        })
     }
 }
 

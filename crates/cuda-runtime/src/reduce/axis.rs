@@ -5,17 +5,14 @@
 //! rows are split into chunks when there are too few columns to fill the device. Chunks
 //! are folded by a second pass in chunk order, so every order is fixed by the shape and
 //! the device.
-//!
-//! H200, 2²⁸ f32, fraction of a device copy moving the same bytes (sum of squares along
-//! `Axis(1)` / sum along `Axis(0)`): 16384×16384 1.01 / 0.95; 2²⁰×256 0.99 / 1.02;
-//! 2²⁴×16 0.33 / 0.79; 16×2²⁴ 0.80 / 0.34 (short columns: few rows per block).
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use ndarray::Axis;
 use ndgpu_core::{Error, Result};
 
-use super::{launched, zeroed, Kind};
+use super::{zeroed, Kind};
 use crate::kernels::KernelFile;
+use crate::launch::launched;
 use crate::{CudaElement, DeviceMatrix, Gpu};
 
 /// The kernels take `int` dimensions and step past the end by at most a few hundred.
@@ -29,30 +26,8 @@ const MIN_CHUNK_ROWS: usize = 64;
 /// Blocks per SM the axis kernels aim for when they split a row or a column.
 const BLOCKS_PER_SM: usize = 8;
 
-/// Checks the axis, the output length and the dimensions; returns the number of
-/// results (`m.rows` for `Axis(1)`, `m.cols` for `Axis(0)`).
-pub(super) fn kept_len<T>(
-    op: &'static str,
-    m: &DeviceMatrix<T>,
-    axis: Axis,
-    out_len: usize,
-) -> Result<usize> {
-    let kept = match axis.index() {
-        0 => m.cols,
-        1 => m.rows,
-        k => return Err(Error::invalid(op, format!("axis {k} of a 2-D array"))),
-    };
-    if out_len < kept {
-        return Err(Error::shape(
-            op,
-            format!(
-                "reducing a {}x{} matrix along axis {} gives {kept} values, but the output holds {out_len}",
-                m.rows,
-                m.cols,
-                axis.index()
-            ),
-        ));
-    }
+/// Checks that the dimensions fit the kernels' index range.
+pub(super) fn check_dims<T>(op: &'static str, m: &DeviceMatrix<T>) -> Result<()> {
     if m.rows > MAX_DIM || m.cols > MAX_DIM {
         return Err(Error::invalid(
             op,
@@ -62,16 +37,16 @@ pub(super) fn kept_len<T>(
             ),
         ));
     }
-    Ok(kept)
+    Ok(())
 }
 
 fn kernel<T: CudaElement>(kind: Kind, tech: &str) -> String {
-    format!("reduce_{}_{tech}_{}", kind.name(), T::SUFFIX)
+    super::kernel_name::<T>(kind, tech)
 }
 
 /// Reduces a non-empty `m` along `axis` into `out_v` (values) and `out_i` (indices,
 /// written by arg ops only; value ops may pass a one-element buffer), each holding at
-/// least the kept length (checked by [`kept_len`]).
+/// least the kept length.
 pub(super) fn run<T: CudaElement>(
     gpu: &Gpu,
     kind: Kind,

@@ -1,19 +1,22 @@
-//! The CUDA runtime shared by the hand-written and the vendor backends: one device
-//! context and stream, lazily compiled and cached kernel modules, device-resident
-//! matrices, and CUDA errors turned into [`ndgpu_core::Error`] values.
+//! One CUDA device as ndgpu uses it: a context, a compute stream and a copy stream,
+//! lazily compiled and cached kernel modules, device memory, and CUDA errors turned
+//! into [`ndgpu_core::Error`] values. Backends opened on the same device share one
+//! [`Gpu`] ([`Gpu::shared`]), so they read each other's resident arrays.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
     ValidAsZeroBits,
 };
 use cudarc::nvrtc::Ptx;
-use ndarray::{Array2, ArrayView2};
-use ndgpu_core::{Element, Error, Result};
+use ndgpu_core::backend::{Here, Storage};
+use ndgpu_core::{Element, Error, Place, Result};
 
 use crate::kernels::{self, KernelFile};
+use crate::transfer::Staging;
 
 /// An element type with device kernels: `f32` (suffix `f32`) or `f64` (suffix `f64`).
 pub trait CudaElement: Element + DeviceRepr + ValidAsZeroBits + Unpin {
@@ -68,22 +71,30 @@ pub fn describe(e: &DriverError) -> String {
 struct Driver(String);
 
 /// Wraps a driver error as an ndgpu error.
-pub(crate) fn driver(context: impl Into<String>, e: DriverError) -> Error {
+pub fn driver(context: impl Into<String>, e: DriverError) -> Error {
     Error::backend("cuda", context, Driver(describe(&e)))
 }
 
-/// One CUDA device as used by ndgpu: a context, one stream, cached kernels.
+/// One CUDA device as used by ndgpu: a context, a compute stream, a copy stream,
+/// cached kernels, pinned staging for transfers.
 ///
-/// All work is queued on the one stream, in order, so results are ready when they are
-/// downloaded. `Gpu` is `Send + Sync`: calls from several threads are serialised by the
-/// stream.
+/// All work is queued on the compute stream, in order, so results are ready when they
+/// are downloaded. Transfers of large arrays run on the copy stream, ordered against
+/// the compute stream with events (see [`Gpu::upload`]). `Gpu` is `Send + Sync`: calls
+/// from several threads are serialised by the streams.
 pub struct Gpu {
+    /// This runtime itself, for the resident arrays that keep it alive.
+    me: Weak<Gpu>,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    copy: Arc<CudaStream>,
+    ordinal: usize,
+    id: u64,
     arch: String,
     name: String,
     modules: Mutex<HashMap<KernelFile, Arc<CudaModule>>>,
     functions: Mutex<HashMap<String, CudaFunction>>,
+    pub(crate) staging: Mutex<Staging>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -91,12 +102,40 @@ impl std::fmt::Debug for Gpu {
         f.debug_struct("Gpu")
             .field("name", &self.name)
             .field("arch", &self.arch)
+            .field("place", &self.place())
             .finish()
     }
 }
 
+/// The runtimes [`Gpu::shared`] hands out, one per device while any of it is alive.
+static SHARED: Mutex<Vec<(usize, Weak<Gpu>)>> = Mutex::new(Vec::new());
+/// The number of the next runtime.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
 impl Gpu {
-    /// Opens device `ordinal` after probing the libraries.
+    /// The runtime of device `ordinal` that every backend opened by name shares: the one
+    /// already open if any backend or array still holds it, else a new one.
+    ///
+    /// # Errors
+    /// As [`Gpu::new`].
+    pub fn shared(ordinal: usize) -> Result<Arc<Gpu>> {
+        let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        shared.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(gpu) = shared
+            .iter()
+            .find(|(o, _)| *o == ordinal)
+            .and_then(|(_, w)| w.upgrade())
+        {
+            return Ok(gpu);
+        }
+        let gpu = Gpu::new(ordinal)?;
+        shared.push((ordinal, Arc::downgrade(&gpu)));
+        Ok(gpu)
+    }
+
+    /// Opens device `ordinal` after probing the libraries, as a runtime of its own: its
+    /// arrays are not those of backends on [`Gpu::shared`] (mixing them is
+    /// [`Error::WrongPlace`]).
     ///
     /// # Errors
     /// [`Error::Unavailable`] with the reason when there is no usable device.
@@ -110,20 +149,52 @@ impl Gpu {
             reason: format!("device {ordinal}: {}", describe(&e)),
         };
         let ctx = CudaContext::new(ordinal).map_err(unavailable)?;
-        // One stream only: cudarc's per-buffer event tracking is not needed.
-        // SAFETY: every buffer of this Gpu is used on its single stream.
+        // SAFETY: cudarc's per-buffer event tracking is off; ndgpu orders its streams
+        // itself: every buffer is used on the compute stream, except by transfers on
+        // the copy stream, which wait for the compute stream before they start and
+        // which the compute stream waits for before it goes on (crate::transfer).
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
+        let copy = ctx.new_stream().map_err(unavailable)?;
         let (major, minor) = ctx.compute_capability().map_err(unavailable)?;
         let name = ctx.name().map_err(unavailable)?;
-        Ok(Arc::new(Gpu {
+        Ok(Arc::new_cyclic(|me| Gpu {
+            me: me.clone(),
             ctx,
             stream,
+            copy,
+            ordinal,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             arch: format!("sm_{major}{minor}"),
             name,
             modules: Mutex::default(),
             functions: Mutex::default(),
+            staging: Mutex::default(),
         }))
+    }
+
+    /// Where this runtime's arrays live.
+    pub fn place(&self) -> Place {
+        Place::Cuda {
+            device: self.ordinal,
+            runtime: self.id,
+        }
+    }
+
+    /// This runtime as a shared handle (what its resident arrays hold, so that it lives
+    /// as long as any of them).
+    pub fn handle(&self) -> Arc<Gpu> {
+        self.me
+            .upgrade()
+            .expect("a runtime borrowed through &self is alive")
+    }
+
+    /// The place check of the backend `backend` on this runtime.
+    pub fn here(&self, backend: &'static str) -> Here {
+        Here {
+            backend,
+            place: self.place(),
+        }
     }
 
     /// The device's name (e.g. "NVIDIA H200").
@@ -137,6 +208,10 @@ impl Gpu {
     /// The stream all work is queued on.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+    /// The stream large transfers run on.
+    pub fn copy_stream(&self) -> &Arc<CudaStream> {
+        &self.copy
     }
     /// The context.
     pub fn context(&self) -> &Arc<CudaContext> {
@@ -210,7 +285,7 @@ impl Gpu {
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] naming the bytes asked and free; the device stays usable.
-    pub fn alloc<T: CudaElement>(&self, op: &'static str, len: usize) -> Result<CudaSlice<T>> {
+    pub fn alloc<T: DeviceRepr>(&self, op: &'static str, len: usize) -> Result<CudaSlice<T>> {
         let len = len.max(1);
         // The driver is asked for len × size bytes: a product that wraps would hand back
         // a buffer far smaller than `len` (a matrix of no elements can still have a
@@ -261,24 +336,8 @@ impl Gpu {
             data: self.alloc(op, len)?,
             rows,
             cols,
+            gpu: self.handle(),
         })
-    }
-
-    /// Copies a matrix of any layout to the device, row-major.
-    ///
-    /// # Errors
-    /// As [`Gpu::alloc`]; driver errors.
-    pub fn upload<T: CudaElement>(&self, a: ArrayView2<T>) -> Result<DeviceMatrix<T>> {
-        let (rows, cols) = a.dim();
-        let mut m = self.alloc_matrix("upload", rows, cols)?;
-        if rows * cols > 0 {
-            let host = a.as_standard_layout();
-            let slice = host.as_slice().expect("standard layout is contiguous");
-            self.stream
-                .memcpy_htod(slice, &mut m.data.slice_mut(0..rows * cols))
-                .map_err(|e| driver("copying to the device", e))?;
-        }
-        Ok(m)
     }
 
     /// Copies a slice to the device.
@@ -303,29 +362,45 @@ impl Gpu {
     ///
     /// # Errors
     /// Driver errors, including those of earlier kernels on the stream.
-    pub fn download_slice<T: CudaElement>(&self, d: &CudaSlice<T>, len: usize) -> Result<Vec<T>> {
-        let mut host = ndgpu_core::host::filled_vec("download", len, T::zero())?;
-        if len > 0 {
+    pub fn download_slice<T: DeviceRepr + Default + Clone>(
+        &self,
+        d: &CudaSlice<T>,
+        len: usize,
+    ) -> Result<Vec<T>> {
+        self.download_range(d, 0..len)
+    }
+
+    /// Copies elements `range` of a device buffer back, after all queued work.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a range beyond the buffer; driver errors,
+    /// including those of earlier kernels on the stream.
+    pub fn download_range<T: DeviceRepr + Default + Clone>(
+        &self,
+        d: &CudaSlice<T>,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<T>> {
+        if range.end > d.len() || range.start > range.end {
+            return Err(Error::invalid(
+                "download",
+                format!("elements {range:?} of a buffer of {}", d.len()),
+            ));
+        }
+        let mut host = ndgpu_core::host::filled_vec("download", range.len(), T::default())?;
+        if !range.is_empty() {
             self.stream
-                .memcpy_dtoh(&d.slice(0..len), host.as_mut_slice())
+                .memcpy_dtoh(&d.slice(range), host.as_mut_slice())
                 .map_err(|e| driver("copying from the device", e))?;
         }
         self.synchronize()?;
         Ok(host)
     }
-
-    /// Copies a device matrix back to the host.
-    ///
-    /// # Errors
-    /// Driver errors, including those of earlier kernels on the stream.
-    pub fn download<T: CudaElement>(&self, m: &DeviceMatrix<T>) -> Result<Array2<T>> {
-        let v = self.download_slice(&m.data, m.len())?;
-        Ok(Array2::from_shape_vec((m.rows, m.cols), v).expect("length matches shape"))
-    }
 }
 
-/// A row-major matrix resident on the device. Chains of operations on these stay on
-/// the GPU; only [`Gpu::upload`] and [`Gpu::download`] cross the bus.
+/// A row-major matrix resident on a device: the storage behind a CUDA backend's
+/// [`Matrix`](ndgpu_core::Matrix). It keeps its runtime alive: dropping every backend
+/// first is safe, and a backend opened later on the same device finds the runtime (and
+/// so reads the matrix).
 #[derive(Debug)]
 pub struct DeviceMatrix<T> {
     /// The elements, row-major (`len()` of them are meaningful; the buffer holds at
@@ -335,6 +410,8 @@ pub struct DeviceMatrix<T> {
     pub rows: usize,
     /// Columns.
     pub cols: usize,
+    /// The runtime, kept alive by the matrix.
+    gpu: Arc<Gpu>,
 }
 
 impl<T> DeviceMatrix<T> {
@@ -352,20 +429,89 @@ impl<T> DeviceMatrix<T> {
     }
 }
 
-/// Blocks needed to cover `n` with blocks of `per_block`, at least one.
-pub fn blocks(n: usize, per_block: usize) -> u32 {
-    n.div_ceil(per_block).max(1) as u32
+impl<T: CudaElement> Storage for DeviceMatrix<T> {
+    fn place(&self) -> Place {
+        self.gpu.place()
+    }
 }
 
-/// Converts a dimension to the `int` the kernels take.
-///
-/// # Errors
-/// [`Error::InvalidArgument`] above `i32::MAX`.
-pub fn dim_i32(op: &'static str, n: usize) -> Result<i32> {
-    i32::try_from(n).map_err(|_| {
-        Error::invalid(
-            op,
-            format!("dimension {n} exceeds the kernels' 32-bit index range"),
-        )
-    })
+/// Indices resident on a device: the storage behind a CUDA backend's
+/// [`Indices`](ndgpu_core::Indices). k-means labels are 32-bit (−1: no label yet), the
+/// results of per-axis arg reductions 64-bit, as the kernels write them.
+#[derive(Debug)]
+pub enum DeviceIndices {
+    /// 32-bit indices.
+    I32(CudaSlice<i32>),
+    /// 64-bit indices.
+    I64(CudaSlice<i64>),
+}
+
+/// [`DeviceIndices`] with their place.
+#[derive(Debug)]
+pub struct IndexStorage {
+    /// The indices (the buffer holds at least one).
+    pub data: DeviceIndices,
+    /// The runtime, kept alive by the indices.
+    gpu: Arc<Gpu>,
+}
+
+impl Storage for IndexStorage {
+    fn place(&self) -> Place {
+        self.gpu.place()
+    }
+}
+
+impl Gpu {
+    /// Indices on this device.
+    pub fn indices(&self, data: DeviceIndices) -> IndexStorage {
+        IndexStorage {
+            data,
+            gpu: self.handle(),
+        }
+    }
+
+    /// `n` 32-bit labels set to −1 (no label yet).
+    ///
+    /// # Errors
+    /// Out of memory; driver errors.
+    pub fn unlabeled(&self, n: usize) -> Result<IndexStorage> {
+        let mut labels = self.alloc::<i32>("kmeans", n)?;
+        // Event tracking is off (see Gpu::new): the guard cudarc returns does nothing.
+        let ptr = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut labels, &self.stream).0;
+        // SAFETY: the buffer holds max(n, 1) i32 = 4·max(n, 1) bytes, all set to 0xFF
+        // (−1 in two's complement) on the compute stream, where the buffer is used next.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(
+                ptr,
+                0xFF,
+                4 * n.max(1),
+                self.stream.cu_stream(),
+            )
+        }
+        .map_err(|e| driver("kmeans: setting the labels to -1", e))?;
+        Ok(self.indices(DeviceIndices::I32(labels)))
+    }
+
+    /// The first `len` indices, on the host.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an index never assigned (negative); driver errors.
+    pub fn download_indices(&self, i: &IndexStorage, len: usize) -> Result<Vec<usize>> {
+        let wide: Vec<i64> = match &i.data {
+            DeviceIndices::I32(s) => self
+                .download_slice(s, len)?
+                .into_iter()
+                .map(i64::from)
+                .collect(),
+            DeviceIndices::I64(s) => self.download_slice(s, len)?,
+        };
+        wide.into_iter()
+            .enumerate()
+            .map(|(at, v)| {
+                usize::try_from(v).map_err(|_| {
+                    Error::invalid("download", format!("index {at} was never assigned ({v})"))
+                })
+            })
+            .collect()
+    }
 }

@@ -1,0 +1,155 @@
+//! The PyTorch peer: the same ops, sizes and dtype timed through PyTorch on the same GPU
+//! by `benches/peer/torch_peer.py` (embedded here, written to a temporary file and run
+//! with `python3`), measured the shootout's way. Where Python or a CUDA-enabled torch is
+//! missing, the shootout says so in one line and goes on without it.
+
+use std::process::Command;
+
+use ndgpu_core::DType;
+
+use crate::cases::Op;
+use crate::row::Row;
+use crate::timing::Stats;
+
+/// The backend name of the peer's rows.
+pub const PEER: &str = "torch";
+
+/// The peer script, as committed.
+const SCRIPT: &str = include_str!("../peer/torch_peer.py");
+
+/// The torch version if `python3` imports a torch that sees a CUDA device, else why not.
+pub fn probe() -> Result<String, String> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import torch; assert torch.cuda.is_available(), 'no CUDA device'; \
+             print(torch.__version__)",
+        ])
+        .output()
+        .map_err(|e| format!("python3 could not be run: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().last().unwrap_or("import torch failed");
+        return Err(format!("python3 cannot use torch: {last}"));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// What the peer is asked to do.
+pub struct Ask<'a> {
+    /// The op.
+    pub op: Op,
+    /// Its sizes.
+    pub sizes: &'a [usize],
+    /// The element type.
+    pub dtype: DType,
+    /// Most timed samples per size.
+    pub reps: usize,
+    /// Seconds of timed runs per size.
+    pub budget_s: f64,
+    /// A size predicted slower than this per run is skipped.
+    pub max_run_s: f64,
+}
+
+/// Runs the peer on `ask` and returns its rows (variant: the torch version), or why it
+/// could not run at all.
+pub fn run(ask: &Ask<'_>, version: &str) -> Result<Vec<Row>, String> {
+    let dir = std::env::temp_dir().join(format!("ndgpu-peer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let script = dir.join("torch_peer.py");
+    std::fs::write(&script, SCRIPT).map_err(|e| format!("writing the peer script: {e}"))?;
+    let sizes: Vec<String> = ask.sizes.iter().map(|n| n.to_string()).collect();
+    let out = Command::new("python3")
+        .arg(&script)
+        .args(["--op", ask.op.name(), "--sizes", &sizes.join(",")])
+        .args(["--dtype", ask.dtype.name()])
+        .args(["--reps", &ask.reps.to_string()])
+        .args(["--budget", &ask.budget_s.to_string()])
+        .args(["--max-run-s", &ask.max_run_s.to_string()])
+        .output()
+        .map_err(|e| format!("running the peer: {e}"))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "the peer failed: {}",
+            err.lines().last().unwrap_or("no message")
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| row_of(ask, version, l))
+        .collect()
+}
+
+/// One JSON line of the peer as a row.
+fn row_of(ask: &Ask<'_>, version: &str, line: &str) -> Result<Row, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("the peer printed {line:?}: {e}"))?;
+    let num = |k: &str| v.get(k).and_then(|x| x.as_f64());
+    let size = num("size").ok_or_else(|| format!("the peer printed {line:?}"))? as usize;
+    let device = v.get("device").and_then(|d| d.as_str()).unwrap_or("GPU");
+    let row = Row::new(ask.op, PEER, version, true, ask.dtype, size, false, device);
+    let reason = v
+        .get("reason")
+        .and_then(|r| r.as_str())
+        .unwrap_or("")
+        .to_string();
+    Ok(match v.get("status").and_then(|s| s.as_str()) {
+        Some("ok") => {
+            let stats = Stats {
+                median: num("median_s").unwrap_or(f64::NAN),
+                min: num("min_s").unwrap_or(f64::NAN),
+                max: num("max_s").unwrap_or(f64::NAN),
+                reps: num("reps").unwrap_or(0.0) as usize,
+            };
+            let batch = num("batch").unwrap_or(1.0) as usize;
+            let work = ask.op.work(size, ask.dtype.size());
+            row.timed(stats, batch, work)
+        }
+        Some("skipped") => row.skipped(reason),
+        _ => row.failed(reason),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::row::Status;
+
+    fn ask() -> Ask<'static> {
+        Ask {
+            op: Op::Chain,
+            sizes: &[64],
+            dtype: DType::F32,
+            reps: 3,
+            budget_s: 0.1,
+            max_run_s: 1.0,
+        }
+    }
+
+    #[test]
+    fn peer_lines_become_rows() {
+        let ok = r#"{"op": "chain", "size": 64, "status": "ok", "median_s": 0.002, "min_s": 0.0019, "max_s": 0.003, "reps": 5, "batch": 1, "device": "NVIDIA H200", "torch": "2.11"}"#;
+        let r = row_of(&ask(), "2.11", ok).unwrap();
+        assert_eq!((r.backend.as_str(), r.variant.as_str()), (PEER, "2.11"));
+        assert_eq!((r.median_s, r.reps, r.size), (0.002, 5, 64));
+        assert!(r.rate > 0.0 && r.device == "NVIDIA H200");
+        let bad = r#"{"op": "chain", "size": 64, "status": "failed", "reason": "wrong result: x"}"#;
+        let r = row_of(&ask(), "2.11", bad).unwrap();
+        assert_eq!(r.status, Status::Failed("wrong result: x".into()));
+        assert!(row_of(&ask(), "2.11", "not json").is_err());
+    }
+
+    #[test]
+    fn the_script_is_the_committed_one() {
+        assert!(SCRIPT.starts_with("#!/usr/bin/env python3"));
+        for op in Op::ALL {
+            assert!(
+                SCRIPT.contains(&format!("\"{}\"", op.name())),
+                "{op} missing"
+            );
+        }
+    }
+}

@@ -1,0 +1,463 @@
+//! A case resident on one backend: its inputs uploaded once (in several copies that the
+//! timed runs rotate through, so that a small case is not timed from a warm L2), each
+//! op run through the resident forms of the traits, and the pristine inputs that the
+//! in-place ops (Cholesky, a k-means step) are reset from between runs, outside the
+//! timed region.
+
+use std::collections::HashMap;
+
+use ndarray::{Array2, Axis};
+use ndgpu_core::{
+    Assignment, Backend, Element, Error, Gemm, Indices, Matrix, Ops, ReduceOp, Result,
+};
+
+use crate::cases::Op;
+use crate::check::{Math, Output, Reference};
+use crate::data::Inputs;
+
+/// What one run returned.
+#[derive(Debug, Clone, Copy)]
+pub enum Ran<T> {
+    /// Its result is in the set's output.
+    Done,
+    /// A reduction's value.
+    Scalar(T),
+    /// A k-means step's assignment.
+    Assign(Assignment),
+}
+
+enum Set<T> {
+    Gemm {
+        a: Matrix<T>,
+        b: Matrix<T>,
+        c: Matrix<T>,
+    },
+    Gram {
+        m: Matrix<T>,
+        out: Option<Matrix<T>>,
+    },
+    Transpose {
+        a: Matrix<T>,
+        out: Option<Matrix<T>>,
+    },
+    Sum {
+        x: Matrix<T>,
+    },
+    Dot {
+        x: Matrix<T>,
+        y: Matrix<T>,
+    },
+    /// Factored in place by each run (taken out and given back); reset before the next.
+    Cholesky {
+        a: Option<Matrix<T>>,
+    },
+    KMeans {
+        x: Matrix<T>,
+        c: Matrix<T>,
+        labels: Indices,
+    },
+    /// The bandwidth ceiling: a device copy of as many bytes as the op moves.
+    Copy {
+        src: Matrix<T>,
+        dst: Matrix<T>,
+    },
+    /// Gram, Cholesky, solve; the solution kept for the check.
+    Chain {
+        m: Matrix<T>,
+        b: Matrix<T>,
+        x: Option<Matrix<T>>,
+    },
+    /// An upload of a host array and the download of what arrived.
+    Transfer {
+        host: Array2<T>,
+        back: Option<Array2<T>>,
+    },
+    /// The ceiling of transfers: pinned host memory to the device and back.
+    Pinned {
+        gpu: std::sync::Arc<ndgpu_cuda_runtime::Gpu>,
+        pair: ndgpu_cuda_runtime::PinnedPair,
+        intact: bool,
+    },
+}
+
+/// Elements the copy ceiling moves for `op` at size `n`: as many bytes, read plus
+/// written, as the op moves (`Op::work` / (2 · element size)).
+pub fn copy_len(op: Op, n: usize) -> usize {
+    match op {
+        Op::Transpose => n * n,
+        Op::Sum => n / 2,
+        Op::Dot => n,
+        _ => 0,
+    }
+}
+
+/// The host elements the copy ceiling of `inputs` moves (what its result must equal).
+pub fn copy_source<T>(inputs: &Inputs<T>) -> Option<&[T]> {
+    match inputs {
+        Inputs::Transpose { a } => a.as_slice(),
+        Inputs::Sum { x } => x.as_slice().map(|s| &s[..copy_len(Op::Sum, s.len())]),
+        Inputs::Dot { x, .. } => x.as_slice(),
+        _ => None,
+    }
+}
+
+/// The variants of `op` on `b`, default first. An op of no family (the chain, the
+/// transfer) runs on every family's default: one pseudo-variant, `default`.
+pub fn variants_of(b: &dyn Backend, op: Op) -> Vec<&'static str> {
+    match op.family() {
+        Some(f) => b.variants(f),
+        None => vec!["default"],
+    }
+}
+
+/// Selects `variant` of `op`'s family on `b`; for an op of no family, every family's
+/// default.
+///
+/// # Errors
+/// [`Error::UnknownVariant`].
+pub fn select_variant(b: &mut dyn Backend, op: Op, variant: &str) -> Result<()> {
+    match op.family() {
+        Some(f) => b.set_variant(f, variant),
+        None => {
+            for f in ndgpu_core::Family::ALL {
+                let default = b.variants(f)[0];
+                b.set_variant(f, default)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The resident buffers of one case on one backend.
+pub struct Case<T> {
+    op: Op,
+    sets: Vec<Set<T>>,
+    /// Cholesky's A, or k-means' starting centroids.
+    pristine: Option<Matrix<T>>,
+}
+
+impl<T: Element> Case<T> {
+    /// Uploads `inputs` of `op` to `ops` in `copies` sets; with `ceiling`, the sets are
+    /// those of the copy ceiling instead.
+    ///
+    /// # Errors
+    /// Out of memory; device errors.
+    pub fn new(
+        ops: &dyn Ops<T>,
+        op: Op,
+        inputs: &Inputs<T>,
+        copies: usize,
+        ceiling: bool,
+    ) -> Result<Self> {
+        let mut case = Case {
+            op,
+            sets: Vec::new(),
+            pristine: None,
+        };
+        for _ in 0..copies.max(1) {
+            let set = match ceiling {
+                true => case.copy_set(ops, inputs)?,
+                false => case.upload(ops, inputs)?,
+            };
+            case.sets.push(set);
+        }
+        Ok(case)
+    }
+
+    /// How many sets the runs rotate through.
+    pub fn copies(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Whether each run must be preceded by [`Case::prepare`] (in-place ops).
+    pub fn needs_prepare(&self) -> bool {
+        matches!(self.op, Op::Cholesky | Op::KMeans)
+    }
+
+    fn copy_set(&self, ops: &dyn Ops<T>, inputs: &Inputs<T>) -> Result<Set<T>> {
+        if let Inputs::Transfer { x } = inputs {
+            let gpu = ndgpu_cuda_runtime::Gpu::shared(0)?;
+            let pair = gpu.pinned_pair(x.len() * std::mem::size_of::<T>())?;
+            return Ok(Set::Pinned {
+                gpu,
+                pair,
+                intact: false,
+            });
+        }
+        let src = copy_source(inputs)
+            .ok_or_else(|| Error::invalid("shootout", "no copy ceiling for this op"))?;
+        let src = ndarray::ArrayView2::from_shape((1, src.len()), src).expect("one row");
+        Ok(Set::Copy {
+            src: ops.upload(src)?,
+            dst: ops.alloc(1, src.len())?,
+        })
+    }
+
+    fn upload(&mut self, ops: &dyn Ops<T>, inputs: &Inputs<T>) -> Result<Set<T>> {
+        let row = |v: &ndarray::Array1<T>| ops.upload(v.view().insert_axis(Axis(0)));
+        Ok(match inputs {
+            Inputs::Gemm { a, b } => Set::Gemm {
+                a: ops.upload(a.view())?,
+                b: ops.upload(b.view())?,
+                c: ops.zeros(a.nrows(), b.ncols())?,
+            },
+            Inputs::Gram { m } => Set::Gram {
+                m: ops.upload(m.view())?,
+                out: None,
+            },
+            Inputs::Transpose { a } => Set::Transpose {
+                a: ops.upload(a.view())?,
+                out: None,
+            },
+            Inputs::Sum { x } => Set::Sum { x: row(x)? },
+            Inputs::Dot { x, y } => Set::Dot {
+                x: row(x)?,
+                y: row(y)?,
+            },
+            Inputs::Cholesky { a } => {
+                if self.pristine.is_none() {
+                    self.pristine = Some(ops.upload(a.view())?);
+                }
+                Set::Cholesky {
+                    a: Some(ops.upload(a.view())?),
+                }
+            }
+            Inputs::KMeans { x, centroids } => {
+                if self.pristine.is_none() {
+                    self.pristine = Some(ops.upload(centroids.view())?);
+                }
+                Set::KMeans {
+                    x: ops.upload(x.view())?,
+                    c: ops.upload(centroids.view())?,
+                    labels: ops.unlabeled(x.nrows())?,
+                }
+            }
+            Inputs::Chain { m, b } => Set::Chain {
+                m: ops.upload(m.view())?,
+                b: ops.upload(b.view())?,
+                x: None,
+            },
+            Inputs::Transfer { x } => Set::Transfer {
+                host: x.clone(),
+                back: None,
+            },
+        })
+    }
+
+    /// Resets set `i` (outside the timed region): Cholesky's matrix and k-means'
+    /// centroids from their pristine copies.
+    ///
+    /// # Errors
+    /// Device errors.
+    pub fn prepare(&mut self, ops: &dyn Ops<T>, i: usize) -> Result<()> {
+        let i = i % self.sets.len();
+        match (&mut self.sets[i], &self.pristine) {
+            (Set::Cholesky { a: Some(a) }, Some(p)) | (Set::KMeans { c: a, .. }, Some(p)) => {
+                ops.copy_into(p, a)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Before the checked run: set 0 reset, its output cleared (so that a variant which
+    /// writes nothing cannot pass with an earlier result), its labels unassigned.
+    ///
+    /// # Errors
+    /// Device errors.
+    pub fn fresh(&mut self, ops: &dyn Ops<T>) -> Result<()> {
+        self.prepare(ops, 0)?;
+        match &mut self.sets[0] {
+            Set::Gemm { c, .. } => *c = ops.zeros(c.rows(), c.cols())?,
+            Set::Copy { dst, .. } => *dst = ops.zeros(1, dst.cols())?,
+            Set::KMeans { labels, .. } => *labels = ops.unlabeled(labels.len())?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Queues one run on set `i` (reductions wait for their value).
+    ///
+    /// # Errors
+    /// Those of the backend.
+    pub fn run(&mut self, ops: &dyn Ops<T>, i: usize) -> Result<Ran<T>> {
+        let i = i % self.sets.len();
+        Ok(match &mut self.sets[i] {
+            Set::Gemm { a, b, c } => {
+                ops.gemm_dev(Gemm::new(), a, b, c)?;
+                Ran::Done
+            }
+            Set::Gram { m, out } => {
+                *out = Some(ops.gram_dev(m)?);
+                Ran::Done
+            }
+            Set::Transpose { a, out } => {
+                *out = Some(ops.transpose_dev(a)?);
+                Ran::Done
+            }
+            Set::Sum { x } => Ran::Scalar(ops.reduce_dev(ReduceOp::Sum, x)?),
+            Set::Dot { x, y } => Ran::Scalar(ops.dot_dev(x, y)?),
+            Set::Cholesky { a } => {
+                let m = a
+                    .take()
+                    .ok_or_else(|| Error::invalid("shootout", "the matrix was lost"))?;
+                *a = Some(ops.cholesky_in_place_dev(m)?.into_l());
+                Ran::Done
+            }
+            Set::KMeans { x, c, labels } => {
+                let assignment = ops.assign_dev(x, c, labels)?;
+                ops.update_dev(x, labels, c)?;
+                Ran::Assign(assignment)
+            }
+            Set::Copy { src, dst } => {
+                ops.copy_into(src, dst)?;
+                Ran::Done
+            }
+            Set::Chain { m, b, x } => {
+                let g = ops.gram_dev(m)?;
+                let l = ops.cholesky_in_place_dev(g)?;
+                *x = Some(ops.cholesky_solve_dev(&l, b)?);
+                Ran::Done
+            }
+            Set::Transfer { host, back } => {
+                let m = ops.upload(host.view())?;
+                *back = Some(ops.download(&m)?);
+                Ran::Done
+            }
+            Set::Pinned { gpu, pair, intact } => {
+                *intact = gpu.pinned_round_trip(pair)?;
+                Ran::Done
+            }
+        })
+    }
+
+    /// Seconds that `runs` runs take, from set `first` on (rotating): one timed region
+    /// around all of them, or one around each when every run needs its input reset
+    /// first, outside the timed region.
+    ///
+    /// # Errors
+    /// Those of the runs.
+    pub fn time_runs(&mut self, ops: &dyn Ops<T>, first: usize, runs: usize) -> Result<f64> {
+        if self.op == Op::Transfer {
+            // Host work (packing, page faults) is part of a transfer: the wall clock.
+            let start = std::time::Instant::now();
+            for i in first..first + runs {
+                self.run(ops, i)?;
+            }
+            return Ok(start.elapsed().as_secs_f64());
+        }
+        if self.needs_prepare() {
+            let mut total = 0.0;
+            for i in first..first + runs {
+                self.prepare(ops, i)?;
+                total += ops.time(&mut || self.run(ops, i).map(drop))?;
+            }
+            return Ok(total);
+        }
+        ops.time(&mut || {
+            for i in first..first + runs {
+                self.run(ops, i)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs set 0, freshly reset and its output cleared, and checks the result against
+    /// `reference` (or, for the copy ceiling, against the bytes it copies,
+    /// `copy_src`). `Ok(Err(why))` when the result is wrong.
+    ///
+    /// # Errors
+    /// Those of the run.
+    pub fn check(
+        &mut self,
+        ops: &dyn Ops<T>,
+        reference: &Reference<T>,
+        math: Math,
+        copy_src: Option<&[T]>,
+    ) -> Result<std::result::Result<(), String>> {
+        self.fresh(ops)?;
+        let ran = self.run(ops, 0)?;
+        let out = self.output(ops, ran)?;
+        Ok(match (copy_src, &out, &self.sets[0]) {
+            (_, _, Set::Pinned { intact, .. }) => match intact {
+                true => Ok(()),
+                false => Err("the pinned round trip changed the bytes".into()),
+            },
+            (Some(src), Output::Matrix(m), _) => {
+                crate::check::copy(src, m.as_slice().unwrap_or(&[]))
+            }
+            _ => reference.check_with(&out, math),
+        })
+    }
+
+    /// The result of the last run on set 0 (`ran` is what that run returned).
+    ///
+    /// # Errors
+    /// Device errors; a run that left no result.
+    pub fn output(&self, ops: &dyn Ops<T>, ran: Ran<T>) -> Result<Output<T>> {
+        let none = || Error::invalid("shootout", "the run returned no result");
+        let matrix = |m: &Option<Matrix<T>>| -> Result<Array2<T>> {
+            ops.download(m.as_ref().ok_or_else(none)?)
+        };
+        Ok(match (&self.sets[0], ran) {
+            (Set::Gemm { c: m, .. }, _) | (Set::Copy { dst: m, .. }, _) => {
+                Output::Matrix(ops.download(m)?)
+            }
+            (Set::Gram { out, .. }, _)
+            | (Set::Transpose { out, .. }, _)
+            | (Set::Chain { x: out, .. }, _) => Output::Matrix(matrix(out)?),
+            (Set::Transfer { back, .. }, _) => Output::Matrix(back.clone().ok_or_else(none)?),
+            (Set::Pinned { .. }, _) => Output::Scalar(T::zero()),
+            (Set::Cholesky { a }, _) => Output::Matrix(matrix(a)?),
+            (Set::Sum { .. } | Set::Dot { .. }, Ran::Scalar(v)) => Output::Scalar(v),
+            (Set::KMeans { c, labels, .. }, Ran::Assign(a)) => Output::KMeans {
+                centroids: ops.download(c)?,
+                labels: ops
+                    .download_indices(labels)?
+                    .iter()
+                    .map(|&l| l as i64)
+                    .collect(),
+                changed: Some(a.changed),
+                inertia: a.inertia,
+                updated: true,
+            },
+            _ => return Err(none()),
+        })
+    }
+}
+
+/// The cases of one size on several backends, uploaded on first use: one per backend
+/// (by its index in a group) and one for the copy ceiling.
+pub struct Cases<T> {
+    by_key: HashMap<(usize, bool), std::result::Result<Case<T>, String>>,
+    copies: usize,
+}
+
+impl<T: Element> Cases<T> {
+    /// No cases yet; each will hold `copies` sets.
+    pub fn new(copies: usize) -> Self {
+        Cases {
+            by_key: HashMap::new(),
+            copies,
+        }
+    }
+
+    /// The case of backend `backend` (`ceiling`: its copy ceiling), uploaded through
+    /// `ops` if it is not there yet. `Err(why)` when its inputs do not fit.
+    pub fn get(
+        &mut self,
+        ops: &dyn Ops<T>,
+        (backend, ceiling): (usize, bool),
+        op: Op,
+        inputs: &Inputs<T>,
+    ) -> std::result::Result<&mut Case<T>, String> {
+        let copies = self.copies;
+        self.by_key
+            .entry((backend, ceiling))
+            .or_insert_with(|| {
+                Case::new(ops, op, inputs, copies, ceiling)
+                    .map_err(|e| format!("the inputs do not fit: {e}"))
+            })
+            .as_mut()
+            .map_err(|why| why.clone())
+    }
+}

@@ -1,0 +1,291 @@
+//! One op on a group of backends (the GPU ones, or the CPU): every variant checked,
+//! then timed on resident data through `&dyn Backend` ([`Device::time`]: CUDA events on
+//! a GPU, the wall clock on the host), the copy ceiling beside the bandwidth-bound ops,
+//! and optionally the ndarray-level calls with their transfers (wall clock).
+
+use std::collections::HashMap;
+
+use ndgpu_core::{Backend, BackendElement, Error, Ops, Result};
+
+use super::{Context, Failure, Pace, Policy, HOST, SEED};
+use crate::cases::{Op, Target};
+use crate::check::{Math, Reference};
+use crate::data::Inputs;
+use crate::gpu::{traffic, DeviceInfo};
+use crate::host::call;
+use crate::resident::{copy_source, select_variant, variants_of, Case, Cases};
+use crate::row::{Row, COPY, VENDOR};
+use crate::timing::{batch_for, reps_for, wall, Stats};
+
+/// A timed region shorter than this is filled with back-to-back runs, so that the
+/// launch latency between the start event and the first kernel is amortised.
+const MIN_REGION_S: f64 = 5e-4;
+
+/// One implementation: a variant of a backend of the group, or the copy ceiling (run
+/// by the group's first backend).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Which {
+    backend: usize,
+    variant: &'static str,
+    default: bool,
+    copy: bool,
+}
+
+impl Which {
+    /// Its backend's name, from the group's `names`.
+    fn name(&self, names: &[&'static str]) -> &'static str {
+        match self.copy {
+            true => COPY,
+            false => names[self.backend],
+        }
+    }
+}
+
+/// Checks the implementation on the case, then times it: one run to estimate, then
+/// samples of `batch` back-to-back runs (one when each run needs a reset), rotating
+/// through the case's sets.
+fn measure<T: BackendElement>(
+    ops: &dyn Ops<T>,
+    case: &mut Case<T>,
+    reference: &Reference<T>,
+    math: Math,
+    copy_src: Option<&[T]>,
+    policy: Policy,
+) -> Result<(Stats, usize), Failure> {
+    // The first run also compiles the kernels and creates library handles.
+    case.check(ops, reference, math, copy_src)?
+        .map_err(Failure::Wrong)?;
+    let mut k = 1;
+    let mut timed = |case: &mut Case<T>, runs: usize| -> Result<f64> {
+        let secs = case.time_runs(ops, k, runs)?;
+        k += runs;
+        Ok(secs / runs as f64)
+    };
+    let one = timed(case, 1)?;
+    let batch = match case.needs_prepare() {
+        true => 1,
+        false => batch_for(one, MIN_REGION_S),
+    };
+    let reps = reps_for(
+        one * batch as f64,
+        policy.max_reps,
+        policy.min_reps,
+        policy.budget_s,
+    );
+    let mut samples = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        samples.push(timed(case, batch)?);
+    }
+    let stats = Stats::of(&samples)
+        .ok_or_else(|| Failure::Error(Error::invalid("shootout", "no valid time sample")))?;
+    Ok((stats, batch))
+}
+
+/// Calls the ndarray-level trait method of the case once (the warm-up, whose result is
+/// checked), then as many timed times as `policy` allows, with the wall clock.
+fn measure_host<T: BackendElement>(
+    ops: &dyn Ops<T>,
+    inputs: &Inputs<T>,
+    reference: &Reference<T>,
+    math: Math,
+    policy: Policy,
+) -> Result<Stats, Failure> {
+    let (first, out) = wall(|| call(ops, inputs))?;
+    reference.check_with(&out, math).map_err(Failure::Wrong)?;
+    drop(out);
+    let reps = reps_for(first, policy.max_reps, policy.min_reps, policy.budget_s);
+    let mut samples = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        samples.push(wall(|| call(ops, inputs))?.0);
+    }
+    Stats::of(&samples)
+        .ok_or_else(|| Failure::Error(Error::invalid("shootout", "no valid time sample")))
+}
+
+/// The implementations of `op` in `group`, filtered by the options; the vendor's
+/// default always runs (it is the yardstick).
+fn implementations(ctx: &Context<'_>, group: &[Box<dyn Backend>], op: Op, gpu: bool) -> Vec<Which> {
+    let mut impls = Vec::new();
+    // Every backend of a group moves data through the same runtime: one transfer row.
+    let group = if op == Op::Transfer {
+        &group[..1]
+    } else {
+        group
+    };
+    for (i, b) in group.iter().enumerate() {
+        let all = variants_of(&**b, op);
+        let keep_default = b.name() == VENDOR;
+        for v in ctx.select(all.clone(), keep_default) {
+            impls.push(Which {
+                backend: i,
+                variant: v,
+                default: all.first() == Some(&v),
+                copy: false,
+            });
+        }
+    }
+    if gpu && op.bandwidth_bound() && !impls.is_empty() {
+        impls.push(Which {
+            backend: 0,
+            variant: if op == Op::Transfer { "pinned" } else { "d2d" },
+            default: true,
+            copy: true,
+        });
+    }
+    impls
+}
+
+/// Runs `op` on `group`: the GPU backends (with `info`) or the CPU (without).
+pub(super) fn run_op<T: BackendElement>(
+    ctx: &mut Context<'_>,
+    group: &mut [Box<dyn Backend>],
+    op: Op,
+    info: Option<&DeviceInfo>,
+) -> Result<()> {
+    let impls = implementations(ctx, group, op, info.is_some());
+    let names: Vec<&'static str> = group.iter().map(|b| b.name()).collect();
+    let (target, policy) = match info {
+        Some(_) => (
+            if ctx.opts.quick {
+                Target::GpuQuick
+            } else {
+                Target::Gpu
+            },
+            Policy {
+                max_reps: ctx.opts.reps.max(1),
+                min_reps: 3,
+                budget_s: if ctx.opts.quick { 0.25 } else { 2.0 },
+                max_run_s: 5.0,
+            },
+        ),
+        None => (
+            Target::Cpu,
+            Policy {
+                // The reference is slow: a few samples are enough to see its rate.
+                max_reps: ctx.opts.reps.clamp(1, 5),
+                min_reps: 2,
+                budget_s: if ctx.opts.quick { 0.3 } else { 1.0 },
+                max_run_s: 2.0,
+            },
+        ),
+    };
+    let device = info.map_or(HOST.to_string(), |i| i.name.clone());
+    let peak = info
+        .filter(|_| !op.bandwidth_bound())
+        .map(|i| i.peak_gflops(T::DTYPE));
+    let elem = std::mem::size_of::<T>();
+
+    // Every implementation is checked once at a size that is no multiple of a tile.
+    let mut wrong: HashMap<(&str, &str), String> = HashMap::new();
+    {
+        let n = op.check_size();
+        let inputs = Inputs::<T>::generate(op, n, SEED ^ 1);
+        let reference = Reference::new(&inputs);
+        let mut cases = Cases::new(1);
+        for &w in &impls {
+            let verdict = select(group, op, w).map_err(Failure::from).and_then(|()| {
+                let ops = T::ops(&*group[w.backend]);
+                let case = cases
+                    .get(ops, (w.backend, w.copy), op, &inputs)
+                    .map_err(|why| Failure::Error(Error::invalid("shootout", why)))?;
+                let src = copy_source(&inputs).filter(|_| w.copy);
+                case.check(ops, &reference, Math::of_variant(w.variant), src)?
+                    .map_err(Failure::Wrong)
+            });
+            if let Err(f) = verdict {
+                wrong.insert(
+                    (w.name(&names), w.variant),
+                    format!("at n = {n}: {}", f.reason()),
+                );
+            }
+        }
+    }
+
+    let mut pace = Pace::default();
+    for n in ctx.sizes(op, target) {
+        let work = op.work(n, elem);
+        let row_for = |w: Which, transfers: bool| {
+            Row::new(
+                op,
+                w.name(&names),
+                w.variant,
+                w.default,
+                T::DTYPE,
+                n,
+                transfers,
+                &device,
+            )
+            .with_ceiling(peak)
+        };
+        let inputs = Inputs::<T>::generate(op, n, SEED);
+        let reference = Reference::new(&inputs);
+        let mut cases = Cases::new(info.map_or(1, |i| i.rotation(traffic(op, n, elem))));
+        for &w in &impls {
+            let row = row_for(w, false);
+            let label = row.label();
+            if let Some(why) = wrong.get(&(w.name(&names), w.variant)) {
+                ctx.push(row.failed(format!("wrong result {why}")));
+                continue;
+            }
+            if let Some(why) = pace.too_slow(&label, work, policy.max_run_s) {
+                ctx.push(row.skipped(why));
+                continue;
+            }
+            select(group, op, w)?;
+            let (ops, math) = (T::ops(&*group[w.backend]), Math::of_variant(w.variant));
+            let case = match cases.get(ops, (w.backend, w.copy), op, &inputs) {
+                Ok(case) => case,
+                Err(why) => {
+                    ctx.push(row.skipped(why));
+                    continue;
+                }
+            };
+            let src = copy_source(&inputs).filter(|_| w.copy);
+            let row = match measure(ops, case, &reference, math, src, policy) {
+                Ok((stats, batch)) => {
+                    pace.record(&label, work, stats.median);
+                    row.timed(stats, batch, work)
+                }
+                Err(f) => f.apply(row),
+            };
+            ctx.push(row);
+        }
+        drop(cases);
+        if !ctx.opts.transfers || info.is_none() {
+            continue;
+        }
+        // A transfer has no other form; the chain's is the ndarray-level calls in a row.
+        for &w in impls.iter().filter(|w| !w.copy && op != Op::Transfer) {
+            let row = row_for(w, true);
+            let label = row.label();
+            if let Some(why) = wrong.get(&(w.name(&names), w.variant)) {
+                ctx.push(row.failed(format!("wrong result {why}")));
+                continue;
+            }
+            if let Some(why) = pace.too_slow(&label, work, policy.max_run_s) {
+                ctx.push(row.skipped(why));
+                continue;
+            }
+            select(group, op, w)?;
+            let ops = T::ops(&*group[w.backend]);
+            let math = Math::of_variant(w.variant);
+            let row = match measure_host(ops, &inputs, &reference, math, policy) {
+                Ok(stats) => {
+                    pace.record(&label, work, stats.median);
+                    row.timed(stats, 1, work)
+                }
+                Err(f) => f.apply(row),
+            };
+            ctx.push(row);
+        }
+    }
+    Ok(())
+}
+
+/// Selects `w`'s variant on its backend (the copy ceiling has none).
+fn select(group: &mut [Box<dyn Backend>], op: Op, w: Which) -> Result<()> {
+    match w.copy {
+        true => Ok(()),
+        false => select_variant(&mut *group[w.backend], op, w.variant),
+    }
+}

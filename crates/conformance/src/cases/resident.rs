@@ -1,0 +1,389 @@
+//! The resident forms (`*_dev`) where the host forms cannot reach them: what the host
+//! forms check before uploading (shapes, empty min/max, NaN) must also be refused on
+//! resident data; β = 0 must not read a resident C full of NaN; per-axis results keep
+//! their dimensions; in-place and copying forms agree; an array from another place is
+//! [`Error::WrongPlace`]. The results themselves are checked by the host cases, which
+//! run through the resident forms.
+
+use ndarray::{Array2, Axis};
+use ndgpu_core::backend::{self, Storage};
+use ndgpu_core::{
+    ArgOp, Element, Error, Family, Gemm, Init, KMeansConfig, Matrix, Ops, Place, ReduceOp, Trans,
+};
+
+use crate::compare::{describe_ratio, gemm_bound, gemm_f64, max_ratio};
+use crate::data::{spd, Rng};
+use crate::report::Recorder;
+
+/// A storage that lives nowhere a backend computes: every backend must refuse it.
+#[derive(Debug)]
+struct Elsewhere;
+
+impl Storage for Elsewhere {
+    fn place(&self) -> Place {
+        Place::Cuda {
+            device: usize::MAX,
+            runtime: u64::MAX,
+        }
+    }
+}
+
+/// A 2×2 matrix from nowhere (for operations that take any shape).
+fn foreign<T: Element>() -> Matrix<T> {
+    foreign_of(2, 2)
+}
+
+/// A rows×cols matrix from nowhere: of the shape the operation wants, so that the
+/// place is what it refuses.
+fn foreign_of<T: Element>(rows: usize, cols: usize) -> Matrix<T> {
+    backend::matrix(rows, cols, Elsewhere)
+}
+
+/// Whether two sequences hold the same values to the bit (NaN included).
+fn same_bits<'a, T: Element>(
+    a: impl Iterator<Item = &'a T>,
+    b: impl Iterator<Item = &'a T>,
+) -> bool {
+    a.zip(b)
+        .all(|(x, y)| x.as_f64().to_bits() == y.as_f64().to_bits())
+}
+
+fn is_shape(e: &Error) -> bool {
+    matches!(e, Error::ShapeMismatch { .. })
+}
+
+fn is_wrong_place(e: &Error) -> bool {
+    matches!(e, Error::WrongPlace { .. })
+}
+
+/// The resident cases of `family`.
+pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
+    b: &B,
+    family: Family,
+    rng: &mut Rng,
+    rec: &mut Recorder,
+) {
+    match family {
+        Family::MatMul => gemm(b, rng, rec),
+        Family::Gram | Family::Transpose => copies(b, family, rng, rec),
+        Family::Reduce => reduce(b, rng, rec),
+        Family::Cholesky => cholesky(b, rng, rec),
+        Family::KMeans => kmeans(b, rng, rec),
+    }
+}
+
+fn gemm<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+    for (m, n, k) in [(1, 1, 1), (7, 33, 65), (65, 33, 129)] {
+        for (ta, tb) in [(Trans::No, Trans::No), (Trans::Yes, Trans::Yes)] {
+            let a: Array2<T> = rng.matrix(ta.dim((m, k)).0, ta.dim((m, k)).1);
+            let bm: Array2<T> = rng.matrix(tb.dim((k, n)).0, tb.dim((k, n)).1);
+            let g = Gemm::new().alpha(T::from_f64(0.75)).ta(ta).tb(tb);
+            rec.case(
+                format!("gemm_dev {m}x{n}x{k} {ta:?}/{tb:?} beta=0 over a resident C of NaN"),
+                |v| {
+                    let nan = Array2::from_elem((m, n), T::nan());
+                    let (Some(da), Some(db), Some(mut dc)) = (
+                        v.ok(b.upload(a.view())),
+                        v.ok(b.upload(bm.view())),
+                        v.ok(b.upload(nan.view())),
+                    ) else {
+                        return;
+                    };
+                    if v.ok(b.gemm_dev(g, &da, &db, &mut dc)).is_none() {
+                        return;
+                    }
+                    let Some(got) = v.ok(b.download(&dc)) else {
+                        return;
+                    };
+                    let want = gemm_f64(&g, a.view(), bm.view(), None);
+                    let bound = gemm_bound(&g, a.view(), bm.view(), None);
+                    let worst = max_ratio(got.view(), want.view(), bound.view());
+                    v.ratio(worst.0, || {
+                        describe_ratio("vs f64 definition", got.view(), want.view(), worst)
+                    });
+                },
+            );
+        }
+    }
+    let a34: Array2<T> = rng.matrix(3, 4);
+    let b42: Array2<T> = rng.matrix(4, 2);
+    rec.case(
+        "gemm_dev errors: inner dimensions, C's shape, another place",
+        |v| {
+            let (Some(da), Some(db), Some(mut c32), Some(mut c22)) = (
+                v.ok(b.upload(a34.view())),
+                v.ok(b.upload(b42.view())),
+                v.ok(b.zeros(3, 2)),
+                v.ok(b.zeros(2, 2)),
+            ) else {
+                return;
+            };
+            let plain = Gemm::new();
+            let r = b.gemm_dev(plain.ta(Trans::Yes), &da, &db, &mut c32);
+            v.err(r, "ShapeMismatch ((3x4)ᵀ times 4x2)", is_shape);
+            let r = b.gemm_dev(plain, &da, &db, &mut c22);
+            v.err(r, "ShapeMismatch (C 2x2 for a 3x2 product)", is_shape);
+            let r = b.gemm_dev(plain, &foreign_of(3, 4), &db, &mut c32);
+            v.err(r, "WrongPlace (A from elsewhere)", is_wrong_place);
+            let r = b.matmul_dev(&da, &da);
+            v.err(r, "ShapeMismatch (matmul_dev 3x4 times 3x4)", is_shape);
+        },
+    );
+}
+
+/// Gram and transpose return new matrices: their shapes, and another place refused.
+fn copies<T: Element, B: Ops<T> + ?Sized>(
+    b: &B,
+    family: Family,
+    rng: &mut Rng,
+    rec: &mut Recorder,
+) {
+    let m: Array2<T> = rng.matrix(5, 3);
+    rec.case(
+        format!("{family}_dev: shape of the result, another place"),
+        |v| {
+            let Some(dm) = v.ok(b.upload(m.view())) else {
+                return;
+            };
+            let (r, want) = match family {
+                Family::Gram => (b.gram_dev(&dm), (5, 5)),
+                _ => (b.transpose_dev(&dm), (3, 5)),
+            };
+            if let Some(r) = v.ok(r) {
+                v.require(r.dim() == want, || {
+                    format!("shape {:?}, expected {want:?}", r.dim())
+                });
+                v.require(r.place() == b.place(), || {
+                    format!("result in {}", r.place())
+                });
+            }
+            let r = match family {
+                Family::Gram => b.gram_dev(&foreign()),
+                _ => b.transpose_dev(&foreign()),
+            };
+            v.err(r, "WrongPlace", is_wrong_place);
+        },
+    );
+}
+
+fn reduce<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+    let a: Array2<T> = rng.matrix(7, 5);
+    rec.case(
+        "reduce_axis_dev keeps dimensions and agrees with the host form",
+        |v| {
+            let Some(da) = v.ok(b.upload(a.view())) else {
+                return;
+            };
+            for (axis, shape) in [(Axis(0), (1, 5)), (Axis(1), (7, 1))] {
+                for op in ReduceOp::ALL {
+                    let (Some(r), Some(host)) = (
+                        v.ok(b.reduce_axis_dev(op, &da, axis)),
+                        v.ok(b.reduce_axis(op, a.view(), axis)),
+                    ) else {
+                        continue;
+                    };
+                    v.require(r.dim() == shape, || {
+                        format!(
+                            "{op:?} along {axis:?}: shape {:?}, expected {shape:?}",
+                            r.dim()
+                        )
+                    });
+                    if let Some(got) = v.ok(b.download(&r)) {
+                        let same = same_bits(got.iter(), host.iter());
+                        v.require(same, || format!("{op:?} along {axis:?}: {got} vs {host}"));
+                    }
+                }
+                for op in ArgOp::ALL {
+                    let (Some(i), Some(host)) = (
+                        v.ok(b.arg_reduce_axis_dev(op, &da, axis)),
+                        v.ok(b.arg_reduce_axis(op, a.view(), axis)),
+                    ) else {
+                        continue;
+                    };
+                    let got = v.ok(b.download_indices(&i));
+                    v.require(got.as_ref() == Some(&host), || {
+                        format!("{op:?} along {axis:?}: {got:?} vs {host}")
+                    });
+                }
+            }
+        },
+    );
+    rec.case(
+        "resident min, max, argmin of nothing; dot_dev shapes; another place",
+        |v| {
+            let empty: ndgpu_core::Result<Matrix<T>> = b.zeros(0, 3);
+            let (Some(e), Some(x), Some(y)) =
+                (v.ok(empty), v.ok(b.upload(a.view())), v.ok(b.upload(a.t())))
+            else {
+                return;
+            };
+            let is_empty = |e: &Error| matches!(e, Error::Empty { .. });
+            v.err(b.reduce_dev(ReduceOp::Min, &e), "Empty", is_empty);
+            v.err(b.reduce_dev(ReduceOp::Max, &e), "Empty", is_empty);
+            v.err(b.arg_reduce_dev(ArgOp::ArgMin, &e), "Empty", is_empty);
+            v.err(b.dot_dev(&x, &y), "ShapeMismatch (7x5 with 5x7)", is_shape);
+            let r = b.reduce_dev(ReduceOp::Sum, &foreign());
+            v.err(r, "WrongPlace", is_wrong_place);
+            let r = b.arg_reduce_axis_dev(ArgOp::ArgMax, &foreign(), Axis(0));
+            v.err(r, "WrongPlace", is_wrong_place);
+        },
+    );
+}
+
+fn cholesky<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+    let n = 33;
+    let a: Array2<T> = spd(rng, n);
+    let rhs: Array2<T> = rng.matrix(n, 4);
+    rec.case(
+        "cholesky_dev leaves A alone and equals the in-place form",
+        |v| {
+            let Some(da) = v.ok(b.upload(a.view())) else {
+                return;
+            };
+            let (Some(f), Some(g)) = (
+                v.ok(b.cholesky_dev(&da)),
+                v.ok(b.cholesky_in_place_dev(b.upload(a.view()).expect("uploaded above"))),
+            ) else {
+                return;
+            };
+            let (Some(l1), Some(l2), Some(a2)) = (
+                v.ok(b.download(f.l())),
+                v.ok(b.download(g.l())),
+                v.ok(b.download(&da)),
+            ) else {
+                return;
+            };
+            v.require(l1 == l2, || {
+                "the copying and in-place factors differ".into()
+            });
+            v.require(a2 == a, || "cholesky_dev changed its input".into());
+            let upper = l1
+                .indexed_iter()
+                .any(|((i, j), x)| j > i && *x != T::zero());
+            v.require(!upper, || "the factor is not lower triangular".into());
+        },
+    );
+    rec.case(
+        "resident NaN in row 5 of A: NotPositiveDefinite at pivot 5, not finite",
+        |v| {
+            let mut bad = a.clone();
+            bad[[5, 2]] = T::nan();
+            let Some(da) = v.ok(b.upload(bad.view())) else {
+                return;
+            };
+            v.err(b.cholesky_in_place_dev(da), "NotPositiveDefinite at 5", |e| {
+            matches!(e, Error::NotPositiveDefinite { pivot: 5, value } if !value.is_finite())
+        });
+        },
+    );
+    rec.case(
+        "cholesky_solve_dev: NaN in B refused and B kept; shapes; places",
+        |v| {
+            let Some(f) = v.ok(b.cholesky_dev(&b.upload(a.view()).expect("upload"))) else {
+                return;
+            };
+            let mut bad = rhs.clone();
+            bad[[3, 1]] = T::infinity();
+            let (Some(mut db), Some(short)) = (v.ok(b.upload(bad.view())), v.ok(b.zeros(n - 1, 2)))
+            else {
+                return;
+            };
+            let r = b.cholesky_solve_in_place_dev(&f, &mut db);
+            v.err(r, "NonFinite at (3, 1)", |e| {
+                matches!(e, Error::NonFinite { index: (3, 1), .. })
+            });
+            if let Some(kept) = v.ok(b.download(&db)) {
+                let same = same_bits(kept.iter(), bad.iter());
+                v.require(same, || "B changed by a refused solve".into());
+            }
+            v.err(b.cholesky_solve_dev(&f, &short), "ShapeMismatch", is_shape);
+            let r = b.cholesky_in_place_dev(foreign_of(n, n));
+            v.err(r, "WrongPlace", is_wrong_place);
+            let mut elsewhere = foreign_of(n, 4);
+            let r = b.cholesky_solve_in_place_dev(&f, &mut elsewhere);
+            v.err(r, "WrongPlace (B from elsewhere)", is_wrong_place);
+        },
+    );
+}
+
+fn kmeans<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+    let x: Array2<T> = rng.matrix(64, 3);
+    let c: Array2<T> = rng.matrix(4, 3);
+    let config = KMeansConfig::new(4).init(Init::Given(c.mapv(|v| v.as_f64())));
+    rec.case(
+        "kmeans_dev and predict_dev equal the host forms; labels are nearest",
+        |v| {
+            let Some(dx) = v.ok(b.upload(x.view())) else {
+                return;
+            };
+            let (Some(fit), Some(host)) = (
+                v.ok(b.kmeans_dev(&dx, &config)),
+                v.ok(b.kmeans(x.view(), &config)),
+            ) else {
+                return;
+            };
+            let (Some(centroids), Some(labels)) = (
+                v.ok(b.download(&fit.centroids)),
+                v.ok(b.download_indices(&fit.labels)),
+            ) else {
+                return;
+            };
+            let same = same_bits(centroids.iter(), host.centroids.iter());
+            v.require(same && labels == host.labels, || {
+                "resident and host fits differ".into()
+            });
+            v.require(fit.inertia_history == host.inertia_history, || {
+                "histories differ".into()
+            });
+            // The final labels are those of the nearest returned centroid.
+            if let Some(again) = v.ok(b.predict_dev(&dx, &fit.centroids)) {
+                let again = v.ok(b.download_indices(&again));
+                v.require(again.as_ref() == Some(&labels), || {
+                    "predict_dev disagrees".into()
+                });
+            }
+        },
+    );
+    rec.case("k-means steps: shapes, NaN named, another place", |v| {
+        let (Some(dx), Some(dc), Some(mut labels), Some(mut wrong)) = (
+            v.ok(b.upload(x.view())),
+            v.ok(b.upload(c.view())),
+            v.ok(b.unlabeled(64)),
+            v.ok(b.unlabeled(63)),
+        ) else {
+            return;
+        };
+        v.err(
+            b.assign_dev(&dx, &dc, &mut wrong),
+            "ShapeMismatch (labels)",
+            is_shape,
+        );
+        let Some(c2) = v.ok(b.zeros(4, 2)) else {
+            return;
+        };
+        v.err(
+            b.assign_dev(&dx, &c2, &mut labels),
+            "ShapeMismatch (D)",
+            is_shape,
+        );
+        v.err(
+            b.update_dev(&dx, &labels, &mut wrong_c(b)),
+            "ShapeMismatch (D)",
+            is_shape,
+        );
+        let mut bad = x.clone();
+        bad[[9, 1]] = T::nan();
+        if let Some(dbad) = v.ok(b.upload(bad.view())) {
+            v.err(b.kmeans_dev(&dbad, &config), "NonFinite at (9, 1)", |e| {
+                matches!(e, Error::NonFinite { index: (9, 1), .. })
+            });
+        }
+        let r = b.predict_dev(&foreign_of(64, 3), &dc);
+        v.err(r, "WrongPlace", is_wrong_place);
+    });
+}
+
+/// Centroids of the wrong dimension (for the shape check of an update).
+fn wrong_c<T: Element, B: Ops<T> + ?Sized>(b: &B) -> Matrix<T> {
+    b.zeros(4, 2).expect("a 4x2 matrix")
+}

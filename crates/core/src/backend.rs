@@ -1,0 +1,261 @@
+//! For backend authors: resident arrays built around a backend's own storage, and that
+//! storage read back with the place check every backend makes first.
+//!
+//! A backend keeps its memory in a type of its own that implements [`Storage`] (host
+//! backends share [`HostStorage`]). It wraps it with [`matrix`] or [`indices`] when it
+//! hands an array out, and gets it back with a [`Here`] when an array comes in: an
+//! array that lives elsewhere is [`Error::WrongPlace`], never a panic or a silent copy.
+
+use ndarray::{Array2, ArrayView2};
+
+use crate::array::{self, any, any_mut};
+pub use crate::array::{HostStorage, Storage};
+use crate::{
+    check, CholeskyFactor, Element, Error, Indices, Matrix, Place, Reduce, ReduceOp, Result,
+};
+
+/// A rows×cols matrix around `storage`, which must hold its elements row-major.
+pub fn matrix<T: Element>(rows: usize, cols: usize, storage: impl Storage) -> Matrix<T> {
+    array::matrix(rows, cols, Box::new(storage))
+}
+
+/// `len` indices around `storage`.
+pub fn indices(len: usize, storage: impl Storage) -> Indices {
+    array::indices(len, Box::new(storage))
+}
+
+/// Declares `l` a Cholesky factor. The caller guarantees what [`CholeskyFactor`]
+/// promises: square, lower triangular (strict upper triangle zero), a finite non-zero
+/// diagonal.
+pub fn cholesky_factor<T: Element>(l: Matrix<T>) -> CholeskyFactor<T> {
+    array::factor(l)
+}
+
+/// A host matrix around an owned array (copied only if it is not in C order).
+pub fn host_matrix<T: Element>(a: Array2<T>) -> Matrix<T> {
+    let (rows, cols) = a.dim();
+    let data = if a.is_standard_layout() {
+        a.into_raw_vec_and_offset().0
+    } else {
+        a.iter().copied().collect()
+    };
+    matrix(rows, cols, HostStorage { data })
+}
+
+/// Checks a resident matrix for NaN and ±Inf where it lives: its min and max are
+/// finite exactly when every element is (NaN propagates through both). Two reductions;
+/// only when they fail does the matrix come back to the host, to name the first
+/// offending entry.
+///
+/// # Errors
+/// [`Error::NonFinite`]; those of the reductions.
+pub fn finite_dev<T: Element, B: Reduce<T> + ?Sized>(
+    b: &B,
+    op: &'static str,
+    what: &'static str,
+    m: &Matrix<T>,
+) -> Result<()> {
+    if m.is_empty() {
+        return Ok(());
+    }
+    let lo = b.reduce_dev(ReduceOp::Min, m)?;
+    let hi = b.reduce_dev(ReduceOp::Max, m)?;
+    if lo.is_finite() && hi.is_finite() {
+        return Ok(());
+    }
+    check::finite(op, what, &b.download(m)?.view())?;
+    Err(Error::invalid(
+        op,
+        format!("{what}: min {lo} and max {hi} are not finite, but no element is"),
+    ))
+}
+
+/// A backend asking for its operands' storage: its name and where it computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Here {
+    /// The backend's name, for errors.
+    pub backend: &'static str,
+    /// Where it computes.
+    pub place: Place,
+}
+
+impl Here {
+    fn check(&self, op: &'static str, what: &'static str, found: Place) -> Result<()> {
+        if found != self.place {
+            return Err(Error::WrongPlace {
+                op,
+                what,
+                found,
+                backend: self.backend,
+                expected: self.place,
+            });
+        }
+        Ok(())
+    }
+
+    fn foreign(&self, op: &'static str, what: &'static str) -> Error {
+        Error::invalid(
+            op,
+            format!(
+                "{what} is stored in {} in a form backend '{}' cannot read",
+                self.place, self.backend
+            ),
+        )
+    }
+
+    /// The storage of operand `what` of `op`.
+    ///
+    /// # Errors
+    /// [`Error::WrongPlace`] when `m` lives elsewhere; [`Error::InvalidArgument`] when
+    /// it lives here but in another backend's storage type.
+    pub fn matrix<'a, S: Storage, T>(
+        &self,
+        op: &'static str,
+        what: &'static str,
+        m: &'a Matrix<T>,
+    ) -> Result<&'a S> {
+        let s = array::storage_of(m);
+        self.check(op, what, s.place())?;
+        any(s)
+            .downcast_ref::<S>()
+            .ok_or_else(|| self.foreign(op, what))
+    }
+
+    /// As [`Here::matrix`], for an operand the operation writes.
+    ///
+    /// # Errors
+    /// As [`Here::matrix`].
+    pub fn matrix_mut<'a, S: Storage, T>(
+        &self,
+        op: &'static str,
+        what: &'static str,
+        m: &'a mut Matrix<T>,
+    ) -> Result<&'a mut S> {
+        let s = array::storage_of_mut(m);
+        self.check(op, what, s.place())?;
+        any_mut(s)
+            .downcast_mut::<S>()
+            .ok_or_else(|| self.foreign(op, what))
+    }
+
+    /// The storage of an index operand.
+    ///
+    /// # Errors
+    /// As [`Here::matrix`].
+    pub fn indices<'a, S: Storage>(
+        &self,
+        op: &'static str,
+        what: &'static str,
+        i: &'a Indices,
+    ) -> Result<&'a S> {
+        let s = array::index_storage(i);
+        self.check(op, what, s.place())?;
+        any(s)
+            .downcast_ref::<S>()
+            .ok_or_else(|| self.foreign(op, what))
+    }
+
+    /// As [`Here::indices`], for indices the operation writes.
+    ///
+    /// # Errors
+    /// As [`Here::matrix`].
+    pub fn indices_mut<'a, S: Storage>(
+        &self,
+        op: &'static str,
+        what: &'static str,
+        i: &'a mut Indices,
+    ) -> Result<&'a mut S> {
+        let s = array::index_storage_mut(i);
+        self.check(op, what, s.place())?;
+        any_mut(s)
+            .downcast_mut::<S>()
+            .ok_or_else(|| self.foreign(op, what))
+    }
+
+    /// A host operand as a view (host backends).
+    ///
+    /// # Errors
+    /// As [`Here::matrix`].
+    pub fn host_view<'a, T: Element>(
+        &self,
+        op: &'static str,
+        what: &'static str,
+        m: &'a Matrix<T>,
+    ) -> Result<ArrayView2<'a, T>> {
+        let s: &HostStorage<T> = self.matrix(op, what, m)?;
+        Ok(ArrayView2::from_shape(m.dim(), &s.data).expect("host storage holds rows × cols"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[derive(Debug)]
+    struct Elsewhere;
+    impl Storage for Elsewhere {
+        fn place(&self) -> Place {
+            Place::Cuda {
+                device: 3,
+                runtime: 7,
+            }
+        }
+    }
+
+    const HOST: Here = Here {
+        backend: "cpu",
+        place: Place::Host,
+    };
+
+    #[test]
+    fn an_array_from_elsewhere_is_an_error_naming_both_places() {
+        let m: Matrix<f32> = matrix(2, 2, Elsewhere);
+        let e = HOST.host_view("gemm", "A", &m).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::WrongPlace {
+                    op: "gemm",
+                    what: "A",
+                    backend: "cpu",
+                    expected: Place::Host,
+                    found: Place::Cuda { device: 3, .. }
+                }
+            ),
+            "{e:?}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("CUDA device 3") && text.contains("host memory"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn storage_of_another_type_in_the_same_place_is_an_error() {
+        #[derive(Debug)]
+        struct Other;
+        impl Storage for Other {
+            fn place(&self) -> Place {
+                Place::Host
+            }
+        }
+        let m: Matrix<f64> = matrix(1, 1, Other);
+        let e = HOST.host_view("sum", "A", &m).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidArgument { op: "sum", .. }),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn host_matrices_keep_their_logical_order() {
+        let a = array![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let m = host_matrix(a.t().to_owned());
+        assert_eq!(m.dim(), (3, 2));
+        assert_eq!(HOST.host_view("t", "A", &m).unwrap(), a.t());
+        let m = host_matrix(a.reversed_axes().as_standard_layout().into_owned());
+        assert_eq!(m.place(), Place::Host);
+    }
+}

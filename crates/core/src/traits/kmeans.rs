@@ -1,0 +1,160 @@
+//! k-means clustering (Lloyd's algorithm), written once over two resident steps.
+
+use ndarray::{Array1, ArrayView2};
+
+use super::Memory;
+use crate::init::init_centroids;
+use crate::kmeans::{Assignment, Init, KMeansConfig, KMeansFit, KMeansResult};
+use crate::{check, Element, Error, Indices, Matrix, Result};
+
+/// k-means clustering (Lloyd's algorithm).
+///
+/// The iteration, written once here for every backend: (1) assign each point to its
+/// nearest centroid (ties → the lowest index) and count the points whose label changed
+/// (all of them in the first iteration); (2) stop if that count is at most `tol · N` or
+/// `max_iter` assignments have been made; (3) else move each centroid to the mean of its
+/// points (a centroid with no points stays where it is) and go to (1). So the returned
+/// labels are always those of the nearest returned centroid. Backends implement the two
+/// steps, [`KMeans::assign_dev`] and [`KMeans::update_dev`].
+///
+/// NaN or ±Inf in the points (or the centroids) makes the inertia of an assignment
+/// non-finite; [`KMeans::kmeans_dev`] and [`KMeans::predict_dev`] check it after every
+/// assignment and then name the first offending entry, so they cost no extra pass.
+pub trait KMeans<T: Element>: Memory<T> {
+    /// One assignment step on resident data: `labels[i]` becomes the index of the
+    /// centroid nearest to row i of `x` (ties → the lowest index). On entry `labels`
+    /// holds the previous labels ([`Device::unlabeled`](crate::Device::unlabeled) before
+    /// the first step), against which the changes are counted.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) when the dimensions differ
+    /// or `labels` does not have N entries; `InvalidArgument` for no centroids;
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
+    fn assign_dev(
+        &self,
+        x: &Matrix<T>,
+        centroids: &Matrix<T>,
+        labels: &mut Indices,
+    ) -> Result<Assignment>;
+
+    /// One update step on resident data: each centroid moves to the mean of the points
+    /// `labels` gives it (labels written by [`KMeans::assign_dev`]); a centroid with no
+    /// points stays where it is.
+    ///
+    /// # Errors
+    /// As [`KMeans::assign_dev`].
+    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()>;
+
+    /// Runs k-means on the rows of a resident `x` (N points × D dimensions); centroids
+    /// and labels stay resident.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for k = 0, k > N,
+    /// `max_iter` = 0, `tol` outside [0, 1] or given centroids of the wrong shape;
+    /// [`Error::NonFinite`](crate::Error::NonFinite) for NaN/Inf in `x`; device errors.
+    fn kmeans_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<KMeansFit<T>> {
+        let (n, d) = x.dim();
+        check::kmeans_config(n, d, config)?;
+        let mut centroids = match &config.init {
+            Init::Given(c) => self.upload(c.mapv(T::from_f64).view())?,
+            _ => {
+                // The initialisation runs on the host (the data comes back once).
+                let xh = self.download(x)?;
+                self.upload(init_centroids(xh.view(), config)?.view())?
+            }
+        };
+        let mut labels = self.unlabeled(n)?;
+        let mut history = Vec::new();
+        let converged = loop {
+            let a = self.assign_dev(x, &centroids, &mut labels)?;
+            finite_inertia(self, "kmeans", x, &centroids, a)?;
+            history.push(a.inertia);
+            if a.changed as f64 <= config.tol * n as f64 {
+                break true;
+            }
+            if history.len() >= config.max_iter {
+                break false;
+            }
+            self.update_dev(x, &labels, &mut centroids)?;
+        };
+        Ok(KMeansFit {
+            centroids,
+            labels,
+            inertia: *history.last().expect("at least one assignment"),
+            iterations: history.len(),
+            converged,
+            inertia_history: history,
+        })
+    }
+
+    /// Labels each row of a resident `x` with its nearest centroid (ties → the lowest
+    /// index); the labels stay resident.
+    ///
+    /// # Errors
+    /// Shape mismatch between `x` and `centroids`, no centroids, NaN/Inf in either.
+    fn predict_dev(&self, x: &Matrix<T>, centroids: &Matrix<T>) -> Result<Indices> {
+        check::predict_dims(x.dim(), centroids.dim())?;
+        let mut labels = self.unlabeled(x.rows()).map_err(|e| e.for_op("predict"))?;
+        let a = self.assign_dev(x, centroids, &mut labels)?;
+        finite_inertia(self, "predict", x, centroids, a)?;
+        Ok(labels)
+    }
+
+    /// Runs k-means on the rows of a host `x` (N points × D dimensions).
+    ///
+    /// # Errors
+    /// As [`KMeans::kmeans_dev`].
+    fn kmeans(&self, x: ArrayView2<T>, config: &KMeansConfig) -> Result<KMeansResult<T>> {
+        check::kmeans(x, config)?;
+        // x is on the host already: the initialisation needs no download.
+        let start = match &config.init {
+            Init::Given(_) => config.clone(),
+            _ => config
+                .clone()
+                .init(Init::Given(init_centroids(x, config)?.mapv(T::as_f64))),
+        };
+        let fit = self.kmeans_dev(&self.upload(x)?, &start)?;
+        Ok(KMeansResult {
+            centroids: self.download(&fit.centroids)?,
+            labels: self.download_indices(&fit.labels)?,
+            inertia: fit.inertia,
+            iterations: fit.iterations,
+            converged: fit.converged,
+            inertia_history: fit.inertia_history,
+        })
+    }
+
+    /// Labels each row of a host `x` with its nearest centroid (ties → the lowest index).
+    ///
+    /// # Errors
+    /// Shape mismatch between `x` and `centroids`, no centroids, NaN/Inf in either.
+    fn predict(&self, x: ArrayView2<T>, centroids: ArrayView2<T>) -> Result<Array1<usize>> {
+        check::predict(&x, &centroids)?;
+        let labels = self.predict_dev(&self.upload(x)?, &self.upload(centroids)?)?;
+        self.download_indices(&labels)
+    }
+}
+
+/// A non-finite inertia means NaN or ±Inf in the points or the centroids, or squared
+/// distances beyond the element type: find which, on the host (this path only).
+fn finite_inertia<T: Element, B: Memory<T> + ?Sized>(
+    b: &B,
+    op: &'static str,
+    x: &Matrix<T>,
+    centroids: &Matrix<T>,
+    a: Assignment,
+) -> Result<()> {
+    if a.inertia.is_finite() {
+        return Ok(());
+    }
+    check::finite(op, "X", &b.download(x)?.view())?;
+    check::finite(op, "centroids", &b.download(centroids)?.view())?;
+    Err(Error::invalid(
+        op,
+        format!(
+            "the squared distances overflow {} (inertia {}): scale the data down",
+            T::DTYPE,
+            a.inertia
+        ),
+    ))
+}

@@ -1,0 +1,200 @@
+//! The operation traits, one per family of [`Family`], each generic over the element
+//! type and object safe, so that [`Backend`] (which requires all of them for `f32` and
+//! `f64`) can be boxed and chosen at run time.
+//!
+//! Every operation has two forms:
+//! - the **resident** form (`*_dev`) works on [`Matrix`] handles that stay where the
+//!   backend computes, so a chain of operations never crosses the bus; scalars (sums,
+//!   indices of whole-array reductions) come back to the host, everything else stays;
+//! - the **host** form takes ndarray views of any layout and returns owned C-ordered
+//!   arrays. It is written once, here, for every backend: check the input
+//!   ([`crate::check`]) → [`Memory::upload`] → the resident form → [`Memory::download`].
+//!
+//! Backends implement the resident forms; the host forms come with them.
+
+mod cholesky;
+mod kmeans;
+mod products;
+mod reduce;
+
+use ndarray::{Array1, Array2, ArrayView2};
+
+use crate::{Element, Family, Indices, Matrix, Place, Result, Trans};
+
+pub use cholesky::Cholesky;
+pub use kmeans::KMeans;
+pub use products::{Gram, MatMul, Transpose};
+pub use reduce::Reduce;
+
+/// What a backend offers whatever the element type: where it computes, index arrays,
+/// synchronisation and timing.
+pub trait Device: Send + Sync {
+    /// Where this backend's resident arrays live. Arrays from elsewhere are refused with
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace).
+    fn place(&self) -> Place;
+
+    /// `n` indices that name no centroid yet: the labels a first
+    /// [`KMeans::assign_dev`] counts every point of as changed.
+    ///
+    /// # Errors
+    /// Out of memory.
+    fn unlabeled(&self, n: usize) -> Result<Indices>;
+
+    /// Copies indices back to the host.
+    ///
+    /// # Errors
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// when an index was never assigned (labels from [`Device::unlabeled`] that no
+    /// assignment wrote); device errors.
+    fn download_indices(&self, i: &Indices) -> Result<Array1<usize>>;
+
+    /// Waits for all work queued on this backend, and reports any fault it raised.
+    ///
+    /// # Errors
+    /// Device errors.
+    fn synchronize(&self) -> Result<()>;
+
+    /// Seconds that the work `f` queues takes where the backend computes: between two
+    /// CUDA events on a GPU backend (waiting for the second), by the wall clock on a
+    /// host backend. For benchmarks: run `f` once first, to compile kernels and create
+    /// library handles outside the timed region.
+    ///
+    /// # Errors
+    /// Those of `f`; device errors.
+    fn time(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64>;
+}
+
+/// Resident matrices of one element type: made, filled, copied, read back.
+pub trait Memory<T: Element>: Device {
+    /// Copies a host array of any layout (C, Fortran, transposed, strided) into a new
+    /// resident matrix.
+    ///
+    /// # Errors
+    /// Out of memory (device or host); device errors.
+    fn upload(&self, a: ArrayView2<T>) -> Result<Matrix<T>>;
+
+    /// Copies a resident matrix into a new C-ordered host array.
+    ///
+    /// # Errors
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); out of host memory; device errors,
+    /// including faults of earlier work on the matrix.
+    fn download(&self, m: &Matrix<T>) -> Result<Array2<T>>;
+
+    /// A new rows×cols matrix of unspecified values (any bit pattern is a valid float),
+    /// to be overwritten: the output of [`MatMul::gemm_dev`] with β = 0, for example.
+    ///
+    /// # Errors
+    /// Out of memory, including sizes beyond the address space.
+    fn alloc(&self, rows: usize, cols: usize) -> Result<Matrix<T>>;
+
+    /// A new rows×cols matrix of zeros.
+    ///
+    /// # Errors
+    /// As [`Memory::alloc`].
+    fn zeros(&self, rows: usize, cols: usize) -> Result<Matrix<T>>;
+
+    /// Copies `src` into `dst`, which has the same shape.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch),
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
+    fn copy_into(&self, src: &Matrix<T>, dst: &mut Matrix<T>) -> Result<()>;
+
+    /// A copy of `src`, resident here too.
+    ///
+    /// # Errors
+    /// As [`Memory::alloc`] and [`Memory::copy_into`].
+    fn copy(&self, src: &Matrix<T>) -> Result<Matrix<T>> {
+        let mut dst = self.alloc(src.rows(), src.cols())?;
+        self.copy_into(src, &mut dst)?;
+        Ok(dst)
+    }
+}
+
+/// Every operation for one element type. `dyn Backend` has it for `f32` and `f64`
+/// through its supertraits, so code generic over the element type takes `&dyn Ops<T>`
+/// (or `B: Ops<T> + ?Sized`) and is handed a `&dyn Backend`.
+pub trait Ops<T: Element>:
+    Memory<T> + MatMul<T> + Gram<T> + Transpose<T> + Reduce<T> + Cholesky<T> + KMeans<T>
+{
+}
+
+impl<T: Element, B> Ops<T> for B where
+    B: Memory<T>
+        + MatMul<T>
+        + Gram<T>
+        + Transpose<T>
+        + Reduce<T>
+        + Cholesky<T>
+        + KMeans<T>
+        + ?Sized
+{
+}
+
+/// The element types a `dyn Backend` computes in, with the way from a `&dyn Backend` to
+/// its operations for that type: what code generic over the element type needs.
+///
+/// ```
+/// use ndgpu_core::{Backend, BackendElement, Ops, Result};
+/// fn total<T: BackendElement>(b: &dyn Backend, x: ndarray::ArrayView2<T>) -> Result<T> {
+///     T::ops(b).reduce(ndgpu_core::ReduceOp::Sum, x)
+/// }
+/// ```
+pub trait BackendElement: Element {
+    /// `b`'s operations for this type.
+    fn ops(b: &dyn Backend) -> &dyn Ops<Self>;
+}
+
+impl BackendElement for f32 {
+    fn ops(b: &dyn Backend) -> &dyn Ops<f32> {
+        b
+    }
+}
+
+impl BackendElement for f64 {
+    fn ops(b: &dyn Backend) -> &dyn Ops<f64> {
+        b
+    }
+}
+
+/// A complete backend: every operation for `f32` and `f64`, a name, and variants.
+pub trait Backend: Ops<f32> + Ops<f64> {
+    /// Short name (`cpu`, `cuda`, `cublas`).
+    fn name(&self) -> &'static str;
+
+    /// One line: what it runs on (device name, library versions, ...).
+    fn description(&self) -> String;
+
+    /// The variants offered for `family`, default first. Backends with one way of
+    /// doing a family return one name.
+    fn variants(&self, family: Family) -> Vec<&'static str>;
+
+    /// The variant currently used for `family`.
+    fn variant(&self, family: Family) -> &'static str;
+
+    /// Selects the variant used for `family` from now on.
+    ///
+    /// # Errors
+    /// [`Error::UnknownVariant`](crate::Error::UnknownVariant).
+    fn set_variant(&mut self, family: Family, name: &str) -> Result<()>;
+
+    /// Per-variant notes for documentation and `ndgpu info` (for example which
+    /// variants are bitwise reproducible, which parts use a vendor library).
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Uploads a host operand in the layout that is contiguous: a column-major (Fortran)
+/// view is uploaded as its transpose, which is row-major as stored, with `t` flipped.
+pub(crate) fn upload_operand<T: Element, B: Memory<T> + ?Sized>(
+    b: &B,
+    a: ArrayView2<T>,
+    t: Trans,
+) -> Result<(Matrix<T>, Trans)> {
+    if !a.is_standard_layout() && a.t().is_standard_layout() {
+        Ok((b.upload(a.t())?, t.flip()))
+    } else {
+        Ok((b.upload(a)?, t))
+    }
+}

@@ -1,0 +1,266 @@
+//! The k-means kernels both GPU backends launch (`kernels/kmeans.cu`): the assignment
+//! from a score matrix (the `cublas` backend's distances come from a GEMM), the sum of
+//! the per-block statistics, and the deterministic centroid update.
+//!
+//! The update sums the points of each centroid per chunk of points in shared memory,
+//! then adds the chunks in chunk order; the chunking depends on N, K and D only, so the
+//! summation order, hence the bits, are the same on every run.
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use ndgpu_core::{Assignment, Error, Result};
+
+use crate::gpu::driver;
+use crate::kernels::KernelFile;
+use crate::launch::{blocks, dim_i32};
+use crate::{CudaElement, DeviceMatrix, Gpu};
+
+/// Threads of every k-means kernel.
+pub const THREADS: u32 = 256;
+/// Warps of the partial-sum kernel (`W` in `km_accumulate_partials`).
+const WARPS: usize = 8;
+/// Shared memory the partial-sum kernel may take (under the 48 KB static limit).
+const PARTIAL_SMEM: usize = 40 * 1024;
+/// Cap on the chunk partials, in elements (G·K·D): 8 Mi.
+const PARTIAL_CAP: usize = 1 << 23;
+/// Smallest chunk of points per partial.
+const MIN_CHUNK: usize = 4096;
+/// Points per block of the score assignment (one warp each).
+const SCORE_POINTS: usize = 8;
+
+/// A launch configuration of the k-means kernels.
+pub fn cfg(grid: (u32, u32, u32), shared: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: grid,
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: shared,
+    }
+}
+
+/// A k-means kernel and its name.
+///
+/// # Errors
+/// NVRTC and driver errors.
+pub fn kernel(gpu: &Gpu, name: String) -> Result<(CudaFunction, String)> {
+    Ok((gpu.function(KernelFile::KMeans, &name)?, name))
+}
+
+/// Queues a built launch.
+///
+/// # Safety
+/// The pushed arguments must match the kernel's parameters and cover every index the
+/// kernel derives from them and `cfg`.
+///
+/// # Errors
+/// The driver's error.
+pub unsafe fn go(mut b: LaunchArgs<'_>, name: &str, cfg: LaunchConfig) -> Result<()> {
+    b.launch(cfg)
+        .map(|_| ())
+        .map_err(|e| driver(format!("launching {name}"), e))
+}
+
+/// The chunking of the deterministic centroid sums; depends on the shape only.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    chunk: usize,
+    /// Number of chunks (partials).
+    pub g: usize,
+    kb: usize,
+    db: usize,
+}
+
+impl Plan {
+    /// The chunking for N points, K centroids, D dimensions in `T`.
+    pub fn new<T: CudaElement>(n: usize, k: usize, d: usize) -> Plan {
+        let db = d.clamp(1, 128);
+        let kb = (PARTIAL_SMEM / (WARPS * (db * std::mem::size_of::<T>() + 4))).clamp(1, k);
+        let gmax = (PARTIAL_CAP / (k * d).max(1)).max(1);
+        let chunk = n.div_ceil(gmax).max(MIN_CHUNK);
+        Plan {
+            chunk,
+            g: n.div_ceil(chunk).max(1),
+            kb,
+            db,
+        }
+    }
+    fn smem<T>(&self) -> u32 {
+        (WARPS * self.kb * (self.db * std::mem::size_of::<T>() + 4)) as u32
+    }
+}
+
+/// Reads back (inertia, changed) from a two-element statistics buffer.
+///
+/// # Errors
+/// Driver errors, including those of the queued work.
+pub fn read_stats(gpu: &Gpu, stats: &CudaSlice<f64>) -> Result<Assignment> {
+    let s = gpu.download_slice(stats, 2)?;
+    Ok(Assignment {
+        inertia: s[0],
+        changed: s[1] as usize,
+    })
+}
+
+/// Sums the (inertia, changed) pairs of `nblocks` blocks into `stats`, in block order.
+///
+/// # Errors
+/// Driver errors.
+pub fn stats_sum(
+    gpu: &Gpu,
+    block_stats: &CudaSlice<f64>,
+    nblocks: usize,
+    stats: &mut CudaSlice<f64>,
+) -> Result<()> {
+    let nb = dim_i32("kmeans", nblocks)?;
+    let (f, name) = kernel(gpu, "kmeans_stats_sum_f64".into())?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(block_stats).arg(&nb).arg(stats);
+    // SAFETY: (const double* block_stats, int nblocks, double* stats): 2·nblocks
+    // partials were written by the assignment just queued; stats holds 2; one block.
+    unsafe { go(b, &name, cfg((1, 1, 1), 0)) }
+}
+
+/// Assignment from a score matrix (N×K, `scores[i][j] = ‖c_j‖² − 2·x_i·c_j`):
+/// `labels[i] = argmin_j scores[i][j]` (ties → the lowest j), counted against the
+/// labels on entry (−1 for none). `x_sq_norms[i] = ‖x_i‖²` completes the inertia, each
+/// term clamped at 0. One warp per point; deterministic.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`] when `x_sq_norms` or `labels` is shorter than N; driver errors.
+pub fn assign_from_scores<T: CudaElement>(
+    gpu: &Gpu,
+    scores: &DeviceMatrix<T>,
+    x_sq_norms: &CudaSlice<T>,
+    labels: &mut CudaSlice<i32>,
+) -> Result<Assignment> {
+    let n = scores.rows;
+    if x_sq_norms.len() < n || labels.len() < n {
+        return Err(Error::shape(
+            "kmeans",
+            format!(
+                "{n} score rows but {} norms and {} labels",
+                x_sq_norms.len(),
+                labels.len()
+            ),
+        ));
+    }
+    if n == 0 || scores.cols == 0 {
+        return Ok(Assignment {
+            changed: 0,
+            inertia: 0.0,
+        });
+    }
+    let nb = n.div_ceil(SCORE_POINTS);
+    let mut block_stats = gpu.alloc::<f64>("kmeans", 2 * nb)?;
+    let mut stats = gpu.alloc::<f64>("kmeans", 2)?;
+    let (ni, ki) = (dim_i32("kmeans", n)?, dim_i32("kmeans", scores.cols)?);
+    let (f, name) = kernel(gpu, format!("kmeans_assign_scores_{}", T::SUFFIX))?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(&scores.data)
+        .arg(x_sq_norms)
+        .arg(&ni)
+        .arg(&ki)
+        .arg(&mut *labels)
+        .arg(&mut block_stats);
+    // SAFETY: (const T* s, const T* xsq, int n, int k, int* labels, double* block_stats):
+    // s n×k, xsq and labels at least n (checked above), block_stats 2 per block of 8
+    // points.
+    unsafe { go(b, &name, cfg((nb as u32, 1, 1), 0))? };
+    stats_sum(gpu, &block_stats, nb, &mut stats)?;
+    read_stats(gpu, &stats)
+}
+
+/// Moves each centroid (rows of `c`, K×D) to the mean of the points of `x` (N×D) that
+/// `labels` gives it; a centroid with no points stays where it is. The sums are formed
+/// in an order fixed by N, K and D, so the result is bitwise reproducible.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for more clusters than the kernel's grid takes; out of
+/// memory; driver errors.
+pub fn update<T: CudaElement>(
+    gpu: &Gpu,
+    x: &DeviceMatrix<T>,
+    labels: &CudaSlice<i32>,
+    c: &mut DeviceMatrix<T>,
+) -> Result<()> {
+    let (n, d, k) = (x.rows, x.cols, c.rows);
+    if n == 0 || d == 0 {
+        return Ok(());
+    }
+    let plan = Plan::new::<T>(n, k, d);
+    let mut partial = gpu.alloc::<T>("kmeans", plan.g * k * d)?;
+    let mut pcount = gpu.alloc::<i32>("kmeans", plan.g * k)?;
+    accumulate_partials(gpu, &plan, x, labels, k, &mut partial, &mut pcount)?;
+    finalize(gpu, &plan, &partial, &pcount, c)
+}
+
+fn accumulate_partials<T: CudaElement>(
+    gpu: &Gpu,
+    plan: &Plan,
+    x: &DeviceMatrix<T>,
+    labels: &CudaSlice<i32>,
+    k: usize,
+    partial: &mut CudaSlice<T>,
+    pcount: &mut CudaSlice<i32>,
+) -> Result<()> {
+    let gy = k.div_ceil(plan.kb);
+    let gz = x.cols.div_ceil(plan.db);
+    if gy > 65535 || gz > 65535 {
+        return Err(Error::invalid(
+            "kmeans",
+            format!(
+                "k = {k}, D = {}: too many clusters for the update kernel",
+                x.cols
+            ),
+        ));
+    }
+    let (n, d, ki) = (
+        dim_i32("kmeans", x.rows)?,
+        dim_i32("kmeans", x.cols)?,
+        dim_i32("kmeans", k)?,
+    );
+    let (chunk, kb, db) = (plan.chunk as i32, plan.kb as i32, plan.db as i32);
+    let (f, name) = kernel(gpu, format!("kmeans_accumulate_partials_{}", T::SUFFIX))?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(&x.data)
+        .arg(labels)
+        .arg(&n)
+        .arg(&d)
+        .arg(&ki)
+        .arg(&chunk)
+        .arg(&kb)
+        .arg(&db)
+        .arg(partial)
+        .arg(pcount);
+    // SAFETY: (x, labels, n, d, k, chunk, kb, db, partial, pcount): grid (g, ⌈k/kb⌉,
+    // ⌈d/db⌉) with g·chunk ≥ n; labels hold n values in [0, k) (written by an
+    // assignment); partial holds g×k×d, pcount g×k; the dynamic shared memory is
+    // 8·kb·(db·size_of T + 4) bytes ≤ 40 KB, as the kernel lays it out.
+    let grid = (plan.g as u32, gy as u32, gz as u32);
+    unsafe { go(b, &name, cfg(grid, plan.smem::<T>())) }
+}
+
+fn finalize<T: CudaElement>(
+    gpu: &Gpu,
+    plan: &Plan,
+    partial: &CudaSlice<T>,
+    pcount: &CudaSlice<i32>,
+    c: &mut DeviceMatrix<T>,
+) -> Result<()> {
+    let (g, k, d) = (
+        dim_i32("kmeans", plan.g)?,
+        dim_i32("kmeans", c.rows)?,
+        dim_i32("kmeans", c.cols)?,
+    );
+    let grid = (blocks(c.len(), 32), 1, 1);
+    let (f, name) = kernel(gpu, format!("kmeans_finalize_{}", T::SUFFIX))?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(partial)
+        .arg(pcount)
+        .arg(&g)
+        .arg(&k)
+        .arg(&d)
+        .arg(&mut c.data);
+    // SAFETY: (const T* partial, const int* pcount, int g, int k, int d, T* c): one block
+    // per 32 of the k×d centroid coordinates, guarded by k·d; partial holds g×k×d,
+    // pcount g×k.
+    unsafe { go(b, &name, cfg(grid, 0)) }
+}

@@ -1,0 +1,66 @@
+//! What every kernel launch needs: grid arithmetic, the checks that make the launch
+//! safe, and the launch's result as an ndgpu error.
+
+use cudarc::driver::DriverError;
+use ndgpu_core::{Error, Result};
+
+use crate::gpu::driver;
+use crate::DeviceMatrix;
+
+/// Blocks needed to cover `n` with blocks of `per_block`, at least one.
+pub fn blocks(n: usize, per_block: usize) -> u32 {
+    n.div_ceil(per_block).max(1) as u32
+}
+
+/// Converts a dimension to the `int` the kernels take.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] above `i32::MAX`.
+pub fn dim_i32(op: &'static str, n: usize) -> Result<i32> {
+    i32::try_from(n).map_err(|_| {
+        Error::invalid(
+            op,
+            format!("dimension {n} exceeds the kernels' 32-bit index range"),
+        )
+    })
+}
+
+/// The number of blocks in a 1-D grid, which the kernels index with an `int`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] beyond that.
+pub fn grid_1d(op: &'static str, n_blocks: usize) -> Result<u32> {
+    u32::try_from(n_blocks)
+        .ok()
+        .filter(|&b| b <= i32::MAX as u32)
+        .ok_or_else(|| Error::invalid(op, format!("{n_blocks} blocks exceed the 1-D grid")))
+}
+
+/// Checks that a matrix's buffer holds its `rows·cols` elements: kernels index it up to
+/// there.
+///
+/// # Errors
+/// [`Error::InvalidArgument`].
+pub fn check_buffer<T>(op: &'static str, what: &str, m: &DeviceMatrix<T>) -> Result<()> {
+    if m.data.len() < m.len() {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "{what} is {}x{} but its buffer holds {} elements",
+                m.rows,
+                m.cols,
+                m.data.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A launch's result as ours, naming the kernel.
+///
+/// # Errors
+/// The driver's error, wrapped.
+pub fn launched<E>(name: &str, r: std::result::Result<E, DriverError>) -> Result<()> {
+    r.map(drop)
+        .map_err(|e| driver(format!("launching {name}"), e))
+}

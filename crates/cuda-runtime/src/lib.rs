@@ -1,0 +1,41 @@
+//! # ndgpu-cuda-runtime
+//!
+//! The CUDA runtime under both GPU backends of ndgpu (`ndgpu-cuda`, hand-written
+//! kernels; `ndgpu-cublas`, the vendor libraries):
+//!
+//! - [`Gpu`]: one device's context, compute stream and copy stream, device memory (out
+//!   of memory is an error value, never a panic), and the NVRTC module cache: kernel
+//!   files (`kernels/*.cu`) are compiled for the device's own architecture the first
+//!   time one of their kernels is needed, once per process. Backends opened on the same
+//!   device share one `Gpu` ([`Gpu::shared`]) and so read each other's arrays.
+//! - resident storage: [`DeviceMatrix`] and [`IndexStorage`] behind
+//!   [`ndgpu_core::Matrix`] and [`ndgpu_core::Indices`], and the memory operations both
+//!   backends offer ([`impl_device_memory!`]);
+//! - transfers through pinned staging in chunks on the copy stream ([`Gpu::upload`],
+//!   [`Gpu::download`]);
+//! - the kernels both backends launch: whole-array and per-axis reductions
+//!   ([`reduce`]), and k-means' score assignment and centroid update ([`kmeans`]).
+//!
+//! The CUDA libraries are loaded at run time (`dynamic-loading`) and probed first
+//! ([`probe`]), so a machine without them gets [`ndgpu_core::Error::Unavailable`].
+#![warn(missing_docs)]
+
+mod gpu;
+pub mod kernels;
+pub mod kmeans;
+pub mod launch;
+pub mod reduce;
+mod resident;
+mod transfer;
+pub mod triangle;
+
+pub use gpu::{
+    describe, driver, probe, CudaElement, DeviceIndices, DeviceMatrix, Gpu, IndexStorage,
+};
+pub use launch::{blocks, dim_i32};
+pub use transfer::PinnedPair;
+
+/// `ndgpu_core`, for [`impl_device_memory!`].
+pub use ndgpu_core as core;
+/// `ndarray`, for [`impl_device_memory!`].
+pub use ndgpu_core::ndarray;

@@ -1,0 +1,488 @@
+//! Host ↔ device transfers at the bus's rate.
+//!
+//! The DMA engines read and write only page-locked (pinned) host memory at full speed;
+//! from ordinary memory the driver stages through a small pinned buffer of its own,
+//! one piece at a time. So a large transfer here goes through a ring of pinned staging
+//! slots, in chunks: while one chunk crosses the bus, other threads pack the next
+//! chunks of the host array into free slots (or unpack the chunks that have arrived).
+//! A strided view is packed once, straight into the slots. The chunks ramp up from
+//! 256 KiB to 4 MiB and back down at the end, so that the first copy starts early and
+//! the last unpack ends soon after the last copy.
+//!
+//! The copies run on the copy stream. It waits for the work queued on the compute
+//! stream before the first copy (the destination may be memory that earlier work just
+//! freed, or data it is still computing), and the compute stream waits for the copies
+//! before anything queued after the transfer runs.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use cudarc::driver::{result, CudaEvent, DevicePtr, DevicePtrMut, PinnedHostSlice};
+use ndarray::{s, Array2, ArrayView2};
+use ndgpu_core::{Error, Result};
+
+use crate::gpu::{driver, CudaElement, DeviceMatrix, Gpu};
+
+/// Transfers of at most this many bytes are one plain copy.
+const SMALL: usize = 1 << 20;
+/// The largest chunk, and the size of a staging slot.
+const SLOT: usize = 4 << 20;
+/// The first (and last) chunk.
+const FIRST: usize = 256 << 10;
+/// Staging slots: 64 MiB of pinned memory at most, allocated on the first large
+/// transfer and kept.
+const SLOTS: usize = 16;
+/// Threads that pack and unpack.
+const THREADS: usize = 8;
+
+/// The pinned staging ring of one device.
+#[derive(Default)]
+pub(crate) struct Staging {
+    buf: Option<PinnedHostSlice<u8>>,
+}
+
+/// The threads that pack and unpack chunks, shared by every device.
+fn pool() -> Result<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<std::result::Result<rayon::ThreadPool, String>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let n = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(2, THREADS);
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("ndgpu-transfer-{i}"))
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| Error::backend("cuda", "starting the transfer threads", e.clone()))
+}
+
+/// The byte ranges of the chunks of a transfer of `bytes` (multiples of `elem`): doubling
+/// from [`FIRST`] to [`SLOT`], then whole slots, then halving back down.
+fn chunks(bytes: usize, elem: usize) -> Vec<(usize, usize)> {
+    let mut sizes = Vec::new();
+    let mut head = Vec::new();
+    let mut tail = Vec::new();
+    let mut left = bytes;
+    let mut size = FIRST;
+    // Ramp up at the front and down at the back while at least two such chunks remain.
+    while size < SLOT && left >= 2 * size {
+        head.push(size);
+        tail.push(size);
+        left -= 2 * size;
+        size *= 2;
+    }
+    while left > 0 {
+        let c = left.min(SLOT);
+        sizes.push(c);
+        left -= c;
+    }
+    tail.reverse();
+    let mut out = Vec::with_capacity(head.len() + sizes.len() + tail.len());
+    let mut at = 0;
+    for c in head.into_iter().chain(sizes).chain(tail) {
+        // Chunk edges on element boundaries (every size above is a multiple of 16).
+        debug_assert_eq!(c % elem, 0);
+        out.push((at, at + c));
+        at += c;
+    }
+    out
+}
+
+/// The pinned slots, as a base pointer.
+#[derive(Clone, Copy)]
+struct Slots(*mut u8);
+// SAFETY: the pointer is only used to form disjoint slices of distinct slots, each by
+// the one thread that owns that slot at the time (see `Pipeline`).
+unsafe impl Send for Slots {}
+unsafe impl Sync for Slots {}
+
+impl Slots {
+    /// The byte at offset `at`.
+    ///
+    /// # Safety
+    /// `at` lies within the allocation the pointer came from.
+    unsafe fn at(&self, at: usize) -> *mut u8 {
+        self.0.add(at)
+    }
+
+    /// Slot `s` as bytes.
+    ///
+    /// # Safety
+    /// The caller owns slot `s` (no other thread touches it meanwhile).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slot(&self, s: usize, len: usize) -> &mut [u8] {
+        std::slice::from_raw_parts_mut(self.0.add(s * SLOT), len)
+    }
+}
+
+/// What the threads of one transfer share: who took which chunk, which chunks are done,
+/// and an event per slot recorded after the copy that last used it. Chunk c uses slot
+/// c mod nslots, so a thread owns its slot once the chunk nslots before it is done.
+struct Pipeline {
+    chunks: Vec<(usize, usize)>,
+    next: AtomicUsize,
+    done: Vec<AtomicBool>,
+    failed: AtomicBool,
+    events: Vec<CudaEvent>,
+    nslots: usize,
+}
+
+impl Pipeline {
+    fn new(gpu: &Gpu, bytes: usize, elem: usize) -> Result<Self> {
+        let chunks = chunks(bytes, elem);
+        let nslots = chunks.len().min(SLOTS);
+        let events = (0..nslots)
+            .map(|_| gpu.context().new_event(None))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| driver("creating the transfer events", e))?;
+        Ok(Pipeline {
+            done: (0..chunks.len()).map(|_| AtomicBool::new(false)).collect(),
+            chunks,
+            next: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+            events,
+            nslots,
+        })
+    }
+
+    /// Waits until chunk `c` is done (or the transfer failed); false if it failed.
+    fn wait_done(&self, c: usize) -> bool {
+        while !self.done[c].load(Ordering::Acquire) {
+            if self.failed.load(Ordering::Acquire) {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        true
+    }
+
+    /// Each thread takes chunks in increasing order and runs `step` on each; a chunk only
+    /// ever waits for an earlier one, which an earlier take holds, so this cannot stall.
+    fn run(&self, step: impl Fn(usize, usize) -> Result<()> + Sync) -> Result<()> {
+        let first_error = std::sync::Mutex::new(None);
+        pool()?.broadcast(|_| loop {
+            let c = self.next.fetch_add(1, Ordering::Relaxed);
+            if c >= self.chunks.len() || self.failed.load(Ordering::Acquire) {
+                break;
+            }
+            // Chunk c uses slot c % nslots, which chunk c − nslots used before.
+            if c >= self.nslots && !self.wait_done(c - self.nslots) {
+                break;
+            }
+            if let Err(e) = step(c, c % self.nslots) {
+                self.failed.store(true, Ordering::Release);
+                first_error
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(e);
+                break;
+            }
+            self.done[c].store(true, Ordering::Release);
+        });
+        match first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Gpu {
+    /// The pinned slots, allocated on first use.
+    fn slots(&self, staging: &mut Staging) -> Result<Slots> {
+        if staging.buf.is_none() {
+            // SAFETY: the memory is uninitialised; it is only ever written by packing
+            // before a copy reads it, or by a copy before unpacking reads it. Flags 0:
+            // cached, not write-combined, since downloads read it back on the host.
+            let buf = unsafe {
+                self.context()
+                    .alloc_pinned_with_flags::<u8>(SLOTS * SLOT, 0)
+            }
+            .map_err(|e| driver("allocating pinned staging memory", e))?;
+            staging.buf = Some(buf);
+        }
+        let buf = staging.buf.as_mut().expect("allocated above");
+        let p = buf
+            .as_mut_ptr()
+            .map_err(|e| driver("reaching pinned staging memory", e))?;
+        Ok(Slots(p))
+    }
+
+    /// Copies a host array of any layout to a new row-major device matrix. Large arrays
+    /// go through the pinned ring in chunks, packed by several threads while earlier
+    /// chunks cross the bus; the call returns when the data is on the device.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`]; driver errors.
+    pub fn upload<T: CudaElement>(&self, a: ArrayView2<T>) -> Result<DeviceMatrix<T>> {
+        let (rows, cols) = a.dim();
+        let mut m = self.alloc_matrix("upload", rows, cols)?;
+        let len = m.len();
+        let elem = std::mem::size_of::<T>();
+        if len == 0 {
+            return Ok(m);
+        }
+        if len * elem <= SMALL {
+            let host = a.as_standard_layout();
+            let host = host.as_slice().expect("standard layout is contiguous");
+            self.stream()
+                .memcpy_htod(host, &mut m.data.slice_mut(0..len))
+                .map_err(|e| driver("copying to the device", e))?;
+            return Ok(m);
+        }
+        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        let slots = self.slots(&mut staging)?;
+        let p = Pipeline::new(self, len * elem, elem)?;
+        let copy = self.copy_stream();
+        copy.join(self.stream())
+            .map_err(|e| driver("ordering the upload after earlier work", e))?;
+        // Event tracking is off (crate::gpu), so the guard cudarc returns does nothing.
+        let dst = m.data.device_ptr_mut(copy).0;
+        p.run(|c, slot| {
+            let (lo, hi) = p.chunks[c];
+            if c >= p.nslots {
+                p.events[slot]
+                    .synchronize()
+                    .map_err(|e| driver("waiting for a staging slot", e))?;
+            }
+            // SAFETY: this thread owns the slot: the chunk that used it before is done
+            // and its copy has completed (the event above). T is plain data; the slot
+            // (4 MiB into page-aligned memory) is aligned for it.
+            let out = unsafe {
+                let bytes = slots.slot(slot, hi - lo);
+                std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), (hi - lo) / elem)
+            };
+            pack(&a, lo / elem, out);
+            // SAFETY: dst holds len elements, and [lo, hi) lies within len · elem bytes;
+            // the source is the slot just packed, pinned, untouched until the event below
+            // has passed.
+            unsafe {
+                result::memcpy_htod_async(dst + lo as u64, &*out, copy.cu_stream())
+                    .map_err(|e| driver("copying a chunk to the device", e))?;
+            }
+            p.events[slot]
+                .record(copy)
+                .map_err(|e| driver("recording a transfer event", e))
+        })?;
+        self.stream()
+            .join(copy)
+            .map_err(|e| driver("ordering later work after the upload", e))?;
+        // The slots are free again once every copy has read them.
+        copy.synchronize()
+            .map_err(|e| driver("finishing the upload", e))?;
+        Ok(m)
+    }
+
+    /// Copies a device matrix back into a new C-ordered host array. Large matrices come
+    /// through the pinned ring in chunks, unpacked by several threads while later chunks
+    /// cross the bus.
+    ///
+    /// # Errors
+    /// [`Error::HostOutOfMemory`]; driver errors, including those of earlier kernels.
+    pub fn download<T: CudaElement>(&self, m: &DeviceMatrix<T>) -> Result<Array2<T>> {
+        let len = m.len();
+        let elem = std::mem::size_of::<T>();
+        if len * elem <= SMALL {
+            let v = self.download_slice(&m.data, len)?;
+            return Ok(Array2::from_shape_vec(m.dim(), v).expect("length matches shape"));
+        }
+        let mut out: Vec<T> = ndgpu_core::host::with_capacity("download", len)?;
+        advise_huge_pages(out.as_mut_ptr().cast(), len * elem);
+        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        let slots = self.slots(&mut staging)?;
+        let p = Pipeline::new(self, len * elem, elem)?;
+        let copy = self.copy_stream();
+        copy.join(self.stream())
+            .map_err(|e| driver("ordering the download after earlier work", e))?;
+        let src = m.data.device_ptr(copy).0;
+        let base = Slots(out.as_mut_ptr().cast());
+        p.run(|c, slot| {
+            let (lo, hi) = p.chunks[c];
+            // SAFETY: this thread owns the slot (the chunk that used it before is done,
+            // so unpacked); the copy writes hi − lo bytes of it, from [lo, hi) of the
+            // matrix's len · elem bytes.
+            let stage = unsafe { slots.slot(slot, hi - lo) };
+            unsafe {
+                result::memcpy_dtoh_async(&mut *stage, src + lo as u64, copy.cu_stream())
+                    .map_err(|e| driver("copying a chunk from the device", e))?;
+            }
+            p.events[slot]
+                .record(copy)
+                .map_err(|e| driver("recording a transfer event", e))?;
+            p.events[slot]
+                .synchronize()
+                .map_err(|e| driver("waiting for a chunk", e))?;
+            // SAFETY: `out` has capacity for len elements; this chunk's bytes [lo, hi)
+            // are written by this thread only; the slot holds them (event passed).
+            unsafe {
+                std::ptr::copy_nonoverlapping(stage.as_ptr(), base.at(lo), hi - lo);
+            }
+            Ok(())
+        })?;
+        // SAFETY: every chunk, together covering [0, len · elem), was written above.
+        unsafe { out.set_len(len) };
+        Ok(Array2::from_shape_vec(m.dim(), out).expect("length matches shape"))
+    }
+}
+
+/// A pinned host buffer and a device buffer of the same size: the ceiling of transfers
+/// between host and device (what the DMA engines do with no packing, no staging and no
+/// page faults), for benchmarks.
+pub struct PinnedPair {
+    host: PinnedHostSlice<u8>,
+    dev: cudarc::driver::CudaSlice<u8>,
+}
+
+impl PinnedPair {
+    /// Bytes each way.
+    pub fn bytes(&self) -> usize {
+        self.dev.len()
+    }
+}
+
+impl Gpu {
+    /// `bytes` of pinned host memory (filled with a pattern) and as many on the device.
+    ///
+    /// # Errors
+    /// Out of memory; driver errors.
+    pub fn pinned_pair(&self, bytes: usize) -> Result<PinnedPair> {
+        // SAFETY: every byte is written below before any copy reads it.
+        let mut host = unsafe { self.context().alloc_pinned_with_flags::<u8>(bytes, 0) }
+            .map_err(|e| driver("allocating pinned host memory", e))?;
+        host.as_mut_slice()
+            .map_err(|e| driver("reaching pinned host memory", e))?
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, b)| *b = (i % 251) as u8);
+        let dev = self.alloc::<u8>("pinned", bytes)?;
+        Ok(PinnedPair { host, dev })
+    }
+
+    /// One copy of the pair's host buffer to the device and one back, on the copy
+    /// stream; returns when both are done, and whether the bytes came back unchanged.
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub fn pinned_round_trip(&self, p: &mut PinnedPair) -> Result<bool> {
+        let copy = self.copy_stream();
+        copy.memcpy_htod(&p.host, &mut p.dev)
+            .map_err(|e| driver("copying pinned memory to the device", e))?;
+        copy.memcpy_dtoh(&p.dev, &mut p.host)
+            .map_err(|e| driver("copying to pinned memory", e))?;
+        copy.synchronize()
+            .map_err(|e| driver("finishing the pinned copies", e))?;
+        let back = p
+            .host
+            .as_slice()
+            .map_err(|e| driver("reaching pinned host memory", e))?;
+        Ok(back.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8))
+    }
+}
+
+/// Copies elements `[lo, lo + out.len())` of `a` in row-major (logical) order into `out`,
+/// a row segment at a time (one `memcpy` per segment where the row is contiguous).
+fn pack<T: Copy>(a: &ArrayView2<T>, lo: usize, out: &mut [T]) {
+    if let Some(all) = a.as_slice() {
+        out.copy_from_slice(&all[lo..lo + out.len()]);
+        return;
+    }
+    let cols = a.ncols();
+    let mut k = 0;
+    while k < out.len() {
+        let i = lo + k;
+        let (r, c0) = (i / cols, i % cols);
+        let c1 = cols.min(c0 + out.len() - k);
+        let seg = a.slice(s![r, c0..c1]);
+        match seg.as_slice() {
+            Some(src) => out[k..k + src.len()].copy_from_slice(src),
+            None => out[k..k + (c1 - c0)]
+                .iter_mut()
+                .zip(seg.iter())
+                .for_each(|(o, v)| *o = *v),
+        }
+        k += c1 - c0;
+    }
+}
+
+/// Asks the kernel for transparent huge pages on a fresh download buffer: its first
+/// touch (in the unpacking threads) then faults in 2 MiB at a time rather than 4 KiB.
+/// A hint only: where the kernel does not honour it, nothing changes.
+fn advise_huge_pages(p: *mut u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = (p as usize).next_multiple_of(HUGE);
+        let end = (p as usize + bytes) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: [start, end) lies inside the allocation; madvise only changes how
+            // the kernel backs the pages, never their contents or validity.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (p, bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::Array2;
+
+    #[test]
+    fn chunks_ramp_up_cover_everything_and_fit_a_slot() {
+        for bytes in [
+            SMALL + 16,
+            3 * SLOT,
+            64 << 20,
+            (1 << 30) + 48,
+            FIRST * 3,
+            SLOT * 2 + FIRST + 16,
+        ] {
+            let c = chunks(bytes, 16);
+            assert_eq!(c[0].0, 0);
+            assert_eq!(c.last().unwrap().1, bytes);
+            assert!(c.windows(2).all(|w| w[0].1 == w[1].0), "{bytes}: {c:?}");
+            assert!(
+                c.iter().all(|&(lo, hi)| hi > lo && hi - lo <= SLOT),
+                "{bytes}"
+            );
+            if bytes >= 4 * SLOT {
+                assert_eq!(c[0].1, FIRST, "{bytes}");
+                assert_eq!(c.last().unwrap().1 - c.last().unwrap().0, FIRST, "{bytes}");
+            }
+        }
+        // 64 MiB: ramps of 256 KiB..2 MiB at both ends (7.5 MiB), whole slots between.
+        let ramps = 2 * (FIRST + 2 * FIRST + 4 * FIRST + 8 * FIRST);
+        assert_eq!(
+            chunks(64 << 20, 4).len(),
+            8 + ((64 << 20) - ramps).div_ceil(SLOT)
+        );
+    }
+
+    #[test]
+    fn pack_walks_any_layout_in_row_major_order() {
+        let a = Array2::from_shape_fn((7, 5), |(i, j)| (10 * i + j) as f32);
+        let want: Vec<f32> = a.iter().copied().collect();
+        for view in [a.view(), a.t().t(), a.slice(s![.., ..])] {
+            for (lo, len) in [(0, 35), (3, 9), (12, 1), (34, 1), (5, 20)] {
+                let mut out = vec![0.0; len];
+                pack(&view, lo, &mut out);
+                assert_eq!(out, want[lo..lo + len], "{lo} {len}");
+            }
+        }
+        let f = a.t().as_standard_layout().into_owned();
+        let ft = f.t();
+        let mut out = vec![0.0; 35];
+        pack(&ft, 0, &mut out);
+        assert_eq!(out, want);
+        let strided = a.slice(s![..;2, ..;2]);
+        let want: Vec<f32> = strided.iter().copied().collect();
+        let mut out = vec![0.0; want.len()];
+        pack(&strided, 0, &mut out);
+        assert_eq!(out, want);
+    }
+}
