@@ -358,6 +358,11 @@ fn kmeans<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
             "ShapeMismatch (labels)",
             is_shape,
         );
+        v.err(
+            b.download_indices(&labels),
+            "InvalidArgument (labels never assigned)",
+            |e| matches!(e, Error::InvalidArgument { .. }),
+        );
         let Some(c2) = v.ok(b.zeros(4, 2)) else {
             return;
         };
