@@ -45,6 +45,7 @@
 pub mod cases;
 pub mod check;
 pub mod data;
+pub mod format;
 pub mod gpu;
 pub mod host;
 mod par;

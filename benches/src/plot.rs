@@ -10,7 +10,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::cases::Op;
-use crate::report::lines_of;
+use crate::format::{format_rate, lines_of, pow2_style, size_label};
 use crate::row::{Row, COPY};
 
 /// Ten distinct colours that stay readable on white (matplotlib's "tab10").
@@ -32,28 +32,6 @@ const HEIGHT: u32 = 600;
 
 fn plot_error(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("drawing the figure: {e}"))
-}
-
-/// A size as `2ᵏ` (with `pow2`, for powers of two) or as the number.
-pub fn size_label(n: f64, pow2: bool) -> String {
-    let e = n.log2().round();
-    if pow2 && (n - 2f64.powf(e)).abs() < 0.5 {
-        const SUP: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
-        let digits: String = (e as u32)
-            .to_string()
-            .chars()
-            .map(|c| SUP[c.to_digit(10).unwrap_or(0) as usize])
-            .collect();
-        format!("2{digits}")
-    } else {
-        format!("{}", n.round())
-    }
-}
-
-/// Whether a ladder of sizes reads better as powers of two: all of them are, and the
-/// largest has more than five digits.
-pub fn pow2_style(sizes: &[usize]) -> bool {
-    sizes.iter().all(|n| n.is_power_of_two()) && sizes.iter().any(|&n| n >= 1 << 16)
 }
 
 /// A rate axis spanning more than this factor is drawn on a log scale, so that the
@@ -153,7 +131,7 @@ where
         .x_label_formatter(&|v| size_label(2f64.powf(*v), frame.pow2))
         .y_label_formatter(&|v| match *v {
             0.0 => "0".to_string(),
-            v => crate::report::format_rate(v),
+            v => format_rate(v),
         })
         .draw()
         .map_err(plot_error)?;
@@ -220,20 +198,4 @@ where
             .map_err(plot_error)?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn size_labels() {
-        assert_eq!(size_label(256.0, false), "256");
-        assert_eq!(size_label(16384.0, true), "2¹⁴");
-        assert_eq!(size_label((1u64 << 28) as f64, true), "2²⁸");
-        assert_eq!(size_label(100_003.0, true), "100003");
-        assert!(pow2_style(&[1 << 14, 1 << 20]));
-        assert!(!pow2_style(&[256, 8192]));
-        assert!(!pow2_style(&[1 << 20, 100_003]));
-    }
 }

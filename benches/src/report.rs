@@ -6,6 +6,7 @@ use std::io;
 use std::path::Path;
 
 use crate::cases::Op;
+use crate::format::{format_rate, lines_of, pow2_style, size_label};
 use crate::row::{Row, Status, COPY, VENDOR};
 
 /// Writes the reports of `rows` into `out_dir` (created if missing): the tables on
@@ -33,31 +34,6 @@ fn ops_in(rows: &[Row]) -> Vec<Op> {
         .into_iter()
         .filter(|op| rows.iter().any(|r| r.op == *op))
         .collect()
-}
-
-/// A rate with about three significant digits.
-pub fn format_rate(r: f64) -> String {
-    if !r.is_finite() {
-        "-".into()
-    } else if r >= 100.0 {
-        format!("{r:.0}")
-    } else if r >= 10.0 {
-        format!("{r:.1}")
-    } else {
-        format!("{r:.2}")
-    }
-}
-
-/// The lines of a table: each distinct (backend, variant, transfers), first seen first.
-pub fn lines_of<'a>(rows: &[&'a Row]) -> Vec<Vec<&'a Row>> {
-    let mut lines: Vec<Vec<&Row>> = Vec::new();
-    for &r in rows {
-        match lines.iter_mut().find(|l| l[0].label() == r.label()) {
-            Some(l) => l.push(r),
-            None => lines.push(vec![r]),
-        }
-    }
-    lines
 }
 
 /// Every op's table, with a header saying what is counted and how it was timed.
@@ -132,9 +108,9 @@ fn op_table(op: Op, rows: &[&Row]) -> String {
     sizes.sort_unstable();
     sizes.dedup();
     s.push_str("\n| backend/variant |");
-    let pow2 = crate::plot::pow2_style(&sizes);
+    let pow2 = pow2_style(&sizes);
     for n in &sizes {
-        let _ = write!(s, " {} |", crate::plot::size_label(*n as f64, pow2));
+        let _ = write!(s, " {} |", size_label(*n as f64, pow2));
     }
     s.push_str(" best of ceiling |\n|---|");
     s.push_str(&"---:|".repeat(sizes.len() + 1));

@@ -128,7 +128,7 @@ impl Context<'_> {
         match &row.status {
             Status::Ok if self.opts.progress => eprintln!(
                 "{head}: {} {} (median {:.4} ms, {} samples of {} runs)",
-                crate::report::format_rate(row.rate),
+                crate::format::format_rate(row.rate),
                 row.unit,
                 row.median_s * 1e3,
                 row.reps,

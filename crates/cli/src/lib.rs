@@ -11,6 +11,7 @@ pub mod error;
 mod info;
 pub mod npy;
 mod ops;
+mod report;
 mod run;
 mod shootout;
 mod verify;

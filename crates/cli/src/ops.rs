@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::args::ReduceArg;
 use crate::error::{Failure, Result};
 use crate::npy::{self, read_matrix, read_vector};
-use crate::run::Report;
+use crate::report::Report;
 
 /// The element types the tool reads and writes: `f32` and `f64`.
 pub trait Float:

@@ -3,14 +3,13 @@
 
 use std::path::Path;
 
-use ndarray::{Array, Dimension};
 use ndgpu::{Backend, DType, Family};
-use serde_json::{json, Map, Value};
 
 use crate::args::{Common, DTypeArg, Op};
-use crate::error::{emit, Failure, Result};
+use crate::error::{Failure, Result};
 use crate::npy;
 use crate::ops::{self, Solve};
+use crate::report::Report;
 
 /// The operation's name, the family whose variant `--variant` selects, its common
 /// options, and its first input (whose dtype is the default element type).
@@ -154,120 +153,4 @@ pub fn open(common: &Common, family: Family) -> Result<Box<dyn Backend>> {
         backend.set_variant(family, v)?;
     }
     Ok(backend)
-}
-
-/// What a run prints: the JSON summary, or text (printed results and written files).
-pub struct Report {
-    json: bool,
-    fields: Map<String, Value>,
-    shapes: Map<String, Value>,
-    written: Map<String, Value>,
-    text: String,
-}
-
-impl Report {
-    fn new(json: bool) -> Self {
-        Report {
-            json,
-            fields: Map::new(),
-            shapes: Map::new(),
-            written: Map::new(),
-            text: String::new(),
-        }
-    }
-
-    /// Records the shape of an input or output under its name.
-    pub fn shape(&mut self, name: &str, shape: &[usize]) {
-        self.shapes.insert(name.into(), json!(shape));
-    }
-
-    /// Records an op-specific field (seconds, inertia, the scalar of a reduction).
-    pub fn field(&mut self, name: &str, value: impl Into<Value>) {
-        self.fields.insert(name.into(), value.into());
-    }
-
-    /// Prints a scalar result as text (JSON has it as a field).
-    pub fn line(&mut self, text: impl AsRef<str>) {
-        if !self.json {
-            self.text.push_str(text.as_ref());
-            self.text.push('\n');
-        }
-    }
-
-    /// Writes `array` to `path`, or else prints it (as text, or as nested JSON lists
-    /// under `name`).
-    pub fn deliver<A, D>(
-        &mut self,
-        name: &str,
-        array: &Array<A, D>,
-        path: Option<&Path>,
-    ) -> Result<()>
-    where
-        A: ndarray_npy::WritableElement + Copy + Into<Value> + std::fmt::Display,
-        D: Dimension,
-    {
-        self.shape(name, array.shape());
-        match path {
-            Some(p) => {
-                npy::write(p, array)?;
-                self.written
-                    .insert(name.into(), json!(p.display().to_string()));
-                self.line(format!(
-                    "wrote {name} {} to {}",
-                    npy::fmt_shape(array.shape()),
-                    p.display()
-                ));
-            }
-            None if self.json => {
-                self.fields
-                    .insert(name.into(), nested(array.view().into_dyn()));
-            }
-            None => {
-                self.line(format!(
-                    "{name} {}:\n{array}",
-                    npy::fmt_shape(array.shape())
-                ));
-                // ndarray abbreviates beyond 500 elements; say so rather than mislead.
-                if array.len() > 500 {
-                    self.line("(abbreviated: -o writes every element)");
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(mut self, op: &str, b: &dyn Backend, family: Family, dtype: DType) {
-        let variant = b.variant(family);
-        if self.json {
-            let mut out = Map::new();
-            out.insert("op".into(), json!(op));
-            out.insert("backend".into(), json!(b.name()));
-            out.insert("variant".into(), json!(variant));
-            out.insert("dtype".into(), json!(dtype.name()));
-            out.insert("shapes".into(), Value::Object(self.shapes));
-            out.insert("outputs".into(), Value::Object(self.written));
-            out.append(&mut self.fields);
-            let text = serde_json::to_string(&Value::Object(out)).unwrap_or_default();
-            emit(&format!("{text}\n"));
-        } else {
-            let secs = self
-                .fields
-                .get("seconds")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0);
-            let head = format!(
-                "{op} on {} ({family} variant {variant}), {dtype}, {secs:.6} s\n",
-                b.name()
-            );
-            emit(&(head + &self.text));
-        }
-    }
-}
-
-/// An array of any rank as nested JSON lists (NaN and ±Inf become null).
-fn nested<A: Copy + Into<Value>>(a: ndarray::ArrayViewD<A>) -> Value {
-    if a.ndim() == 0 {
-        return a.iter().next().map_or(Value::Null, |&x| x.into());
-    }
-    Value::Array(a.outer_iter().map(nested).collect())
 }

@@ -16,7 +16,6 @@ use ndgpu_core::backend::{Here, Storage};
 use ndgpu_core::{Element, Error, Place, Result};
 
 use crate::kernels::{self, KernelFile};
-use crate::transfer::Staging;
 
 /// An element type with device kernels: `f32` (suffix `f32`) or `f64` (suffix `f64`).
 pub trait CudaElement: Element + DeviceRepr + ValidAsZeroBits + Unpin {
@@ -73,6 +72,13 @@ struct Driver(String);
 /// Wraps a driver error as an ndgpu error.
 pub fn driver(context: impl Into<String>, e: DriverError) -> Error {
     Error::backend("cuda", context, Driver(describe(&e)))
+}
+
+/// The pinned staging ring of one device, allocated on the first large transfer and
+/// kept (see `transfer.rs`, which fills and drains it).
+#[derive(Default)]
+pub(crate) struct Staging {
+    pub(crate) buf: Option<cudarc::driver::PinnedHostSlice<u8>>,
 }
 
 /// One CUDA device as used by ndgpu: a context, a compute stream, a copy stream,
@@ -432,86 +438,5 @@ impl<T> DeviceMatrix<T> {
 impl<T: CudaElement> Storage for DeviceMatrix<T> {
     fn place(&self) -> Place {
         self.gpu.place()
-    }
-}
-
-/// Indices resident on a device: the storage behind a CUDA backend's
-/// [`Indices`](ndgpu_core::Indices). k-means labels are 32-bit (−1: no label yet), the
-/// results of per-axis arg reductions 64-bit, as the kernels write them.
-#[derive(Debug)]
-pub enum DeviceIndices {
-    /// 32-bit indices.
-    I32(CudaSlice<i32>),
-    /// 64-bit indices.
-    I64(CudaSlice<i64>),
-}
-
-/// [`DeviceIndices`] with their place.
-#[derive(Debug)]
-pub struct IndexStorage {
-    /// The indices (the buffer holds at least one).
-    pub data: DeviceIndices,
-    /// The runtime, kept alive by the indices.
-    gpu: Arc<Gpu>,
-}
-
-impl Storage for IndexStorage {
-    fn place(&self) -> Place {
-        self.gpu.place()
-    }
-}
-
-impl Gpu {
-    /// Indices on this device.
-    pub fn indices(&self, data: DeviceIndices) -> IndexStorage {
-        IndexStorage {
-            data,
-            gpu: self.handle(),
-        }
-    }
-
-    /// `n` 32-bit labels set to −1 (no label yet).
-    ///
-    /// # Errors
-    /// Out of memory; driver errors.
-    pub fn unlabeled(&self, n: usize) -> Result<IndexStorage> {
-        let mut labels = self.alloc::<i32>("kmeans", n)?;
-        // Event tracking is off (see Gpu::new): the guard cudarc returns does nothing.
-        let ptr = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut labels, &self.stream).0;
-        // SAFETY: the buffer holds max(n, 1) i32 = 4·max(n, 1) bytes, all set to 0xFF
-        // (−1 in two's complement) on the compute stream, where the buffer is used next.
-        unsafe {
-            cudarc::driver::result::memset_d8_async(
-                ptr,
-                0xFF,
-                4 * n.max(1),
-                self.stream.cu_stream(),
-            )
-        }
-        .map_err(|e| driver("kmeans: setting the labels to -1", e))?;
-        Ok(self.indices(DeviceIndices::I32(labels)))
-    }
-
-    /// The first `len` indices, on the host.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] for an index never assigned (negative); driver errors.
-    pub fn download_indices(&self, i: &IndexStorage, len: usize) -> Result<Vec<usize>> {
-        let wide: Vec<i64> = match &i.data {
-            DeviceIndices::I32(s) => self
-                .download_slice(s, len)?
-                .into_iter()
-                .map(i64::from)
-                .collect(),
-            DeviceIndices::I64(s) => self.download_slice(s, len)?,
-        };
-        wide.into_iter()
-            .enumerate()
-            .map(|(at, v)| {
-                usize::try_from(v).map_err(|_| {
-                    Error::invalid("download", format!("index {at} was never assigned ({v})"))
-                })
-            })
-            .collect()
     }
 }

@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 mod gpu;
+mod indices;
 pub mod kernels;
 pub mod kmeans;
 pub mod launch;
@@ -29,9 +30,8 @@ mod resident;
 mod transfer;
 pub mod triangle;
 
-pub use gpu::{
-    describe, driver, probe, CudaElement, DeviceIndices, DeviceMatrix, Gpu, IndexStorage,
-};
+pub use gpu::{describe, driver, probe, CudaElement, DeviceMatrix, Gpu};
+pub use indices::{DeviceIndices, IndexStorage};
 pub use launch::{blocks, dim_i32};
 pub use transfer::PinnedPair;
 

@@ -8,7 +8,8 @@ use ndarray::{Array1, Array2, ArrayView2};
 use ndgpu_core::backend::{self, Here};
 use ndgpu_core::{Error, Indices, Matrix, Result};
 
-use crate::gpu::{driver, IndexStorage};
+use crate::gpu::driver;
+use crate::indices::IndexStorage;
 use crate::{CudaElement, DeviceMatrix, Gpu};
 
 impl Gpu {

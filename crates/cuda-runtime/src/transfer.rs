@@ -21,7 +21,7 @@ use cudarc::driver::{result, CudaEvent, DevicePtr, DevicePtrMut, PinnedHostSlice
 use ndarray::{s, Array2, ArrayView2};
 use ndgpu_core::{Error, Result};
 
-use crate::gpu::{driver, CudaElement, DeviceMatrix, Gpu};
+use crate::gpu::{driver, CudaElement, DeviceMatrix, Gpu, Staging};
 
 /// Transfers of at most this many bytes are one plain copy.
 const SMALL: usize = 1 << 20;
@@ -34,12 +34,6 @@ const FIRST: usize = 256 << 10;
 const SLOTS: usize = 16;
 /// Threads that pack and unpack.
 const THREADS: usize = 8;
-
-/// The pinned staging ring of one device.
-#[derive(Default)]
-pub(crate) struct Staging {
-    buf: Option<PinnedHostSlice<u8>>,
-}
 
 /// The threads that pack and unpack chunks, shared by every device.
 fn pool() -> Result<&'static rayon::ThreadPool> {

@@ -15,7 +15,8 @@ use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAs
 use ndarray::Axis;
 use ndgpu_core::{check, ArgOp, Error, ReduceOp, Result};
 
-use crate::gpu::{driver, DeviceIndices, IndexStorage};
+use crate::gpu::driver;
+use crate::indices::{DeviceIndices, IndexStorage};
 use crate::kernels::KernelFile;
 use crate::launch::launched;
 use crate::{CudaElement, DeviceMatrix, Gpu};
