@@ -66,7 +66,7 @@ use ndgpu_core::{DType, Result};
 pub use cases::{Op, Target, Unit};
 pub use report::write_reports;
 pub use row::{Row, Status};
-pub use runner::{BACKENDS, HOST, SEED};
+pub use runner::{BACKENDS, HOST, HOST_BACKENDS, SEED};
 
 /// What [`run`] measures, and how.
 #[derive(Debug, Clone, PartialEq)]

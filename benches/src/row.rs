@@ -195,7 +195,7 @@ pub fn annotate(rows: &mut [Row]) {
                 })
                 .map(|v| row.rate / v.rate);
         }
-        if row.op.bandwidth_bound() && row.backend != "cpu" {
+        if row.op.bandwidth_bound() && !crate::HOST_BACKENDS.contains(&row.backend.as_str()) {
             row.ceiling = snapshot
                 .iter()
                 .find(|c| c.backend == COPY && c.is_ok() && !c.transfers && c.same_case(row))

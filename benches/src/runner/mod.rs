@@ -15,7 +15,9 @@ use crate::ShootoutOptions;
 /// Seed of every case's inputs.
 pub const SEED: u64 = 0x5EED_0001;
 /// The backends the shootout knows.
-pub const BACKENDS: [&str; 3] = ["cpu", "cuda", "cublas"];
+pub const BACKENDS: [&str; 4] = ["cpu", "faer", "cuda", "cublas"];
+/// The backends that compute on the host, timed by the wall clock.
+pub const HOST_BACKENDS: [&str; 2] = ["faer", "cpu"];
 
 /// Timing policy of one kind of measurement.
 #[derive(Debug, Clone, Copy)]
@@ -165,7 +167,7 @@ fn peer_op<T: BackendElement>(ctx: &mut Context<'_>, op: Op, version: &str) {
 }
 
 /// What the CPU rows ran on.
-pub const HOST: &str = "host CPU, 1 thread";
+pub const HOST: &str = "host CPU";
 
 /// The GPU backends the default run compares.
 const GPU_BACKENDS: [&str; 2] = ["cuda", "cublas"];
@@ -204,14 +206,19 @@ pub(crate) fn run<T: BackendElement>(opts: &ShootoutOptions) -> Result<Vec<Row>>
         true => None,
         false => Some(DeviceInfo::query()?),
     };
-    let run_cpu = asked("cpu") || (default && gpu.is_empty());
-    if run_cpu && gpu.is_empty() && default && opts.progress {
-        eprintln!("shootout: no GPU; running the CPU backend");
+    // Without a GPU the default run is the host backends'.
+    let host_names: Vec<&str> = HOST_BACKENDS
+        .into_iter()
+        .filter(|n| asked(n) || (default && gpu.is_empty()))
+        .collect();
+    if !host_names.is_empty() && gpu.is_empty() && default && opts.progress {
+        eprintln!("shootout: no GPU; running the host backends");
     }
-    let mut cpu: Vec<Box<dyn Backend>> = match run_cpu {
-        true => vec![ndgpu::backend("cpu")?],
-        false => Vec::new(),
-    };
+    let run_cpu = !host_names.is_empty();
+    let mut cpu: Vec<Box<dyn Backend>> = host_names
+        .into_iter()
+        .map(ndgpu::backend)
+        .collect::<Result<_>>()?;
     let peer = match (&info, opts.peer) {
         (Some(_), true) => match crate::peer::probe() {
             Ok(version) => Some(version),

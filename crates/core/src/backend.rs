@@ -10,6 +10,7 @@ use ndarray::{Array2, ArrayView2};
 
 use crate::array::{self, any, any_mut};
 pub use crate::array::{HostStorage, Storage};
+pub use crate::host_memory::UNLABELED;
 use crate::{
     check, CholeskyFactor, Element, Error, Indices, Matrix, Place, Reduce, ReduceOp, Result,
 };

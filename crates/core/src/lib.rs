@@ -34,6 +34,7 @@ pub mod check;
 mod element;
 mod error;
 pub mod host;
+mod host_memory;
 mod init;
 pub mod kmeans;
 mod params;

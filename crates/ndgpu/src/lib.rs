@@ -1,10 +1,11 @@
 //! # ndgpu
 //!
 //! GPU linear algebra behind one trait API over `ndarray`, with the backend chosen at
-//! run time: `cpu` (the single-threaded reference), `cuda` (hand-written kernels,
-//! compiled at run time with NVRTC, every optimisation step a selectable variant) and
-//! `cublas` (cuBLAS and cuSOLVER). A machine without a GPU gets an error value naming
-//! the reason, or the CPU through `auto`: never a panic.
+//! run time: `cpu` (the single-threaded reference), `faer` (multi-threaded CPU on
+//! faer's kernels), `cuda` (hand-written kernels, compiled at run time with NVRTC, every
+//! optimisation step a selectable variant) and `cublas` (cuBLAS and cuSOLVER). A machine
+//! without a GPU gets an error value naming the reason, or the fast CPU backend through
+//! `auto`: never a panic.
 //!
 //! ```
 //! use ndgpu::{MatMul, Reduce, ReduceOp};
@@ -26,6 +27,8 @@ pub use ndgpu_cpu::CpuBackend;
 pub use ndgpu_cublas::CublasBackend;
 #[cfg(feature = "cuda")]
 pub use ndgpu_cuda::CudaBackend;
+#[cfg(feature = "faer")]
+pub use ndgpu_faer::FaerBackend;
 
 /// The environment variable that overrides what `auto` picks.
 pub const BACKEND_ENV: &str = "NDGPU_BACKEND";
@@ -38,6 +41,8 @@ pub fn compiled_in() -> Vec<&'static str> {
     v.push("cublas");
     #[cfg(feature = "cuda")]
     v.push("cuda");
+    #[cfg(feature = "faer")]
+    v.push("faer");
     v.push("cpu");
     v
 }
@@ -79,7 +84,7 @@ pub fn backends() -> Vec<BackendInfo> {
         .collect()
 }
 
-/// A backend by name: `cpu`, `cuda`, `cublas`, or `auto` (the value of `NDGPU_BACKEND`
+/// A backend by name: `cpu`, `faer`, `cuda`, `cublas`, or `auto` (the value of `NDGPU_BACKEND`
 /// if set, else the first available of [`compiled_in`]).
 ///
 /// # Errors
@@ -109,6 +114,8 @@ pub fn backend(name: &str) -> Result<Box<dyn Backend>> {
 fn open(name: &str) -> Result<Box<dyn Backend>> {
     match name {
         "cpu" => Ok(Box::new(CpuBackend::new())),
+        #[cfg(feature = "faer")]
+        "faer" => Ok(Box::new(FaerBackend::new())),
         #[cfg(feature = "cuda")]
         "cuda" => Ok(Box::new(CudaBackend::new(0)?)),
         #[cfg(feature = "cublas")]

@@ -1,0 +1,140 @@
+//! The two steps of Lloyd's iteration (the iteration itself is written once, on
+//! [`KMeans`]).
+//!
+//! Assignment: for a block of points, the products x·c with every centroid come from
+//! one GEMM; the squared distance is ‖x‖² − 2·x·c + ‖c‖² (norms in f64), clamped at 0
+//! (rounding can take it below), and the nearest centroid wins, ties to the lowest
+//! index. Blocks run in parallel; their counts and inertias are added in block order.
+//! Update: each block of points sums its points per centroid in f64; the blocks' sums
+//! are added in block order, and each centroid becomes the mean of its points, rounded
+//! once (a centroid with no points stays).
+
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Par};
+use ndgpu_core::backend::HostStorage;
+use ndgpu_core::{check, Assignment, Element, Error, Indices, KMeans, Matrix, Result};
+use rayon::prelude::*;
+
+use crate::{mat, mat_mut, FaerBackend, FaerElement, HERE};
+
+/// Points per block.
+const BLOCK: usize = 1024;
+
+/// ‖row‖² in f64 of each row of the row-major rows×d `data` (d > 0).
+fn norms<T: Element>(data: &[T], d: usize) -> Vec<f64> {
+    data.chunks(d)
+        .map(|r| r.iter().map(|v| v.as_f64() * v.as_f64()).sum())
+        .collect()
+}
+
+impl<T: FaerElement> KMeans<T> for FaerBackend {
+    fn assign_dev(
+        &self,
+        x: &Matrix<T>,
+        centroids: &Matrix<T>,
+        labels: &mut Indices,
+    ) -> Result<Assignment> {
+        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+        let (n, d) = x.dim();
+        let k = centroids.rows();
+        let xs: &HostStorage<T> = HERE.matrix("kmeans", "X", x)?;
+        let cs: &HostStorage<T> = HERE.matrix("kmeans", "centroids", centroids)?;
+        let labels: &mut HostStorage<usize> = HERE.indices_mut("kmeans", "labels", labels)?;
+        let c_norms: Vec<f64> = if d == 0 {
+            vec![0.0; k]
+        } else {
+            norms(&cs.data, d)
+        };
+        let c = mat(&cs.data, k, d);
+        let parts: Vec<(usize, f64)> = labels.data[..n]
+            .par_chunks_mut(BLOCK)
+            .enumerate()
+            .map(|(block, out)| {
+                let (start, rows) = (block * BLOCK, out.len());
+                let xb = &xs.data[start * d..(start + rows) * d];
+                let x_norms: Vec<f64> = if d == 0 {
+                    vec![0.0; rows]
+                } else {
+                    norms(xb, d)
+                };
+                let mut dots = vec![T::zero(); rows * k];
+                // One thread per block: the blocks are the parallelism.
+                matmul(
+                    mat_mut(&mut dots, rows, k),
+                    Accum::Replace,
+                    mat(xb, rows, d),
+                    c.transpose(),
+                    T::one(),
+                    Par::Seq,
+                );
+                let (mut changed, mut inertia) = (0usize, 0.0f64);
+                for (i, label) in out.iter_mut().enumerate() {
+                    let mut best = (0usize, f64::INFINITY);
+                    for j in 0..k {
+                        let v = x_norms[i] - 2.0 * dots[i * k + j].as_f64() + c_norms[j];
+                        // Rounding can push an exact zero below it; NaN stays NaN.
+                        let dist = if v < 0.0 { 0.0 } else { v };
+                        // Strict `<`: an equal distance later never replaces an earlier
+                        // centroid; the first is taken whatever it is (NaN included).
+                        if j == 0 || dist < best.1 {
+                            best = (j, dist);
+                        }
+                    }
+                    changed += usize::from(*label != best.0);
+                    *label = best.0;
+                    inertia += best.1;
+                }
+                (changed, inertia)
+            })
+            .collect();
+        let (changed, inertia) = parts
+            .into_iter()
+            .fold((0, 0.0), |(c, s), (dc, ds)| (c + dc, s + ds));
+        Ok(Assignment { changed, inertia })
+    }
+
+    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
+        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+        let (k, d) = centroids.dim();
+        let xs: &HostStorage<T> = HERE.matrix("kmeans", "X", x)?;
+        let labels: &HostStorage<usize> = HERE.indices("kmeans", "labels", labels)?;
+        if let Some(&j) = labels.data.iter().find(|&&j| j >= k) {
+            return Err(Error::invalid(
+                "kmeans",
+                format!("label {j} names no centroid (k = {k}): assign the points first"),
+            ));
+        }
+        let parts: Vec<(Vec<f64>, Vec<usize>)> = labels
+            .data
+            .par_chunks(BLOCK)
+            .enumerate()
+            .map(|(block, ls)| {
+                let mut sums = vec![0.0f64; k * d];
+                let mut counts = vec![0usize; k];
+                for (i, &j) in ls.iter().enumerate() {
+                    let p = (block * BLOCK + i) * d;
+                    counts[j] += 1;
+                    for (s, v) in sums[j * d..(j + 1) * d].iter_mut().zip(&xs.data[p..p + d]) {
+                        *s += v.as_f64();
+                    }
+                }
+                (sums, counts)
+            })
+            .collect();
+        let mut sums = vec![0.0f64; k * d];
+        let mut counts = vec![0usize; k];
+        for (s, c) in parts {
+            sums.iter_mut().zip(s).for_each(|(a, b)| *a += b);
+            counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
+        }
+        let c: &mut HostStorage<T> = HERE.matrix_mut("kmeans", "centroids", centroids)?;
+        for (j, &count) in counts.iter().enumerate() {
+            if count > 0 {
+                for col in 0..d {
+                    c.data[j * d + col] = T::from_f64(sums[j * d + col] / count as f64);
+                }
+            }
+        }
+        Ok(())
+    }
+}

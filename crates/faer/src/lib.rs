@@ -1,0 +1,143 @@
+//! # ndgpu-faer
+//!
+//! A fast CPU backend of ndgpu, for machines without a GPU: multi-threaded (rayon),
+//! SIMD, pure Rust, on [faer](https://docs.rs/faer)'s matrix kernels. `ndgpu::backend("auto")`
+//! picks it when no GPU backend can run. Its resident arrays live in host memory, in the
+//! same storage as the reference backend's, so the two read each other's arrays.
+//!
+//! Unlike the reference (`ndgpu-cpu`), it computes in the element type, as a GPU does,
+//! and its results meet the same error bounds as every other backend's
+//! (`ndgpu_core::tolerance`):
+//!
+//! | family | how |
+//! |---|---|
+//! | matmul | faer's GEMM, all cores; with β = 0, C is never read |
+//! | gram | faer's triangular GEMM computes the lower triangle, which is mirrored: exactly symmetric |
+//! | transpose | 64×64 tiles, rows of tiles in parallel |
+//! | reduce | sums and dot products accumulate in f64 over fixed chunks in parallel, combined in chunk order (the same bits every run); min/max/arg with NumPy's NaN policy; per-axis reductions per lane in parallel |
+//! | cholesky | right-looking blocked: each diagonal block factored unblocked in f64 (so the failing pivot and its value are exact), the panel by faer's triangular solve, the trailing lower triangle by faer's triangular GEMM; solves by two triangular solves |
+//! | kmeans | ‖x‖² − 2·x·c + ‖c‖² with x·c from a GEMM over blocks of points in parallel, argmin per point; centroid sums per block in f64, combined in block order |
+//!
+//! Each family has one variant, `faer`.
+//!
+//! ```
+//! use ndarray::array;
+//! use ndgpu_core::{Backend, Cholesky, MatMul};
+//! use ndgpu_faer::FaerBackend;
+//!
+//! let fast = FaerBackend::new();
+//! let a = array![[4.0f64, 2.0], [2.0, 3.0]];
+//! let l = fast.cholesky(a.view())?;
+//! let llt = fast.matmul(l.view(), l.t())?;
+//! assert!((&llt - &a).iter().all(|d| d.abs() < 1e-15));
+//! # Ok::<(), ndgpu_core::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod cholesky;
+mod kmeans;
+mod products;
+mod reduce;
+
+use faer::traits::RealField;
+use ndgpu_core::backend::Here;
+use ndgpu_core::{Backend, Element, Family, Place, Result, Variants};
+
+/// The one variant of every family.
+pub const VARIANTS: &[&str] = &["faer"];
+
+/// Where the backend computes, for the place check of every resident operand.
+pub(crate) const HERE: Here = Here {
+    backend: "faer",
+    place: Place::Host,
+};
+
+/// The element types faer computes in: `f32` and `f64`.
+pub trait FaerElement: Element + RealField {}
+impl FaerElement for f32 {}
+impl FaerElement for f64 {}
+
+/// The multi-threaded CPU backend.
+#[derive(Debug, Clone)]
+pub struct FaerBackend {
+    variants: Variants,
+}
+
+impl FaerBackend {
+    /// The backend (it cannot fail: it needs nothing but the CPU). It runs on rayon's
+    /// global thread pool, one thread per core unless `RAYON_NUM_THREADS` says otherwise.
+    pub fn new() -> Self {
+        let entries: Vec<(Family, &'static [&'static str])> =
+            Family::ALL.iter().map(|&f| (f, VARIANTS)).collect();
+        FaerBackend {
+            variants: Variants::new("faer", &entries),
+        }
+    }
+}
+
+impl Default for FaerBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+ndgpu_core::impl_host_memory!(FaerBackend, HERE);
+
+impl Backend for FaerBackend {
+    fn name(&self) -> &'static str {
+        "faer"
+    }
+    fn description(&self) -> String {
+        format!(
+            "multi-threaded CPU on faer's kernels ({} threads), computing in the element type",
+            rayon::current_num_threads()
+        )
+    }
+    fn variants(&self, family: Family) -> Vec<&'static str> {
+        self.variants.list(family)
+    }
+    fn variant(&self, family: Family) -> &'static str {
+        self.variants.current(family)
+    }
+    fn set_variant(&mut self, family: Family, name: &str) -> Result<()> {
+        self.variants.set(family, name)
+    }
+    fn notes(&self) -> Vec<String> {
+        vec![
+            "faer/faer: reductions and k-means combine their parallel parts in a fixed \
+             order (the same bits every run on one machine); products and Cholesky use \
+             faer's kernels, whose summation order depends on the number of threads"
+                .to_string(),
+        ]
+    }
+}
+
+/// faer's parallelism for one call: all of rayon's threads.
+pub(crate) fn par() -> faer::Par {
+    faer::Par::rayon(0)
+}
+
+/// A row-major rows×cols slice as a faer matrix.
+pub(crate) fn mat<T>(data: &[T], rows: usize, cols: usize) -> faer::MatRef<'_, T> {
+    faer::MatRef::from_row_major_slice(data, rows, cols)
+}
+
+/// A row-major rows×cols slice as a mutable faer matrix.
+pub(crate) fn mat_mut<T>(data: &mut [T], rows: usize, cols: usize) -> faer::MatMut<'_, T> {
+    faer::MatMut::from_row_major_slice_mut(data, rows, cols)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_variant_per_family() {
+        let mut b = FaerBackend::new();
+        for f in Family::ALL {
+            assert_eq!(b.variants(f), vec!["faer"]);
+            b.set_variant(f, "faer").unwrap();
+            assert!(b.set_variant(f, "reference").is_err());
+        }
+    }
+}

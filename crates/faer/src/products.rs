@@ -1,0 +1,108 @@
+//! Products (`gemm`, `gram`) and the transpose.
+
+use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{matmul as triangular_matmul, BlockStructure};
+use faer::Accum;
+use ndgpu_core::backend::{self, HostStorage};
+use ndgpu_core::{check, host, Gemm, Gram, MatMul, Matrix, Memory, Result, Trans, Transpose};
+use rayon::prelude::*;
+
+use crate::{mat, mat_mut, par, FaerBackend, FaerElement, HERE};
+
+/// A row-major operand as faer sees it after `op`.
+fn op_of<T>(t: Trans, data: &[T], (rows, cols): (usize, usize)) -> faer::MatRef<'_, T> {
+    let m = mat(data, rows, cols);
+    match t {
+        Trans::No => m,
+        Trans::Yes => m.transpose(),
+    }
+}
+
+impl<T: FaerElement> MatMul<T> for FaerBackend {
+    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
+        let (m, n, _) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
+        let (da, db) = (a.dim(), b.dim());
+        let a: &HostStorage<T> = HERE.matrix("gemm", "A", a)?;
+        let b: &HostStorage<T> = HERE.matrix("gemm", "B", b)?;
+        let c: &mut HostStorage<T> = HERE.matrix_mut("gemm", "C", c)?;
+        // BLAS semantics: with β = 0, C is written, never read (NaN in it stays out).
+        let accum = if g.beta == T::zero() {
+            Accum::Replace
+        } else {
+            if g.beta != T::one() {
+                c.data.par_iter_mut().for_each(|v| *v *= g.beta);
+            }
+            Accum::Add
+        };
+        matmul(
+            mat_mut(&mut c.data, m, n),
+            accum,
+            op_of(g.ta, &a.data, da),
+            op_of(g.tb, &b.data, db),
+            g.alpha,
+            par(),
+        );
+        Ok(())
+    }
+}
+
+impl<T: FaerElement> Gram<T> for FaerBackend {
+    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+        let (n, k) = m.dim();
+        let s: &HostStorage<T> = HERE.matrix("gram", "M", m)?;
+        // n×n is not bounded by the operand's bytes when it has no columns.
+        let mut g = host::filled_vec("gram", n * n, T::zero())?;
+        let mm = mat(&s.data, n, k);
+        triangular_matmul(
+            mat_mut(&mut g, n, n),
+            BlockStructure::TriangularLower,
+            Accum::Replace,
+            mm,
+            BlockStructure::Rectangular,
+            mm.transpose(),
+            BlockStructure::Rectangular,
+            T::one(),
+            par(),
+        );
+        // Mirroring the lower triangle makes the result exactly symmetric.
+        for i in 0..n {
+            for j in 0..i {
+                g[j * n + i] = g[i * n + j];
+            }
+        }
+        Ok(backend::matrix(n, n, HostStorage { data: g }))
+    }
+}
+
+/// The side of the square tiles of the transpose.
+const TILE: usize = 64;
+
+impl<T: FaerElement> Transpose<T> for FaerBackend {
+    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+        let (rows, cols) = a.dim();
+        let src: &HostStorage<T> = HERE.matrix("transpose", "A", a)?;
+        let mut out = Memory::<T>::zeros(self, cols, rows)?;
+        let dst: &mut HostStorage<T> = HERE.matrix_mut("transpose", "Aᵀ", &mut out)?;
+        if rows == 0 || cols == 0 {
+            return Ok(out);
+        }
+        // Each task writes TILE rows of the output (TILE columns of the input), tile by
+        // tile, so both sides are read and written in cache-sized pieces.
+        dst.data
+            .par_chunks_mut(TILE * rows)
+            .enumerate()
+            .for_each(|(block, out_rows)| {
+                let j0 = block * TILE;
+                let jn = out_rows.len() / rows;
+                for i0 in (0..rows).step_by(TILE) {
+                    for i in i0..(i0 + TILE).min(rows) {
+                        let row = &src.data[i * cols + j0..i * cols + j0 + jn];
+                        for (jj, &v) in row.iter().enumerate() {
+                            out_rows[jj * rows + i] = v;
+                        }
+                    }
+                }
+            });
+        Ok(out)
+    }
+}
