@@ -5,9 +5,16 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::error::EXIT_CODES;
+
 /// GPU linear algebra on .npy files, with the backend chosen at run time.
 #[derive(Debug, Parser)]
-#[command(name = "ndgpu", version, arg_required_else_help = true)]
+#[command(
+    name = "ndgpu",
+    version,
+    arg_required_else_help = true,
+    after_help = EXIT_CODES
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -23,6 +30,7 @@ pub enum Command {
         json: bool,
     },
     /// Run one operation on .npy inputs (f32 or f64) and write .npy outputs.
+    #[command(after_help = EXIT_CODES)]
     Run {
         #[command(subcommand)]
         op: Op,
@@ -85,7 +93,9 @@ pub struct Common {
     /// overrides what auto picks).
     #[arg(long, default_value = "auto")]
     pub backend: String,
-    /// Element type. Default: the dtype of the first input; every input must have it.
+    /// Element type (float32 and float64 are accepted too). Inputs of another dtype
+    /// are converted, with a note on stderr. Default: f64 if any input is f64, else f32
+    /// (as NumPy promotes).
     #[arg(long, value_enum)]
     pub dtype: Option<DTypeArg>,
     /// Variant of the operation's family (see `ndgpu info`); default: the backend's.
@@ -100,26 +110,32 @@ pub struct Common {
 /// Where a single result goes.
 #[derive(Debug, Args)]
 pub struct Output {
-    /// Write the result to this .npy file; without it the result is printed.
+    /// Write the result to this .npy file (its folder is created if missing; `-`:
+    /// stdout, and the summary goes to stderr); without it the result is printed.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,
 }
 
+/// NumPy's names are accepted as aliases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DTypeArg {
+    #[value(alias = "float32")]
     F32,
+    #[value(alias = "float64")]
     F64,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Op {
-    /// C = alpha·op(A)·op(B) + beta·C (gemm); plain A·B by default.
+    /// C = alpha·op(A)·op(B) + beta·C (gemm); plain A·B by default. As NumPy's
+    /// matmul, a 1-D B is a column (A·v is a vector), a 1-D A a row (v·B is a vector),
+    /// and --trans-a/--trans-b leave a 1-D operand as it is.
     Matmul {
-        /// A (m×k, or k×m with --trans-a).
+        /// A (m×k, or k×m with --trans-a; or a vector of length k).
         a: PathBuf,
-        /// B (k×n, or n×k with --trans-b).
+        /// B (k×n, or n×k with --trans-b; or a vector of length k).
         b: PathBuf,
-        /// C (m×n), added with weight --beta (which it requires).
+        /// C (the result's shape), added with weight --beta (which it requires).
         c: Option<PathBuf>,
         /// Use Aᵀ.
         #[arg(long)]
@@ -156,17 +172,23 @@ pub enum Op {
         #[command(flatten)]
         common: Common,
     },
-    /// sum, sumsq, min, max, argmin or argmax of a matrix, whole or along an axis.
+    /// sum, sumsq, min, max, argmin or argmax of a matrix or a vector, whole or along
+    /// an axis.
     Reduce {
-        /// A.
+        /// A (a matrix, or a 1-D vector).
         a: PathBuf,
         /// The reduction. Whole-matrix argmin/argmax give a flat row-major index.
         #[arg(long, value_enum)]
         op: ReduceArg,
-        /// 0: one result per column; 1: one per row. Default: the whole matrix
-        /// (written as a 0-d .npy).
-        #[arg(long, value_parser = clap::value_parser!(u8).range(0..=1))]
-        axis: Option<u8>,
+        /// 0: one result per column; 1: one per row; negative counts from the last
+        /// axis (-1 is 1, -2 is 0), as NumPy. A vector has only axis 0 (or -1), which is
+        /// the whole vector. Default: the whole array (written as a 0-d .npy).
+        #[arg(
+            long,
+            allow_negative_numbers = true,
+            value_parser = clap::value_parser!(i8).range(-2..=1)
+        )]
+        axis: Option<i8>,
         #[command(flatten)]
         out: Output,
         #[command(flatten)]
@@ -206,33 +228,39 @@ pub enum Op {
         #[command(flatten)]
         common: Common,
     },
-    /// k-means (Lloyd) on the rows of X: centroids and labels.
+    /// k-means (Lloyd) on the rows of X: centroids and labels. Unless written, the
+    /// centroids are printed, and so are the labels (as text; --json gives the cluster
+    /// sizes instead).
     Kmeans {
         /// X (N points × D dimensions).
         x: PathBuf,
         /// Number of clusters (1 ≤ k ≤ N).
-        #[arg(long)]
+        #[arg(long, value_parser = at_least_one)]
         k: usize,
         /// Seed of the initialisation.
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Stop when at most tol·N points change cluster (0 ≤ tol ≤ 1).
-        #[arg(long, default_value_t = 1e-3)]
+        #[arg(long, default_value_t = 1e-3, value_parser = unit_interval)]
         tol: f64,
-        /// Most assignment steps.
-        #[arg(long, default_value_t = 500)]
+        /// Most assignment steps (at least 1).
+        #[arg(long, default_value_t = 500, value_parser = at_least_one)]
         max_iter: usize,
-        /// kmeans++, random, or a .npy file of k×D starting centroids.
+        /// kmeans++ (or scikit-learn's spelling k-means++), random, or a .npy file of
+        /// k×D starting centroids.
         #[arg(long, default_value = "kmeans++")]
         init: String,
-        /// Write centroids.npy and labels.npy (int64) into this directory.
+        /// Write centroids.npy and labels.npy (int64) into this directory (created if
+        /// missing).
         #[arg(long, value_name = "DIR")]
         out_dir: Option<PathBuf>,
-        /// Write the centroids here (overrides --out-dir).
+        /// Write the centroids here (overrides --out-dir; `-`: stdout).
         #[arg(long, value_name = "PATH")]
         centroids: Option<PathBuf>,
-        /// Write the labels (int64) here (overrides --out-dir).
-        #[arg(long, value_name = "PATH")]
+        /// Write the labels (int64, one per point, as scikit-learn's fit_predict gives
+        /// them) here (overrides --out-dir; `-`: stdout). -o and --output are the same
+        /// option, as for the other operations.
+        #[arg(short = 'o', long, alias = "output", value_name = "PATH")]
         labels: Option<PathBuf>,
         #[command(flatten)]
         common: Common,
@@ -248,6 +276,25 @@ pub enum Op {
         #[command(flatten)]
         common: Common,
     },
+}
+
+/// A count of at least 1 (k, --max-iter): 0 is refused as a bad argument, whatever
+/// the data.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A fraction in [0, 1] (--tol).
+fn unit_interval(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        Ok(_) => Err("must be between 0 and 1".into()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

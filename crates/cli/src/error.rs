@@ -4,11 +4,24 @@
 use std::fmt;
 use std::io::Write;
 
-/// Exit code of usage and input errors (bad file, wrong dtype or shape, unknown name).
+/// Exit code of usage and I/O errors: bad arguments, unknown backend or variant
+/// names, a file that cannot be read as an f32/f64 `.npy` or cannot be written, a
+/// failed write to stdout.
 pub const USAGE: u8 = 2;
-/// Exit code of failures while computing (not positive definite, device faults) and of
-/// verification mismatches.
+/// Exit code of an operation that refused its input (shapes that do not fit, NaN or
+/// Inf, not positive definite, k larger than the number of points), of a backend that
+/// cannot run here or failed, and of verification mismatches.
 pub const FAILED: u8 = 1;
+
+/// The exit codes as `--help` and the README state them.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  the operation refused its input (shapes that do not fit, NaN or Inf, a matrix
+     that is not positive definite, k larger than the number of points), the backend
+     cannot run here or failed, or `verify` found a mismatch
+  2  usage or I/O: bad arguments, unknown backend or variant names, a file that cannot
+     be read as an f32/f64 .npy or cannot be written, a failed write to stdout";
 
 /// A failed command: what to print after `error: `, and the exit code.
 #[derive(Debug)]
@@ -20,7 +33,7 @@ pub struct Failure {
 pub type Result<T, E = Failure> = std::result::Result<T, E>;
 
 impl Failure {
-    /// A usage or input error (exit code 2).
+    /// A usage or I/O error (exit code 2).
     pub fn usage(message: impl Into<String>) -> Self {
         Failure {
             code: USAGE,
@@ -28,7 +41,7 @@ impl Failure {
         }
     }
 
-    /// A computation or verification failure (exit code 1).
+    /// An operation that refused its input, or a verification failure (exit code 1).
     pub fn failed(message: impl Into<String>) -> Self {
         Failure {
             code: FAILED,
@@ -61,14 +74,11 @@ impl From<ndgpu::Error> for Failure {
     fn from(e: ndgpu::Error) -> Self {
         use ndgpu::Error as E;
         let code = match e {
-            E::ShapeMismatch { .. }
-            | E::Empty { .. }
-            | E::NotSquare { .. }
-            | E::NonFinite { .. }
-            | E::InvalidArgument { .. }
-            | E::UnknownBackend { .. }
-            | E::UnknownVariant { .. } => USAGE,
-            // The input was well-formed; the factorization or the machine said no.
+            // Names on the command line that do not exist.
+            E::UnknownBackend { .. } | E::UnknownVariant { .. } => USAGE,
+            // The data (shapes, values, k against N) or the machine said no. The
+            // arguments whose range does not depend on the data (k, tol, max_iter) are
+            // checked by the parser, so an InvalidArgument here is about the data.
             _ => FAILED,
         };
         Failure {
@@ -79,10 +89,28 @@ impl From<ndgpu::Error> for Failure {
 }
 
 /// Writes to stdout. A closed pipe (`ndgpu info | head -1`) ends the output quietly
-/// instead of panicking as `print!` would.
-pub fn emit(text: &str) {
+/// instead of panicking as `print!` would; any other failure (a full disk) is an error,
+/// or a script would take a truncated result for a good one.
+pub fn emit(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    stdout_result(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
+}
+
+/// The outcome of a write to stdout: a closed pipe is fine (the reader has what it
+/// wanted), anything else an I/O error.
+pub fn stdout_result(r: std::io::Result<()>) -> Result<()> {
+    match r {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::usage(format!("cannot write to stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Writes `note: <text>` as one line to stderr: something the tool did that the user
+/// did not spell out (a dtype conversion).
+pub fn note(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "note: {text}");
 }
 
 /// Writes `error: <message>` as one line to stderr.

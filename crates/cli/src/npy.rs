@@ -255,17 +255,18 @@ pub fn fmt_shape(shape: &[usize]) -> String {
     }
 }
 
-/// Checks the header of `path` against the element type and reads it with
-/// ndarray-npy as a matrix, or as a one-column matrix if it is 1-D and `column` is set.
+/// Checks the header of `path` and reads it with ndarray-npy as a matrix of `T`, or as
+/// a one-column matrix if it is 1-D and `column` is set. A file of the other float
+/// dtype is converted (the caller says so: see `run.rs`).
 pub fn read_matrix<T: ReadableElement + ndgpu::Element>(
     path: &Path,
     column: bool,
 ) -> Result<Array2<T>> {
-    let h = checked(path, T::DTYPE)?;
+    let h = header(path)?;
     match h.shape.len() {
-        2 => read(path),
+        2 => read_as(path, &h),
         1 if column => {
-            let v: Array1<T> = read(path)?;
+            let v: Array1<T> = read_as(path, &h)?;
             let n = v.len();
             Ok(v.into_shape_with_order((n, 1))
                 .map_err(|e| Failure::usage(e.to_string()))?)
@@ -284,36 +285,68 @@ pub fn read_matrix<T: ReadableElement + ndgpu::Element>(
 
 /// As [`read_matrix`] for a 1-D array.
 pub fn read_vector<T: ReadableElement + ndgpu::Element>(path: &Path) -> Result<Array1<T>> {
-    let h = checked(path, T::DTYPE)?;
+    let h = header(path)?;
     if h.shape.len() != 1 {
         return Err(rank_error(path, &h, "a vector (rank 1)"));
     }
-    read(path)
+    read_as(path, &h)
+}
+
+/// How [`read_operand`] shapes a 1-D array: as a 1×n row or an n×1 column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vector {
+    Row,
+    Column,
+}
+
+/// A matrix, or a 1-D array shaped as `vector` says; the flag tells which it was.
+pub fn read_operand<T: ReadableElement + ndgpu::Element>(
+    path: &Path,
+    vector: Vector,
+) -> Result<(Array2<T>, bool)> {
+    let h = header(path)?;
+    match h.shape.len() {
+        2 => Ok((read_as(path, &h)?, false)),
+        1 => {
+            let v: Array1<T> = read_as(path, &h)?;
+            let n = v.len();
+            let shape = match vector {
+                Vector::Row => (1, n),
+                Vector::Column => (n, 1),
+            };
+            let m = v
+                .into_shape_with_order(shape)
+                .map_err(|e| Failure::usage(e.to_string()))?;
+            Ok((m, true))
+        }
+        _ => Err(rank_error(path, &h, "a matrix or a vector (rank 2 or 1)")),
+    }
 }
 
 /// Reads a matrix of either float dtype as f64 (for k-means starting centroids).
 pub fn read_matrix_f64(path: &Path) -> Result<Array2<f64>> {
-    match header(path)?.dtype {
-        DType::F32 => Ok(read_matrix::<f32>(path, false)?.mapv(f64::from)),
-        DType::F64 => read_matrix::<f64>(path, false),
-    }
+    read_matrix::<f64>(path, false)
 }
 
-fn checked(path: &Path, want: DType) -> Result<Header> {
-    let h = header(path)?;
-    if h.dtype != want {
-        return Err(Failure::usage(format!(
-            "{}: holds {} but the element type is {want} (every input must have the \
-             same dtype; --dtype selects it)",
-            path.display(),
-            h.dtype
-        )));
+/// Reads the array of a checked header as `T`, converting from the file's dtype.
+fn read_as<T, D>(path: &Path, h: &Header) -> Result<ndarray::Array<T, D>>
+where
+    T: ReadableElement + ndgpu::Element,
+    D: Dimension,
+{
+    if h.dtype == T::DTYPE {
+        return read(path);
     }
-    Ok(h)
+    Ok(match h.dtype {
+        DType::F32 => read::<f32, D>(path)?.mapv(|x| T::from_f64(f64::from(x))),
+        DType::F64 => read::<f64, D>(path)?.mapv(T::from_f64),
+    })
 }
 
+/// A rank the operation cannot take: the input is refused (exit code 1), as a shape
+/// that does not fit is.
 fn rank_error(path: &Path, h: &Header, expected: &str) -> Failure {
-    Failure::usage(format!(
+    Failure::failed(format!(
         "{}: has rank {} (shape {}), expected {expected}",
         path.display(),
         h.shape.len(),
@@ -326,13 +359,32 @@ fn read<T: ReadableElement, D: Dimension>(path: &Path) -> Result<ndarray::Array<
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))
 }
 
-/// Writes an array of any rank (0-d for scalars) to `path`.
+/// Whether an output path means stdout (`-o -`).
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Writes an array of any rank (0-d for scalars) to `path`, creating its folder if
+/// missing (as `--out-dir` is created), or to stdout for `-`.
 pub fn write<A, S, D>(path: &Path, array: &ArrayBase<S, D>) -> Result<()>
 where
     A: WritableElement,
     S: Data<Elem = A>,
     D: Dimension,
 {
+    use ndarray_npy::{WriteNpyError, WriteNpyExt};
+    if is_stdout(path) {
+        let mut out = std::io::stdout().lock();
+        return match array.write_npy(&mut out) {
+            Ok(()) => Ok(()),
+            Err(WriteNpyError::Io(e)) => crate::error::stdout_result(Err(e)),
+            Err(e) => Err(Failure::usage(format!("cannot write to stdout: {e}"))),
+        };
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::usage(format!("cannot create {}: {e}", dir.display())))?;
+    }
     ndarray_npy::write_npy(path, array)
         .map_err(|e| Failure::usage(format!("cannot write {}: {e}", path.display())))
 }

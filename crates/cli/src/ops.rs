@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::args::ReduceArg;
 use crate::error::{Failure, Result};
-use crate::npy::{self, read_matrix, read_vector};
+use crate::npy::{self, read_matrix, read_operand, read_vector, Vector};
 use crate::report::Report;
 
 /// The element types the tool reads and writes: `f32` and `f64`.
@@ -72,27 +72,67 @@ pub fn matmul<T: Float, B: ?Sized + Ops<T>>(
         }
         (_, beta) => beta.unwrap_or(0.0),
     };
-    let a = read_matrix::<T>(g.a, false)?;
-    let bm = read_matrix::<T>(g.b, false)?;
-    let c = g.c.map(|p| read_matrix::<T>(p, false)).transpose()?;
-    rep.shape("a", a.shape());
-    rep.shape("b", bm.shape());
-    if let Some(c) = &c {
-        rep.shape("c", c.shape());
+    // NumPy's matmul: a 1-D A is a row, a 1-D B a column, and that axis is dropped from
+    // the result; transposing a 1-D array leaves it as it is.
+    let (a, a_vec) = read_operand::<T>(g.a, Vector::Row)?;
+    let (bm, b_vec) = read_operand::<T>(g.b, Vector::Column)?;
+    let result_vec = a_vec != b_vec;
+    let c = match g.c {
+        None => None,
+        Some(p) => {
+            let side = if a_vec { Vector::Row } else { Vector::Column };
+            let (c, c_vec) = read_operand::<T>(p, side)?;
+            // No broadcasting: C has the result's shape, rank included.
+            let rank = 2 - usize::from(a_vec) - usize::from(b_vec);
+            if c_vec != result_vec || rank == 0 {
+                return Err(Failure::failed(format!(
+                    "matmul: {}: C must have the result's rank ({rank}), it has rank {}",
+                    p.display(),
+                    2 - usize::from(c_vec)
+                )));
+            }
+            Some((c, c_vec))
+        }
+    };
+    rep.shape("a", &shape_of(&a, a_vec));
+    rep.shape("b", &shape_of(&bm, b_vec));
+    if let Some((c, c_vec)) = &c {
+        rep.shape("c", &shape_of(c, *c_vec));
     }
+    let (ta, tb) = (g.trans_a && !a_vec, g.trans_b && !b_vec);
     rep.field("alpha", g.alpha);
     rep.field("beta", beta);
-    rep.field("trans_a", g.trans_a);
-    rep.field("trans_b", g.trans_b);
+    rep.field("trans_a", ta);
+    rep.field("trans_b", tb);
     let params = ndgpu::Gemm::new()
         .alpha(T::from_f64(g.alpha))
         .beta(T::from_f64(beta))
-        .ta(trans(g.trans_a))
-        .tb(trans(g.trans_b));
+        .ta(trans(ta))
+        .tb(trans(tb));
     let r = timed(rep, || {
-        b.gemm(params, a.view(), bm.view(), c.as_ref().map(|c| c.view()))
+        b.gemm(
+            params,
+            a.view(),
+            bm.view(),
+            c.as_ref().map(|(c, _)| c.view()),
+        )
     })?;
-    rep.deliver("output", &r, out)
+    match (a_vec, b_vec) {
+        (true, true) => scalar(rep, r[[0, 0]], out),
+        (true, false) => rep.deliver("output", &r.row(0).to_owned(), out, "-o"),
+        (false, true) => rep.deliver("output", &r.column(0).to_owned(), out, "-o"),
+        (false, false) => rep.deliver("output", &r, out, "-o"),
+    }
+}
+
+/// The shape of an operand as the file has it: a vector read as a row or a column is
+/// reported 1-D.
+fn shape_of<T>(m: &ndarray::Array2<T>, vector: bool) -> Vec<usize> {
+    if vector {
+        vec![m.len()]
+    } else {
+        m.shape().to_vec()
+    }
 }
 
 /// An operation of one matrix that gives one matrix: the input is reported under `key`.
@@ -106,7 +146,7 @@ fn one_matrix<T: Float>(
     let m = read_matrix::<T>(path, false)?;
     rep.shape(key, m.shape());
     let r = timed(rep, || op(m.view()))?;
-    rep.deliver("output", &r, out)
+    rep.deliver("output", &r, out, "-o")
 }
 
 pub fn gram<T: Float, B: ?Sized + Ops<T>>(
@@ -131,12 +171,30 @@ pub fn reduce<T: Float, B: ?Sized + Ops<T>>(
     b: &B,
     a: &Path,
     op: ReduceArg,
-    axis: Option<u8>,
+    axis: Option<i8>,
     out: Option<&Path>,
     rep: &mut Report,
 ) -> Result<()> {
-    let a = read_matrix::<T>(a, false)?;
-    rep.shape("a", a.shape());
+    // A vector is reduced as a 1×n row: the whole-array results (and the flat index of
+    // argmin/argmax) are the vector's.
+    let (a, vector) = read_operand::<T>(a, Vector::Row)?;
+    rep.shape("a", &shape_of(&a, vector));
+    // Negative axes count from the last, as NumPy's.
+    let (axis, axis_field) = match (axis, vector) {
+        (None, _) => (None, None),
+        // The one axis of a vector: a reduction along it is the whole-array one (NumPy
+        // gives a 0-d result too).
+        (Some(0 | -1), true) => (None, Some(0)),
+        (Some(ax), true) => {
+            return Err(Failure::usage(format!(
+                "--axis {ax} is out of range for a 1-D array (its only axis is 0, or -1)"
+            )))
+        }
+        (Some(ax), false) => {
+            let ax = ax.rem_euclid(2) as usize;
+            (Some(ax), Some(ax))
+        }
+    };
     let value_op = match op {
         ReduceArg::Sum => Ok(ReduceOp::Sum),
         ReduceArg::Sumsq => Ok(ReduceOp::SumSq),
@@ -150,7 +208,7 @@ pub fn reduce<T: Float, B: ?Sized + Ops<T>>(
         Err(g) => g.name(),
     };
     rep.field("reduction", name);
-    rep.field("axis", axis.map_or(Value::Null, Value::from));
+    rep.field("axis", axis_field.map_or(Value::Null, Value::from));
     let v = a.view();
     match (value_op, axis) {
         (Ok(op), None) => {
@@ -159,21 +217,25 @@ pub fn reduce<T: Float, B: ?Sized + Ops<T>>(
         }
         (Err(op), None) => {
             let i = timed(rep, || b.arg_reduce(op, v))?;
-            // Not empty (the backend said so), so ncols > 0.
-            let (row, col) = (i / a.ncols().max(1), i % a.ncols().max(1));
             rep.field("result", i);
-            rep.field("row", row);
-            rep.field("col", col);
-            rep.line(format!("{i} (row {row}, column {col})"));
+            if vector {
+                rep.line(i.to_string());
+            } else {
+                // Not empty (the backend said so), so ncols > 0.
+                let (row, col) = (i / a.ncols().max(1), i % a.ncols().max(1));
+                rep.field("row", row);
+                rep.field("col", col);
+                rep.line(format!("{i} (row {row}, column {col})"));
+            }
             deliver_opt(rep, &Array0::from_elem((), i as i64), out)
         }
         (Ok(op), Some(ax)) => {
-            let r = timed(rep, || b.reduce_axis(op, v, Axis(ax.into())))?;
-            rep.deliver("output", &r, out)
+            let r = timed(rep, || b.reduce_axis(op, v, Axis(ax)))?;
+            rep.deliver("output", &r, out, "-o")
         }
         (Err(op), Some(ax)) => {
-            let r = timed(rep, || b.arg_reduce_axis(op, v, Axis(ax.into())))?;
-            rep.deliver("output", &indices(&r), out)
+            let r = timed(rep, || b.arg_reduce_axis(op, v, Axis(ax)))?;
+            rep.deliver("output", &indices(&r), out, "-o")
         }
     }
 }
@@ -191,7 +253,7 @@ where
     A: ndarray_npy::WritableElement + Copy + Into<Value> + std::fmt::Display,
 {
     match out {
-        Some(p) => rep.deliver("output", a, Some(p)),
+        Some(p) => rep.deliver("output", a, Some(p), "-o"),
         None => Ok(()),
     }
 }
@@ -252,14 +314,15 @@ pub fn solve<T: Float, B: ?Sized + Ops<T>>(
         }
     })?;
     if vector {
-        rep.deliver("output", &x.column(0).to_owned(), out)
+        rep.deliver("output", &x.column(0).to_owned(), out, "-o")
     } else {
-        rep.deliver("output", &x, out)
+        rep.deliver("output", &x, out, "-o")
     }
 }
 
-/// The k-means configuration from the command line; `init` is `kmeans++`, `random`
-/// or a `.npy` file of starting centroids (either float dtype).
+/// The k-means configuration from the command line; `init` is `kmeans++` (or
+/// scikit-learn's `k-means++`), `random` or a `.npy` file of starting centroids (either
+/// float dtype).
 pub fn kmeans_config(
     k: usize,
     seed: u64,
@@ -268,11 +331,11 @@ pub fn kmeans_config(
     init: &str,
 ) -> Result<KMeansConfig> {
     let init = match init {
-        "kmeans++" => Init::KMeansPlusPlus,
+        "kmeans++" | "k-means++" => Init::KMeansPlusPlus,
         "random" => Init::Random,
         path => Init::Given(npy::read_matrix_f64(Path::new(path)).map_err(|e| {
             Failure::usage(format!(
-                "--init is not kmeans++ or random, and as a file: {}",
+                "--init is not kmeans++, k-means++ or random, and as a file: {}",
                 e.message
             ))
         })?),
@@ -312,8 +375,34 @@ pub fn kmeans<T: Float, B: ?Sized + Ops<T>>(
             "stopped at --max-iter"
         }
     ));
-    rep.deliver("centroids", &r.centroids, centroids)?;
-    rep.deliver("labels", &indices(&r.labels), labels)
+    let mut sizes = vec![0usize; cfg.k];
+    for &l in &r.labels {
+        if let Some(n) = sizes.get_mut(l) {
+            *n += 1;
+        }
+    }
+    rep.line(format!("cluster sizes: {sizes:?}"));
+    rep.field("cluster_sizes", sizes);
+    rep.deliver(
+        "centroids",
+        &r.centroids,
+        centroids,
+        "--centroids or --out-dir",
+    )?;
+    let labels_option = "-o (--labels) or --out-dir";
+    match labels {
+        // One label per point is too much for a JSON summary: the cluster sizes stand
+        // for them.
+        None if rep.is_json() => {
+            rep.shape("labels", r.labels.shape());
+            rep.field(
+                "labels_note",
+                format!("labels not printed: {labels_option} writes them"),
+            );
+            Ok(())
+        }
+        _ => rep.deliver("labels", &indices(&r.labels), labels, labels_option),
+    }
 }
 
 pub fn predict<T: Float, B: ?Sized + Ops<T>>(
@@ -328,5 +417,5 @@ pub fn predict<T: Float, B: ?Sized + Ops<T>>(
     rep.shape("x", x.shape());
     rep.shape("centroids", c.shape());
     let labels = timed(rep, || b.predict(x.view(), c.view()))?;
-    rep.deliver("labels", &indices(&labels), out)
+    rep.deliver("labels", &indices(&labels), out, "-o")
 }

@@ -1,6 +1,7 @@
 //! What `ndgpu run` prints: the JSON summary, or text (printed results and written
 //! files).
 
+use std::io::Write;
 use std::path::Path;
 
 use ndarray::{Array, Dimension};
@@ -17,6 +18,8 @@ pub struct Report {
     shapes: Map<String, Value>,
     written: Map<String, Value>,
     text: String,
+    /// An output went to stdout, so the summary goes to stderr.
+    stdout_taken: bool,
 }
 
 impl Report {
@@ -27,7 +30,13 @@ impl Report {
             shapes: Map::new(),
             written: Map::new(),
             text: String::new(),
+            stdout_taken: false,
         }
+    }
+
+    /// Whether the summary is JSON.
+    pub fn is_json(&self) -> bool {
+        self.json
     }
 
     /// Records the shape of an input or output under its name.
@@ -49,12 +58,14 @@ impl Report {
     }
 
     /// Writes `array` to `path`, or else prints it (as text, or as nested JSON lists
-    /// under `name`).
+    /// under `name`). `option` names the option that writes it, for the hint under an
+    /// abbreviated print.
     pub fn deliver<A, D>(
         &mut self,
         name: &str,
         array: &Array<A, D>,
         path: Option<&Path>,
+        option: &str,
     ) -> Result<()>
     where
         A: ndarray_npy::WritableElement + Copy + Into<Value> + std::fmt::Display,
@@ -63,14 +74,19 @@ impl Report {
         self.shape(name, array.shape());
         match path {
             Some(p) => {
+                let stdout = npy::is_stdout(p);
+                self.stdout_taken |= stdout;
                 npy::write(p, array)?;
-                self.written
-                    .insert(name.into(), json!(p.display().to_string()));
+                let to = if stdout {
+                    "stdout".to_string()
+                } else {
+                    p.display().to_string()
+                };
                 self.line(format!(
-                    "wrote {name} {} to {}",
-                    npy::fmt_shape(array.shape()),
-                    p.display()
+                    "wrote {name} {} to {to}",
+                    npy::fmt_shape(array.shape())
                 ));
+                self.written.insert(name.into(), json!(to));
             }
             None if self.json => {
                 self.fields
@@ -83,15 +99,17 @@ impl Report {
                 ));
                 // ndarray abbreviates beyond 500 elements; say so rather than mislead.
                 if array.len() > 500 {
-                    self.line("(abbreviated: -o writes every element)");
+                    self.line(format!("(abbreviated: {option} writes every element)"));
                 }
             }
         }
         Ok(())
     }
 
-    pub fn finish(mut self, op: &str, b: &dyn Backend, family: Family, dtype: DType) {
+    /// Prints the summary: on stdout, or on stderr when an output took stdout.
+    pub fn finish(mut self, op: &str, b: &dyn Backend, family: Family, dtype: DType) -> Result<()> {
         let variant = b.variant(family);
+        let stderr = self.stdout_taken;
         if self.json {
             let mut out = Map::new();
             out.insert("op".into(), json!(op));
@@ -102,7 +120,7 @@ impl Report {
             out.insert("outputs".into(), Value::Object(self.written));
             out.append(&mut self.fields);
             let text = serde_json::to_string(&Value::Object(out)).unwrap_or_default();
-            emit(&format!("{text}\n"));
+            say(stderr, &format!("{text}\n"))
         } else {
             let secs = self
                 .fields
@@ -113,8 +131,18 @@ impl Report {
                 "{op} on {} ({family} variant {variant}), {dtype}, {secs:.6} s\n",
                 b.name()
             );
-            emit(&(head + &self.text));
+            say(stderr, &(head + &self.text))
         }
+    }
+}
+
+/// Prints the summary on stdout, or on stderr when an output took stdout.
+fn say(stderr: bool, text: &str) -> Result<()> {
+    if stderr {
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        Ok(())
+    } else {
+        emit(text)
     }
 }
 

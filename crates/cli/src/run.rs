@@ -1,29 +1,136 @@
 //! `ndgpu run <op>`: opens the backend, settles the element type, hands the operation
 //! to its generic implementation in `ops.rs`, then prints the summary.
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use ndgpu::{Backend, DType, Family};
 
 use crate::args::{Common, DTypeArg, Op};
-use crate::error::{Failure, Result};
+use crate::error::{note, Failure, Result};
 use crate::npy;
 use crate::ops::{self, Solve};
 use crate::report::Report;
 
-/// The operation's name, the family whose variant `--variant` selects, its common
-/// options, and its first input (whose dtype is the default element type).
-fn describe(op: &Op) -> (&'static str, Family, &Common, &Path) {
+/// What `run` needs to know of an operation before running it.
+struct Described<'a> {
+    name: &'static str,
+    /// The family whose variant `--variant` selects.
+    family: Family,
+    common: &'a Common,
+    /// The data inputs, whose dtypes settle the element type (not k-means' --init file,
+    /// which is converted to it whatever its dtype).
+    inputs: Vec<&'a Path>,
+    /// The output paths given explicitly.
+    outputs: Vec<&'a Path>,
+}
+
+/// A [`Described`], from the output options as given (absent ones dropped).
+fn described<'a>(
+    name: &'static str,
+    family: Family,
+    common: &'a Common,
+    inputs: Vec<&'a Path>,
+    outputs: Vec<Option<&'a Path>>,
+) -> Described<'a> {
+    Described {
+        name,
+        family,
+        common,
+        inputs,
+        outputs: outputs.into_iter().flatten().collect(),
+    }
+}
+
+fn describe(op: &Op) -> Described<'_> {
     match op {
-        Op::Matmul { common, a, .. } => ("matmul", Family::MatMul, common, a),
-        Op::Gram { common, m, .. } => ("gram", Family::Gram, common, m),
-        Op::Transpose { common, a, .. } => ("transpose", Family::Transpose, common, a),
-        Op::Reduce { common, a, .. } => ("reduce", Family::Reduce, common, a),
-        Op::Dot { common, x, .. } => ("dot", Family::Reduce, common, x),
-        Op::Cholesky { common, a, .. } => ("cholesky", Family::Cholesky, common, a),
-        Op::Solve { common, a, .. } => ("solve", Family::Cholesky, common, a),
-        Op::Kmeans { common, x, .. } => ("kmeans", Family::KMeans, common, x),
-        Op::Predict { common, x, .. } => ("predict", Family::KMeans, common, x),
+        Op::Matmul {
+            common,
+            a,
+            b,
+            c,
+            out,
+            ..
+        } => {
+            let mut inputs = vec![a.as_path(), b];
+            inputs.extend(c.as_deref());
+            described(
+                "matmul",
+                Family::MatMul,
+                common,
+                inputs,
+                vec![out.output.as_deref()],
+            )
+        }
+        Op::Gram { common, m, out } => described(
+            "gram",
+            Family::Gram,
+            common,
+            vec![m],
+            vec![out.output.as_deref()],
+        ),
+        Op::Transpose { common, a, out } => described(
+            "transpose",
+            Family::Transpose,
+            common,
+            vec![a],
+            vec![out.output.as_deref()],
+        ),
+        Op::Reduce { common, a, out, .. } => described(
+            "reduce",
+            Family::Reduce,
+            common,
+            vec![a],
+            vec![out.output.as_deref()],
+        ),
+        Op::Dot { common, x, y, out } => described(
+            "dot",
+            Family::Reduce,
+            common,
+            vec![x, y],
+            vec![out.output.as_deref()],
+        ),
+        Op::Cholesky { common, a, out } => described(
+            "cholesky",
+            Family::Cholesky,
+            common,
+            vec![a],
+            vec![out.output.as_deref()],
+        ),
+        Op::Solve {
+            common, a, b, out, ..
+        } => described(
+            "solve",
+            Family::Cholesky,
+            common,
+            vec![a, b],
+            vec![out.output.as_deref()],
+        ),
+        Op::Kmeans {
+            common,
+            x,
+            centroids,
+            labels,
+            ..
+        } => described(
+            "kmeans",
+            Family::KMeans,
+            common,
+            vec![x],
+            vec![centroids.as_deref(), labels.as_deref()],
+        ),
+        Op::Predict {
+            common,
+            x,
+            centroids,
+            out,
+        } => described(
+            "predict",
+            Family::KMeans,
+            common,
+            vec![x, centroids],
+            vec![out.output.as_deref()],
+        ),
     }
 }
 
@@ -38,8 +145,15 @@ macro_rules! by_dtype {
 }
 
 pub fn run(op: Op) -> Result<()> {
-    let (name, fam, common, first) = describe(&op);
-    let dtype = element_type(common, first)?;
+    let Described {
+        name,
+        family: fam,
+        common,
+        inputs,
+        outputs,
+    } = describe(&op);
+    check_stdout(&outputs)?;
+    let dtype = element_type(common, &inputs)?;
     let backend = open(common, fam)?;
     let b: &dyn Backend = &*backend;
     let mut rep = Report::new(common.json);
@@ -133,22 +247,74 @@ pub fn run(op: Op) -> Result<()> {
             )
         }
     }?;
-    rep.finish(name, b, fam, dtype);
-    Ok(())
+    rep.finish(name, b, fam, dtype)
 }
 
-/// `--dtype`, or else the dtype of the first input.
-fn element_type(common: &Common, first: &Path) -> Result<DType> {
-    Ok(match common.dtype {
-        Some(DTypeArg::F32) => DType::F32,
-        Some(DTypeArg::F64) => DType::F64,
-        None => npy::header(first)?.dtype,
-    })
+/// At most one output can be stdout (`-`), and a `.npy` is binary: not for a terminal.
+fn check_stdout(outputs: &[&Path]) -> Result<()> {
+    match outputs.iter().filter(|p| npy::is_stdout(p)).count() {
+        0 => Ok(()),
+        1 if std::io::stdout().is_terminal() => Err(Failure::usage(
+            "`-` writes a binary .npy to stdout, which is a terminal: redirect it or pipe it",
+        )),
+        1 => Ok(()),
+        _ => Err(Failure::usage("only one output can go to stdout (`-`)")),
+    }
 }
 
-/// The backend named by `--backend`, with `--variant` selected for `family`.
+/// `--dtype`, or else f64 if any input is f64, else f32: NumPy's promotion. Each input
+/// of another dtype is converted when read; a note on stderr says so.
+fn element_type(common: &Common, inputs: &[&Path]) -> Result<DType> {
+    let dtypes = inputs
+        .iter()
+        .map(|p| Ok((*p, npy::header(p)?.dtype)))
+        .collect::<Result<Vec<_>>>()?;
+    let (dtype, why) = match common.dtype {
+        Some(DTypeArg::F32) => (DType::F32, "--dtype f32"),
+        Some(DTypeArg::F64) => (DType::F64, "--dtype f64"),
+        None if dtypes.iter().any(|&(_, d)| d == DType::F64) => (
+            DType::F64,
+            "mixed f32 and f64 inputs promote to f64, as in NumPy",
+        ),
+        None => (DType::F32, ""),
+    };
+    for (path, from) in dtypes {
+        if from != dtype {
+            note(&format!(
+                "converting {} from {from} to {dtype} ({why})",
+                path.display()
+            ));
+        }
+    }
+    Ok(dtype)
+}
+
+/// The backend named by `--backend`, with `--variant` selected for `family`. When
+/// `auto` follows `NDGPU_BACKEND`, an error about that backend names the variable: the
+/// command line does not show where the name came from.
 pub fn open(common: &Common, family: Family) -> Result<Box<dyn Backend>> {
-    let mut backend = ndgpu::backend(&common.backend)?;
+    let from_env = match std::env::var(ndgpu::BACKEND_ENV) {
+        Ok(v) if common.backend == "auto" && !v.is_empty() && v != "auto" => Some(v),
+        Err(std::env::VarError::NotUnicode(v)) if common.backend == "auto" => {
+            return Err(Failure::usage(format!(
+                "{}={} is not valid UTF-8 (it names the backend that --backend auto picks)",
+                ndgpu::BACKEND_ENV,
+                v.to_string_lossy()
+            )))
+        }
+        _ => None,
+    };
+    let mut backend = ndgpu::backend(&common.backend).map_err(|e| {
+        let mut f = Failure::from(e);
+        if let Some(v) = &from_env {
+            f.message = format!(
+                "{}={v} (which --backend auto follows): {}",
+                ndgpu::BACKEND_ENV,
+                f.message
+            );
+        }
+        f
+    })?;
     if let Some(v) = &common.variant {
         backend.set_variant(family, v)?;
     }

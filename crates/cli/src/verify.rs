@@ -89,7 +89,7 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
             "{:<8} {:<24} {:<10} {:<5} {:>6} {:>6}  worst error/tolerance\n",
             "backend", "variant", "family", "dtype", "cases", "passed"
         ));
-        emit(&out);
+        emit(&out)?;
     }
 
     let mut rows = Vec::new();
@@ -106,7 +106,7 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
                 let reports = run_family(&**backend, family, sizes, args.seed);
                 for row in summarize(backend.name(), variant, family, &reports) {
                     if !args.json {
-                        emit(&row.text());
+                        emit(&row.text())?;
                     }
                     rows.push(row);
                 }
@@ -143,15 +143,15 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
         emit(&format!(
             "{}\n",
             serde_json::to_string_pretty(&doc).unwrap_or_default()
-        ));
+        ))?;
     } else if !failures.is_empty() {
         let mut text = format!("\n{} failing case(s):\n", failures.len());
         for f in &failures {
             text.push_str(&format!("  {f}\n"));
         }
-        emit(&text);
+        emit(&text)?;
     } else if !rows.is_empty() && empty.is_empty() {
-        emit(&format!("\nall {cases} cases passed\n"));
+        emit(&format!("\nall {cases} cases passed\n"))?;
     }
 
     if !failures.is_empty() {

@@ -440,7 +440,6 @@ fn verify_cpu_small_prints_a_table() {
 fn bad_input_is_one_error_line() {
     let d = Dir::new();
     let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0]]);
-    let a32 = d.put("a32.npy", &array![[1.0f32, 2.0], [3.0, 4.0]]);
     let b3 = d.put("b3.npy", &Array2::<f64>::zeros((3, 2)));
     let ints = d.put("i.npy", &array![[1i64, 2], [3, 4]]);
     let cube = d.put("cube.npy", &Array3::<f64>::zeros((2, 2, 2)));
@@ -453,21 +452,19 @@ fn bad_input_is_one_error_line() {
         fails(&all, code, needle);
     };
 
+    // Files that cannot be read as f32/f64 arrays, or written: usage or I/O (2).
     run(&["matmul", &missing, &a], 2, "cannot read");
     run(&["matmul", &ints, &a], 2, "int64");
-    run(
-        &["matmul", &a, &a32],
-        2,
-        "holds f32 but the element type is f64",
-    );
-    run(&["matmul", &a32, &a32, "--dtype", "f64"], 2, "holds f32");
-    run(&["matmul", &cube, &a], 2, "rank 3");
-    run(&["matmul", &vec, &a], 2, "rank 1");
-    run(&["dot", &a, &a], 2, "expected a vector");
-    run(&["matmul", &a, &b3], 2, "inner dimensions");
     run(&["matmul", &a, &a, &a], 2, "--beta");
-    let nowhere = s(&d.path("no/such/dir/out.npy"));
-    run(&["gram", &a, "-o", &nowhere], 2, "cannot write");
+    let under_a_file = format!("{a}/out.npy");
+    run(&["gram", &a, "-o", &under_a_file], 2, "cannot create");
+    // Arrays whose rank or shape the operation cannot take: refused input (1).
+    run(&["matmul", &cube, &a], 1, "rank 3");
+    run(&["matmul", &vec, &cube], 1, "rank 3");
+    run(&["gram", &vec], 1, "rank 1");
+    run(&["dot", &a, &a], 1, "expected a vector");
+    run(&["matmul", &a, &b3], 1, "inner dimensions");
+    run(&["cholesky", &b3], 1, "square");
 
     // Truncated data, a garbage file, and a header that promises far more than is there.
     let bytes = std::fs::read(&a).unwrap();
@@ -489,17 +486,29 @@ fn bad_input_is_one_error_line() {
     std::fs::write(&half, &bytes[..9]).unwrap();
     run(&["gram", &s(&half)], 2, "not a valid .npy");
 
-    // NaN where the operation cannot take it, and a matrix that is not SPD.
+    // NaN where the operation cannot take it, and a matrix that is not SPD: refused
+    // input (1), both.
     let nan = d.put("nan.npy", &array![[1.0f64, 0.0], [f64::NAN, 1.0]]);
-    run(&["cholesky", &nan], 2, "non-finite");
-    run(&["kmeans", &nan, "--k", "1"], 2, "non-finite");
+    run(&["cholesky", &nan], 1, "non-finite");
+    run(&["kmeans", &nan, "--k", "1"], 1, "non-finite");
     let indefinite = d.put("ind.npy", &array![[1.0f64, 2.0], [2.0, 1.0]]);
     run(&["cholesky", &indefinite], 1, "pivot 1");
     run(&["solve", &indefinite, &vec], 1, "pivot");
 
-    // k out of range.
-    run(&["kmeans", &a, "--k", "0"], 2, "kmeans");
-    run(&["kmeans", &a, "--k", "3"], 2, "kmeans");
+    // k, tol and max_iter: out of range whatever the data is a bad argument (2); k
+    // larger than the data is refused input (1).
+    run(&["kmeans", &a, "--k", "0"], 2, "--k");
+    run(&["kmeans", &a, "--k", "1", "--tol", "2"], 2, "--tol");
+    run(
+        &["kmeans", &a, "--k", "1", "--max-iter", "0"],
+        2,
+        "--max-iter",
+    );
+    run(
+        &["kmeans", &a, "--k", "3"],
+        1,
+        "larger than the number of points",
+    );
     run(
         &["kmeans", &a, "--k", "1", "--init", "nosuchfile.npy"],
         2,
@@ -529,4 +538,634 @@ fn bad_input_is_one_error_line() {
     run(&["reduce", &a, "--op", "median"], 2, "median");
     run(&["reduce", &a, "--op", "sum", "--axis", "2"], 2, "--axis");
     fails(&["verify", "--backends", "nosuch"], 2, "unknown backend");
+}
+
+/// Runs with the environment variable `NDGPU_BACKEND` set to `value`.
+fn ndgpu_env(args: &[&str], value: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ndgpu"))
+        .args(args)
+        .env("NDGPU_BACKEND", value)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs with stdout going to `stdout` (a file or a device).
+fn ndgpu_to(args: &[&str], stdout: std::fs::File) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ndgpu"))
+        .args(args)
+        .env_remove("NDGPU_BACKEND")
+        .stdout(stdout)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs and expects success; returns stdout and stderr.
+fn ok_with_stderr(args: &[&str]) -> (String, String) {
+    let out = ndgpu(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{args:?} failed: {stderr}");
+    (String::from_utf8(out.stdout).unwrap(), stderr)
+}
+
+/// A .npy held in memory, as `-o -` writes it.
+fn parse_npy<A, D>(bytes: &[u8]) -> ndarray::Array<A, D>
+where
+    A: ndarray_npy::ReadableElement,
+    D: ndarray::Dimension,
+{
+    use ndarray_npy::ReadNpyExt;
+    ndarray::Array::<A, D>::read_npy(bytes).expect("stdout is a .npy")
+}
+
+#[test]
+fn kmeans_o_writes_the_labels() {
+    let d = Dir::new();
+    let x = d.put("x.npy", &two_clusters());
+    let km = d.out("km.npy");
+    let v = json(&[
+        "run",
+        "kmeans",
+        &x,
+        "--k",
+        "2",
+        "--seed",
+        "3",
+        "-o",
+        &km,
+        "--backend",
+        "cpu",
+    ]);
+    let labels: Array1<i64> = read_npy(&km).unwrap();
+    assert_eq!(labels.len(), 8);
+    assert_eq!(v["outputs"]["labels"], km.as_str());
+    // The centroids were not asked for in a file: the summary has them.
+    assert_eq!(v["shapes"]["centroids"], serde_json::json!([2, 2]));
+    assert!(v["centroids"].is_array(), "{v}");
+    // --output is the same option, as for the other operations.
+    let km2 = d.out("km2.npy");
+    ok(&[
+        "run",
+        "kmeans",
+        &x,
+        "--k",
+        "2",
+        "--seed",
+        "3",
+        "--output",
+        &km2,
+        "--backend",
+        "cpu",
+    ]);
+    let again: Array1<i64> = read_npy(&km2).unwrap();
+    assert_eq!(again, labels);
+    // Printed labels too many to show name the options that write them, -o among them.
+    let many = Array2::from_shape_fn((600, 2), |(i, j)| ((i * 7 + j * 3) % 50) as f64);
+    let xm = d.put("many.npy", &many);
+    let text = ok(&["run", "kmeans", &xm, "--k", "3", "--backend", "cpu"]);
+    assert!(
+        text.contains("(abbreviated: -o (--labels) or --out-dir writes every element)"),
+        "{text}"
+    );
+    let written = d.out("many_labels.npy");
+    ok(&[
+        "run",
+        "kmeans",
+        &xm,
+        "--k",
+        "3",
+        "-o",
+        &written,
+        "--backend",
+        "cpu",
+    ]);
+    let labels: Array1<i64> = read_npy(&written).unwrap();
+    assert_eq!(labels.len(), 600);
+}
+
+#[test]
+fn dtype_converts_and_mixed_inputs_promote() {
+    let d = Dir::new();
+    let a32 = d.put("a32.npy", &array![[1.0f32, 2.0], [3.0, 4.0]]);
+    let a64 = d.put("a64.npy", &array![[1.0f64, 0.0], [0.0, 2.0]]);
+    // --dtype f64 on an f32 file: converted, with one note on stderr.
+    let o = d.out("o.npy");
+    let (_, stderr) = ok_with_stderr(&[
+        "run",
+        "matmul",
+        &a32,
+        &a32,
+        "--dtype",
+        "f64",
+        "-o",
+        &o,
+        "--backend",
+        "cpu",
+    ]);
+    let notes: Vec<&str> = stderr.lines().collect();
+    assert_eq!(notes.len(), 2, "{stderr}");
+    assert!(
+        notes[0].starts_with(&format!("note: converting {a32} from f32 to f64")),
+        "{stderr}"
+    );
+    assert_eq!(read2(&o), array![[7.0, 10.0], [15.0, 22.0]]);
+    // Mixed f32 and f64: promoted to f64, a note for the f32 input only.
+    let (stdout, stderr) = ok_with_stderr(&[
+        "run",
+        "matmul",
+        &a32,
+        &a64,
+        "-o",
+        &o,
+        "--backend",
+        "cpu",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["dtype"], "f64");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("note: converting {a32} from f32 to f64")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("promote"), "{stderr}");
+    assert_eq!(read2(&o), array![[1.0, 4.0], [3.0, 8.0]]);
+    // --dtype f32 on f64 files: converted down.
+    let (stdout, stderr) = ok_with_stderr(&[
+        "run",
+        "gram",
+        &a64,
+        "--dtype",
+        "f32",
+        "-o",
+        &o,
+        "--backend",
+        "cpu",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["dtype"], "f32");
+    assert!(stderr.contains("from f64 to f32"), "{stderr}");
+    let r: Array2<f32> = read_npy(&o).unwrap();
+    assert_eq!(r, array![[1.0f32, 0.0], [0.0, 4.0]]);
+    // The same dtype throughout: nothing to say.
+    let (_, stderr) = ok_with_stderr(&["run", "gram", &a32, "--backend", "cpu"]);
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn one_d_arrays_as_numpy() {
+    let d = Dir::new();
+    let v = d.put("v.npy", &array![3.0f64, -1.0, 4.0]);
+    // reduce of a vector: whole-vector results; axis 0 (or -1) is the whole vector.
+    let r = json(&["run", "reduce", &v, "--op", "sum", "--backend", "cpu"]);
+    assert_eq!(r["result"], 6.0);
+    assert_eq!(r["shapes"]["a"], serde_json::json!([3]));
+    let r = json(&["run", "reduce", &v, "--op", "argmax", "--backend", "cpu"]);
+    assert_eq!(r["result"], 2);
+    assert!(r.get("row").is_none(), "{r}");
+    for axis in ["0", "-1"] {
+        let o = d.out("min.npy");
+        let r = json(&[
+            "run",
+            "reduce",
+            &v,
+            "--op",
+            "min",
+            "--axis",
+            axis,
+            "-o",
+            &o,
+            "--backend",
+            "cpu",
+        ]);
+        assert_eq!(r["result"], -1.0);
+        let m: Array0<f64> = read_npy(&o).unwrap();
+        assert_eq!(m[()], -1.0);
+    }
+    fails(
+        &[
+            "run",
+            "reduce",
+            &v,
+            "--op",
+            "sum",
+            "--axis",
+            "1",
+            "--backend",
+            "cpu",
+        ],
+        2,
+        "out of range for a 1-D array",
+    );
+
+    // matmul: A·v is a vector, v·B too, v·w a scalar.
+    let a = d.put("a.npy", &array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+    let w = d.put("w.npy", &array![1.0f64, 1.0]);
+    let o = d.out("av.npy");
+    let r = json(&["run", "matmul", &a, &v, "-o", &o, "--backend", "cpu"]);
+    assert_eq!(r["shapes"]["output"], serde_json::json!([2]));
+    let av: Array1<f64> = read_npy(&o).unwrap();
+    assert_eq!(av, array![13.0, 31.0]);
+    let o = d.out("wa.npy");
+    json(&["run", "matmul", &w, &a, "-o", &o, "--backend", "cpu"]);
+    let wa: Array1<f64> = read_npy(&o).unwrap();
+    assert_eq!(wa, array![5.0, 7.0, 9.0]);
+    let r = json(&["run", "matmul", &v, &v, "--backend", "cpu"]);
+    assert_eq!(r["result"], 26.0);
+    // A 1-D C goes with a 1-D result; transposing a vector leaves it as it is.
+    let c = d.put("c.npy", &array![1.0f64, 2.0]);
+    let o = d.out("gemv.npy");
+    json(&[
+        "run",
+        "matmul",
+        &a,
+        &v,
+        &c,
+        "--beta",
+        "-1",
+        "--trans-b",
+        "-o",
+        &o,
+        "--backend",
+        "cpu",
+    ]);
+    let r: Array1<f64> = read_npy(&o).unwrap();
+    assert_eq!(r, array![12.0, 29.0]);
+    let c2 = d.put("c2.npy", &array![[1.0f64], [2.0]]);
+    fails(
+        &[
+            "run",
+            "matmul",
+            &a,
+            &v,
+            &c2,
+            "--beta",
+            "1",
+            "--backend",
+            "cpu",
+        ],
+        1,
+        "the result's rank (1)",
+    );
+}
+
+#[test]
+fn negative_axes_count_from_the_last() {
+    let d = Dir::new();
+    let a = d.put("a.npy", &array![[3.0f64, -1.0, 4.0], [1.0, 5.0, -9.0]]);
+    for (neg, pos) in [("-1", "1"), ("-2", "0")] {
+        let with = |axis: &str| {
+            let o = d.out(&format!("sum{axis}.npy"));
+            let r = json(&[
+                "run",
+                "reduce",
+                &a,
+                "--op",
+                "sum",
+                "--axis",
+                axis,
+                "-o",
+                &o,
+                "--backend",
+                "cpu",
+            ]);
+            let x: Array1<f64> = read_npy(&o).unwrap();
+            (r["axis"].clone(), x)
+        };
+        assert_eq!(with(neg), with(pos));
+    }
+    let o = d.out("rows.npy");
+    ok(&[
+        "run",
+        "reduce",
+        &a,
+        "--op",
+        "max",
+        "--axis=-1",
+        "-o",
+        &o,
+        "--backend",
+        "cpu",
+    ]);
+    let r: Array1<f64> = read_npy(&o).unwrap();
+    assert_eq!(r, array![4.0, 5.0]);
+    fails(
+        &[
+            "run",
+            "reduce",
+            &a,
+            "--op",
+            "sum",
+            "--axis",
+            "-3",
+            "--backend",
+            "cpu",
+        ],
+        2,
+        "--axis",
+    );
+}
+
+#[test]
+fn numpy_and_scikit_learn_spellings() {
+    let d = Dir::new();
+    let a = d.put("a.npy", &array![[1.0f32, 2.0], [3.0, 4.0]]);
+    for name in ["float64", "f64"] {
+        let v = json(&["run", "gram", &a, "--dtype", name, "--backend", "cpu"]);
+        assert_eq!(v["dtype"], "f64");
+    }
+    let v = json(&["run", "gram", &a, "--dtype", "float32", "--backend", "cpu"]);
+    assert_eq!(v["dtype"], "f32");
+    let x = d.put("x.npy", &two_clusters());
+    let run = |init: &str| {
+        let l = d.out(&format!("l{init}.npy"));
+        let v = json(&[
+            "run",
+            "kmeans",
+            &x,
+            "--k",
+            "2",
+            "--seed",
+            "5",
+            "--init",
+            init,
+            "-o",
+            &l,
+            "--backend",
+            "cpu",
+        ]);
+        let labels: Array1<i64> = read_npy(&l).unwrap();
+        (v["inertia"].clone(), labels)
+    };
+    assert_eq!(run("k-means++"), run("kmeans++"));
+}
+
+#[test]
+fn op_name_as_command_hints_run() {
+    fails(
+        &["matmul", "A.npy", "B.npy"],
+        2,
+        "did you mean `ndgpu run matmul A.npy B.npy`?",
+    );
+    fails(
+        &["kmeans", "X.npy", "--k", "3"],
+        2,
+        "`ndgpu run kmeans X.npy --k 3`",
+    );
+    // Not an operation: clap's own message.
+    fails(&["nosuch"], 2, "unrecognized subcommand 'nosuch'");
+}
+
+#[test]
+fn exit_codes_are_documented_and_consistent() {
+    for args in [&["--help"][..], &["run", "--help"]] {
+        let help = ok(args);
+        assert!(help.contains("Exit codes:"), "{help}");
+        assert!(
+            help.contains("1  the operation refused its input"),
+            "{help}"
+        );
+        assert!(help.contains("2  usage or I/O"), "{help}");
+    }
+    let d = Dir::new();
+    let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0]]);
+    let b3 = d.put("b3.npy", &Array2::<f64>::zeros((3, 2)));
+    let nan = d.put("nan.npy", &array![[1.0f64, 0.0], [f64::NAN, 1.0]]);
+    let inf = d.put("inf.npy", &array![[1.0f64, f64::INFINITY], [0.0, 1.0]]);
+    let run = |args: &[&str], code: i32, needle: &str| {
+        let mut all = vec!["run"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--backend", "cpu"]);
+        fails(&all, code, needle);
+    };
+    // 1: the operation refused its input.
+    run(&["cholesky", &a], 1, "not positive definite");
+    run(&["cholesky", &nan], 1, "non-finite");
+    run(&["kmeans", &inf, "--k", "1"], 1, "non-finite");
+    run(&["matmul", &a, &b3], 1, "shape mismatch");
+    run(&["kmeans", &a, "--k", "5"], 1, "larger than");
+    // 2: usage or I/O.
+    run(&["cholesky", &d.out("missing.npy")], 2, "cannot read");
+    run(&["cholesky", &a, "--dtype", "f16"], 2, "f16");
+    run(&["kmeans", &a, "--k", "0"], 2, "at least 1");
+    fails(
+        &["run", "gram", &a, "--backend", "nosuch"],
+        2,
+        "unknown backend",
+    );
+}
+
+#[test]
+fn output_folder_is_created() {
+    let d = Dir::new();
+    let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0]]);
+    let o = d.path("new/nested/g.npy");
+    ok(&["run", "gram", &a, "-o", &s(&o), "--backend", "cpu"]);
+    assert_eq!(read2(&s(&o)), array![[5.0, 11.0], [11.0, 25.0]]);
+    let l = d.path("km/labels/l.npy");
+    let c = d.path("km/centroids/c.npy");
+    ok(&[
+        "run",
+        "kmeans",
+        &a,
+        "--k",
+        "1",
+        "-o",
+        &s(&l),
+        "--centroids",
+        &s(&c),
+        "--backend",
+        "cpu",
+    ]);
+    let labels: Array1<i64> = read_npy(&l).unwrap();
+    assert_eq!(labels, array![0i64, 0]);
+    assert_eq!(read2(&s(&c)), array![[2.0, 3.0]]);
+}
+
+#[test]
+fn dash_o_writes_npy_to_stdout() {
+    let d = Dir::new();
+    let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0]]);
+    let out = ndgpu(&["run", "gram", &a, "-o", "-", "--backend", "cpu"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let g: Array2<f64> = parse_npy(&out.stdout);
+    assert_eq!(g, array![[5.0, 11.0], [11.0, 25.0]]);
+    // The summary goes to stderr, and no file named `-` appears.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("wrote output (2, 2) to stdout"), "{stderr}");
+    assert!(!Path::new("-").exists());
+    // JSON too, and a scalar as a 0-d array.
+    let out = ndgpu(&[
+        "run",
+        "reduce",
+        &a,
+        "--op",
+        "sum",
+        "-o",
+        "-",
+        "--json",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(out.status.success());
+    let x: Array0<f64> = parse_npy(&out.stdout);
+    assert_eq!(x[()], 10.0);
+    let v: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(v["outputs"]["output"], "stdout");
+    // k-means' labels; only one output can take stdout.
+    let out = ndgpu(&[
+        "run",
+        "kmeans",
+        &a,
+        "--k",
+        "2",
+        "-o",
+        "-",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(out.status.success());
+    let labels: Array1<i64> = parse_npy(&out.stdout);
+    assert_eq!(labels.len(), 2);
+    fails(
+        &[
+            "run",
+            "kmeans",
+            &a,
+            "--k",
+            "2",
+            "-o",
+            "-",
+            "--centroids",
+            "-",
+            "--backend",
+            "cpu",
+        ],
+        2,
+        "only one output can go to stdout",
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn write_errors_are_errors() {
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full opens")
+    };
+    let d = Dir::new();
+    let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0]]);
+    let cases: [&[&str]; 5] = [
+        &["run", "gram", &a, "--backend", "cpu"],
+        &["run", "gram", &a, "--json", "--backend", "cpu"],
+        &["run", "gram", &a, "-o", "-", "--backend", "cpu"],
+        &["info", "--json"],
+        &["--help"],
+    ];
+    for args in cases {
+        let out = ndgpu_to(args, full());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with("error: cannot write to stdout")),
+            "{args:?}: {stderr}"
+        );
+    }
+    // A file on a full device.
+    fails(
+        &["run", "gram", &a, "-o", "/dev/full", "--backend", "cpu"],
+        2,
+        "cannot write /dev/full",
+    );
+}
+
+#[test]
+fn backend_from_environment_is_named() {
+    let d = Dir::new();
+    let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0]]);
+    let out = ndgpu_env(&["run", "gram", &a], "foo");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: NDGPU_BACKEND=foo"), "{stderr}");
+    assert!(stderr.contains("unknown backend 'foo'"), "{stderr}");
+    // The variable is followed when valid, and --backend overrides it.
+    let out = ndgpu_env(&["run", "gram", &a, "--json"], "cpu");
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "cpu");
+    let out = ndgpu_env(&["run", "gram", &a, "--backend", "cpu"], "foo");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn info_says_why_gpu_variants_are_missing() {
+    let text = ok(&["info"]);
+    let v = json(&["info"]);
+    for b in v["backends"].as_array().unwrap() {
+        let variants = b["variants"].as_object().unwrap();
+        if variants.is_empty() {
+            // Only a backend that cannot open here lists none, and says why.
+            assert_eq!(b["available"], false, "{b}");
+            let note = b["variants_note"].as_str().unwrap();
+            assert!(note.contains("only where it can open"), "{b}");
+            assert!(text.contains(&format!("  variants: {note}")), "{text}");
+        } else {
+            assert!(b.get("variants_note").is_none(), "{b}");
+        }
+    }
+}
+
+#[test]
+fn kmeans_json_summarizes_labels() {
+    let d = Dir::new();
+    let x = d.put("x.npy", &two_clusters());
+    let v = json(&[
+        "run",
+        "kmeans",
+        &x,
+        "--k",
+        "2",
+        "--seed",
+        "3",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(v.get("labels").is_none(), "{v}");
+    assert_eq!(v["cluster_sizes"], serde_json::json!([4, 4]));
+    assert_eq!(v["inertia"], 4.0);
+    assert!(v["iterations"].as_u64().unwrap() >= 1);
+    assert_eq!(v["shapes"]["labels"], serde_json::json!([8]));
+    let note = v["labels_note"].as_str().unwrap();
+    assert!(note.contains("-o") && note.contains("--out-dir"), "{note}");
+    // Written labels are listed as an output, and the sizes are still there.
+    let out = d.path("km");
+    let v = json(&[
+        "run",
+        "kmeans",
+        &x,
+        "--k",
+        "2",
+        "--seed",
+        "3",
+        "--out-dir",
+        &s(&out),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(v["outputs"]["labels"].is_string(), "{v}");
+    assert!(v.get("labels_note").is_none(), "{v}");
+    assert_eq!(v["cluster_sizes"], serde_json::json!([4, 4]));
 }
