@@ -258,8 +258,8 @@ pub enum Op {
         #[arg(long, value_name = "PATH")]
         centroids: Option<PathBuf>,
         /// Write the labels (int64, one per point, as scikit-learn's fit_predict gives
-        /// them) here (overrides --out-dir; `-`: stdout). -o and --output are the same
-        /// option, as for the other operations.
+        /// them) here (overrides --out-dir; `-`: stdout). Also spelt --output, as for
+        /// the other operations.
         #[arg(short = 'o', long, alias = "output", value_name = "PATH")]
         labels: Option<PathBuf>,
         #[command(flatten)]

@@ -1,5 +1,7 @@
 //! `ndgpu shootout`: the backend comparison of ndgpu-benches, from the command line.
 
+use std::io::Write;
+
 use ndgpu::DType;
 use ndgpu_benches::{Op, ShootoutOptions, Status};
 
@@ -44,7 +46,12 @@ pub fn shootout(args: &ShootoutArgs) -> Result<()> {
         .iter()
         .filter(|r| matches!(r.status, Status::Failed(_)))
         .count();
-    eprintln!("reports written to {}", args.out.display());
+    // Not eprintln!, which panics when stderr cannot be written.
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "reports written to {}",
+        args.out.display()
+    );
     if failed > 0 {
         return Err(Failure::failed(format!(
             "{failed} variant(s) failed their correctness check before timing"
