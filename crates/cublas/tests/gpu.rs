@@ -25,18 +25,12 @@ macro_rules! conformance {
         #[test]
         #[ignore = "needs a CUDA device"]
         fn $name() {
-            let mut b = backend();
-            let variants = b.variants($family);
-            assert!(!variants.is_empty());
-            for v in variants {
+            every_variant(&mut backend(), $family, |b, v| {
                 // TF32 is outside the f32 bound by design: tested below against its own.
-                if ($family, v) == (Family::MatMul, "gemm_tf32") {
-                    continue;
+                if ($family, v) != (Family::MatMul, "gemm_tf32") {
+                    assert_family(b, $family, Sizes::from_env(Sizes::Medium));
                 }
-                b.set_variant($family, v).unwrap();
-                assert_eq!(b.variant($family), v);
-                assert_family(&b, $family, Sizes::from_env(Sizes::Medium));
-            }
+            });
         }
     };
 }
@@ -112,13 +106,10 @@ fn gemm_matches_host<T: BlasElement>(b: &CublasBackend) {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn gemm_matches_the_host_product_for_every_flag_combination_and_layout() {
-    let b = backend();
-    gemm_matches_host::<f32>(&b);
-    gemm_matches_host::<f64>(&b);
-}
+both_dtypes_test!(
+    gemm_matches_the_host_product_for_every_flag_combination_and_layout,
+    gemm_matches_host
+);
 
 #[test]
 #[ignore = "needs a CUDA device"]
@@ -213,12 +204,10 @@ fn gram_checks<T: BlasElement>(b: &CublasBackend) {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn gram_is_exactly_symmetric_and_accurate_in_every_variant() {
-    let mut b = backend();
-    for v in b.variants(Family::Gram) {
-        b.set_variant(Family::Gram, v).unwrap();
-        gram_checks::<f32>(&b);
-        gram_checks::<f64>(&b);
-    }
+    every_variant(&mut backend(), Family::Gram, |b, _| {
+        gram_checks::<f32>(b);
+        gram_checks::<f64>(b);
+    });
 }
 
 #[test]

@@ -5,53 +5,48 @@
 //! (resident, in place and host forms agreeing bit for bit), empty shapes and errors.
 //! Run on a GPU machine with `cargo test -p ndgpu-cuda --test gpu_cholesky -- --ignored`.
 
+mod common;
+
+use common::{assert_holds, backend, poison_upper, random, same_bits, with_variant};
 use ndarray::Array2;
 use ndgpu_conformance::compare::{cholesky_ratio, solve_ratio, to_f64};
-use ndgpu_conformance::{assert_family, Sizes};
+use ndgpu_conformance::Sizes;
 use ndgpu_core::kmeans::SplitMix64;
-use ndgpu_core::{tolerance, Backend, Cholesky, Element, Error, Family, Memory};
+use ndgpu_core::{tolerance, Cholesky, Element, Error, Family, Memory};
 use ndgpu_cpu::CpuBackend;
-use ndgpu_cuda::CudaBackend;
 use ndgpu_cuda_runtime::CudaElement;
 
 const SIZES: &[usize] = &[1, 2, 31, 64, 65, 127, 200, 513, 1000];
 
-fn backend() -> CudaBackend {
-    CudaBackend::new(0).expect("a CUDA device")
-}
+/// (n, p) for a matrix of order n whose pivot p is the first to fail: p = 0, p = n−1,
+/// the first and a middle column of the blocked variant's second block (64..127), a
+/// later block, and 1×1.
+const PIVOTS: &[(usize, usize)] = &[
+    (100, 0),
+    (100, 99),
+    (200, 64),
+    (200, 100),
+    (513, 300),
+    (65, 64),
+    (1, 0),
+];
 
-fn with_variant(variant: &str) -> CudaBackend {
-    let mut b = backend();
-    b.set_variant(Family::Cholesky, variant).unwrap();
-    b
-}
-
-fn variants() -> Vec<&'static str> {
-    backend().variants(Family::Cholesky)
-}
-
-fn uniform(rng: &mut SplitMix64) -> f64 {
-    2.0 * rng.next_f64() - 1.0
-}
+/// (n, nrhs) for the solves.
+const SOLVES: &[(usize, usize)] = &[
+    (1, 1),
+    (2, 3),
+    (64, 1),
+    (65, 70),
+    (200, 7),
+    (513, 3),
+    (1000, 130),
+];
 
 /// A well-conditioned SPD matrix, M·Mᵀ/n + I with M uniform in [-1, 1), rounded to T.
 fn spd<T: Element>(rng: &mut SplitMix64, n: usize) -> Array2<T> {
-    let m = Array2::from_shape_simple_fn((n, n), || uniform(rng));
+    let m = random::<f64>(rng, n, n);
     let a = m.dot(&m.t()) / n as f64 + Array2::<f64>::eye(n);
     a.mapv(T::from_f64)
-}
-
-/// NaN in the strict upper triangle: it must never be read.
-fn poison_upper<T: Element>(a: &Array2<T>) -> Array2<T> {
-    Array2::from_shape_fn(a.dim(), |(i, j)| if j > i { T::nan() } else { a[[i, j]] })
-}
-
-/// Same shape and bits (NaN equals itself).
-fn same_bits<T: Element>(a: &Array2<T>, b: &Array2<T>) -> bool {
-    a.dim() == b.dim()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| x.as_f64().to_bits() == y.as_f64().to_bits())
 }
 
 /// An SPD matrix of order n whose leading minors are positive up to order p and whose
@@ -64,18 +59,10 @@ fn indefinite_at<T: Element>(rng: &mut SplitMix64, n: usize, p: usize) -> Array2
     a
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn conformance_every_variant() {
-    let mut b = backend();
-    for v in b.variants(Family::Cholesky) {
-        b.set_variant(Family::Cholesky, v).unwrap();
-        assert_family(&b, Family::Cholesky, Sizes::from_env(Sizes::Medium));
-    }
-}
+common::conformance_test!(conformance_every_variant, Family::Cholesky);
 
 fn residuals<T: CudaElement>(variant: &str) {
-    let b = with_variant(variant);
+    let b = with_variant(Family::Cholesky, variant);
     let mut rng = SplitMix64::new(4);
     let sizes = Sizes::from_env(Sizes::Medium);
     for &n in SIZES {
@@ -104,41 +91,27 @@ fn residuals<T: CudaElement>(variant: &str) {
             r <= tolerance::CHOLESKY_RATIO,
             "{what}: ‖A − L·Lᵀ‖₁/(n·ε·‖A‖₁) = {r:.3e}"
         );
-        assert!(
-            same_bits(&b.download(&da).unwrap(), &poisoned),
-            "{what}: cholesky_dev changed its input"
+        assert_holds(
+            &b,
+            &da,
+            &poisoned,
+            &format!("{what}: cholesky_dev changed its input"),
         );
         let g = b.cholesky_in_place_dev(da).unwrap();
-        assert!(
-            same_bits(&b.download(g.l()).unwrap(), &l),
-            "{what}: in place gave other bits"
-        );
+        assert_holds(&b, g.l(), &l, &format!("{what}: in place gave other bits"));
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn residual_ratio_every_variant_and_size() {
-    for v in variants() {
-        residuals::<f32>(v);
-        residuals::<f64>(v);
-    }
-}
+common::every_variant_test!(
+    residual_ratio_every_variant_and_size,
+    Family::Cholesky,
+    residuals
+);
 
 fn pivots<T: CudaElement>(variant: &str) {
-    let b = with_variant(variant);
+    let b = with_variant(Family::Cholesky, variant);
     let mut rng = SplitMix64::new(5);
-    // p = 0, p = n−1, the first and a middle column of the blocked variant's second
-    // block (64..127), a later block, and 1×1.
-    for (n, p) in [
-        (100, 0),
-        (100, 99),
-        (200, 64),
-        (200, 100),
-        (513, 300),
-        (65, 64),
-        (1, 0),
-    ] {
+    for &(n, p) in PIVOTS {
         if !Sizes::from_env(Sizes::Medium).admits(&[n]) {
             continue;
         }
@@ -159,10 +132,7 @@ fn pivots<T: CudaElement>(variant: &str) {
             matches!(err, Error::NotPositiveDefinite { pivot, value } if pivot == p && value < 0.0),
             "{what}: {err}"
         );
-        assert!(
-            same_bits(&b.download(&da).unwrap(), &poisoned),
-            "{what}: the input changed"
-        );
+        assert_holds(&b, &da, &poisoned, &format!("{what}: the input changed"));
         let err = b.cholesky_in_place_dev(da).unwrap_err();
         assert!(
             matches!(err, Error::NotPositiveDefinite { pivot, .. } if pivot == p),
@@ -187,27 +157,12 @@ fn pivots<T: CudaElement>(variant: &str) {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn first_failing_pivot_every_variant() {
-    for v in variants() {
-        pivots::<f32>(v);
-        pivots::<f64>(v);
-    }
-}
+common::every_variant_test!(first_failing_pivot_every_variant, Family::Cholesky, pivots);
 
 fn solves<T: CudaElement>() {
     let b = backend();
     let mut rng = SplitMix64::new(6);
-    for (n, nrhs) in [
-        (1, 1),
-        (2, 3),
-        (64, 1),
-        (65, 70),
-        (200, 7),
-        (513, 3),
-        (1000, 130),
-    ] {
+    for &(n, nrhs) in SOLVES {
         if !Sizes::from_env(Sizes::Medium).admits(&[n, nrhs]) {
             continue;
         }
@@ -216,7 +171,7 @@ fn solves<T: CudaElement>() {
         let f = b
             .cholesky_in_place_dev(b.upload(a.view()).unwrap())
             .unwrap();
-        let rhs = Array2::from_shape_simple_fn((n, nrhs), || T::from_f64(uniform(&mut rng)));
+        let rhs = random::<T>(&mut rng, n, nrhs);
         let drhs = b.upload(rhs.view()).unwrap();
         let dx = b.cholesky_solve_dev(&f, &drhs).unwrap();
         assert_eq!(dx.dim(), (n, nrhs), "{what}");
@@ -226,18 +181,17 @@ fn solves<T: CudaElement>() {
             r <= tolerance::SOLVE_RATIO,
             "{what}: ‖B − A·X‖₁/(n·ε·‖A‖₁·‖X‖₁) = {r:.3e}"
         );
-        assert!(
-            same_bits(&b.download(&drhs).unwrap(), &rhs),
-            "{what}: cholesky_solve_dev changed B"
+        assert_holds(
+            &b,
+            &drhs,
+            &rhs,
+            &format!("{what}: cholesky_solve_dev changed B"),
         );
         // The same kernels in place, and from a host factor whose upper triangle is
         // never read: the same bits.
         let mut inplace = drhs;
         b.cholesky_solve_in_place_dev(&f, &mut inplace).unwrap();
-        assert!(
-            same_bits(&b.download(&inplace).unwrap(), &x),
-            "{what}: in place"
-        );
+        assert_holds(&b, &inplace, &x, &format!("{what}: in place"));
         let l = b.download(f.l()).unwrap();
         let host = b
             .cholesky_solve(poison_upper(&l).view(), rhs.view())
@@ -321,7 +275,7 @@ fn errors_and_empty_shapes() {
         b.cholesky_solve_in_place_dev(&f, &mut drhs),
         Err(Error::NonFinite { .. })
     ));
-    assert!(same_bits(&b.download(&drhs).unwrap(), &rhs));
+    assert_holds(&b, &drhs, &rhs, "NaN in B: B changed");
 
     // A factor resident elsewhere is refused, not read.
     let cpu = CpuBackend::new();
@@ -332,10 +286,5 @@ fn errors_and_empty_shapes() {
         Err(Error::WrongPlace { .. })
     ));
 
-    let default = b.variant(Family::Cholesky);
-    assert!(matches!(
-        b.set_variant(Family::Cholesky, "nope"),
-        Err(Error::UnknownVariant { .. })
-    ));
-    assert_eq!(b.variant(Family::Cholesky), default);
+    common::assert_unknown_variant_refused(&mut b, Family::Cholesky, "nope");
 }

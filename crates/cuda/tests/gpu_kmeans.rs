@@ -5,37 +5,22 @@
 //! and errors.
 //! Run on a GPU machine with `cargo test -p ndgpu-cuda --test gpu_kmeans -- --ignored`.
 
+mod common;
+
+use common::{random, uniform, variants, with_variant};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use ndgpu_conformance::compare::{
     centroid_ratio, check_kmeans_shape, check_nearest, dist2, inertia_ratio, norm2,
 };
-use ndgpu_conformance::{assert_family, Sizes};
+use ndgpu_conformance::Sizes;
 use ndgpu_core::kmeans::SplitMix64;
 use ndgpu_core::{
-    init_centroids, tolerance, ArgOp, Backend, Device, Element, Error, Family, Init, KMeans,
-    KMeansConfig, KMeansResult, Memory, Reduce,
+    init_centroids, tolerance, ArgOp, Device, Element, Error, Family, Init, KMeans, KMeansConfig,
+    KMeansResult, Memory, Reduce,
 };
 use ndgpu_cpu::CpuBackend;
 use ndgpu_cuda::CudaBackend;
 use ndgpu_cuda_runtime::CudaElement;
-
-fn backend() -> CudaBackend {
-    CudaBackend::new(0).expect("a CUDA device")
-}
-
-fn with_variant(variant: &str) -> CudaBackend {
-    let mut b = backend();
-    b.set_variant(Family::KMeans, variant).unwrap();
-    b
-}
-
-fn variants() -> Vec<&'static str> {
-    backend().variants(Family::KMeans)
-}
-
-fn uniform(rng: &mut SplitMix64) -> f64 {
-    2.0 * rng.next_f64() - 1.0
-}
 
 /// n points around k centres `sep` apart along the first axis (random elsewhere), with
 /// noise of standard deviation 1 bounded by 3 per coordinate, in random order.
@@ -57,10 +42,6 @@ fn blobs<T: Element>(seed: u64, n: usize, k: usize, d: usize, sep: f64) -> Array
         }
     }
     x
-}
-
-fn random<T: Element>(rng: &mut SplitMix64, rows: usize, cols: usize) -> Array2<T> {
-    Array2::from_shape_simple_fn((rows, cols), || T::from_f64(uniform(rng)))
 }
 
 /// Labels name a nearest centroid (near-ties within `tolerance::distance` either way).
@@ -106,21 +87,13 @@ fn fit_on<T: CudaElement>(
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn conformance_every_variant() {
-    let mut b = backend();
-    for v in b.variants(Family::KMeans) {
-        b.set_variant(Family::KMeans, v).unwrap();
-        assert_family(&b, Family::KMeans, Sizes::from_env(Sizes::Medium));
-    }
-}
+common::conformance_test!(conformance_every_variant, Family::KMeans);
 
 /// Same labels, iterations and convergence as the CPU backend; centroids and inertia
 /// within rounding.
 fn matches_cpu<T: CudaElement>(variant: &str, x: &Array2<T>, config: &KMeansConfig) {
     let what = format!("{variant} {} n={} k={}", T::SUFFIX, x.nrows(), config.k);
-    let got = fit_on(&with_variant(variant), x, config);
+    let got = fit_on(&with_variant(Family::KMeans, variant), x, config);
     let want = CpuBackend::new().kmeans(x.view(), config).unwrap();
     if let Err(e) = check_kmeans_shape(x.view(), config, &got) {
         panic!("{what}: {e}");
@@ -146,7 +119,7 @@ fn matches_cpu<T: CudaElement>(variant: &str, x: &Array2<T>, config: &KMeansConf
 /// after every assignment the same labels and changes and the inertia within rounding;
 /// after every update the centroids within rounding.
 fn steps_match_cpu<T: CudaElement>(variant: &str, x: &Array2<T>, config: &KMeansConfig) {
-    let (b, cpu) = (with_variant(variant), CpuBackend::new());
+    let (b, cpu) = (with_variant(Family::KMeans, variant), CpuBackend::new());
     let n = x.nrows();
     let start = init_centroids(x.view(), config).unwrap();
     let (gx, mut gc, mut gl) = (
@@ -191,7 +164,7 @@ fn steps_match_cpu<T: CudaElement>(variant: &str, x: &Array2<T>, config: &KMeans
 #[test]
 #[ignore = "needs a CUDA device"]
 fn separated_blobs_match_cpu() {
-    for v in variants() {
+    for v in variants(Family::KMeans) {
         let config = KMeansConfig::new(8).seed(11);
         matches_cpu(v, &blobs::<f32>(1, 20_000, 8, 5, 40.0), &config);
         matches_cpu(v, &blobs::<f64>(1, 20_000, 8, 5, 40.0), &config);
@@ -204,7 +177,7 @@ fn separated_blobs_match_cpu() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn overlapping_blobs_f64_match_cpu_step_for_step() {
-    for v in variants() {
+    for v in variants(Family::KMeans) {
         let x = blobs::<f64>(3, 5_000, 6, 3, 3.0);
         let config = KMeansConfig::new(6).seed(5).tol(0.0).max_iter(60);
         matches_cpu(v, &x, &config);
@@ -216,7 +189,7 @@ fn overlapping_blobs_f64_match_cpu_step_for_step() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn fused_is_bitwise_reproducible() {
-    let b = with_variant("fused");
+    let b = with_variant(Family::KMeans, "fused");
     let x = blobs::<f32>(4, 50_000, 16, 7, 3.0);
     let dx = b.upload(x.view()).unwrap();
     let config = KMeansConfig::new(16).seed(9).tol(0.0).max_iter(30);
@@ -272,7 +245,7 @@ fn check_means<T: CudaElement>(
 /// K and D spanning several tiles (K = 300 over 128-centroid tiles, D = 200 over
 /// 8-dimension chunks and two 128-dimension update ranges).
 fn wide<T: CudaElement>(variant: &str) {
-    let b = with_variant(variant);
+    let b = with_variant(Family::KMeans, variant);
     let mut rng = SplitMix64::new(12);
     let (n, k, d) = (3_001, 300, 200);
     let x = random::<T>(&mut rng, n, d);
@@ -304,19 +277,12 @@ fn wide<T: CudaElement>(variant: &str) {
     check_means(&what, &x, &got, &c, &b.download(&dc).unwrap());
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn wide_shapes_every_variant() {
-    for v in variants() {
-        wide::<f32>(v);
-        wide::<f64>(v);
-    }
-}
+common::every_variant_test!(wide_shapes_every_variant, Family::KMeans, wide);
 
 /// A centroid far from every point: its cluster is empty, and the update leaves it
 /// where it is. A second assignment counts the changes against the labels it was given.
 fn empty_cluster<T: CudaElement>(variant: &str) {
-    let b = with_variant(variant);
+    let b = with_variant(Family::KMeans, variant);
     let mut rng = SplitMix64::new(13);
     let (n, k, d) = (1_000, 37, 20);
     let x = random::<T>(&mut rng, n, d);
@@ -347,19 +313,16 @@ fn empty_cluster<T: CudaElement>(variant: &str) {
     assert!((a.inertia - exact).abs() <= slack, "{what}: inertia");
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn empty_cluster_and_changes_every_variant() {
-    for v in variants() {
-        empty_cluster::<f32>(v);
-        empty_cluster::<f64>(v);
-    }
-}
+common::every_variant_test!(
+    empty_cluster_and_changes_every_variant,
+    Family::KMeans,
+    empty_cluster
+);
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn edge_shapes_match_cpu() {
-    for v in variants() {
+    for v in variants(Family::KMeans) {
         let x = blobs::<f64>(6, 129, 3, 1, 5.0);
         matches_cpu(v, &x, &KMeansConfig::new(1));
         matches_cpu(v, &x, &KMeansConfig::new(3).seed(2));
@@ -370,7 +333,7 @@ fn edge_shapes_match_cpu() {
         matches_cpu(v, &Array2::<f64>::zeros((10, 0)), &KMeansConfig::new(2));
         // predict with fewer points than a tile, and none
         let c = few.select(Axis(0), &[0, 10, 20]);
-        let b = with_variant(v);
+        let b = with_variant(Family::KMeans, v);
         let p = b.predict(few.view(), c.view()).unwrap();
         assert_nearest(v, few.view(), c.view(), &p);
         let dp = b
@@ -393,7 +356,7 @@ fn edge_shapes_match_cpu() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn errors() {
-    let mut b = backend();
+    let mut b = common::backend();
     let x = Array2::<f32>::zeros((10, 2));
     assert!(matches!(
         b.kmeans(x.view(), &KMeansConfig::new(0)),
@@ -466,10 +429,5 @@ fn errors() {
     b.assign_dev(&dx, &dc, &mut labels).unwrap();
     assert_eq!(b.download_indices(&labels).unwrap().len(), 10);
 
-    let default = b.variant(Family::KMeans);
-    assert!(matches!(
-        b.set_variant(Family::KMeans, "nope"),
-        Err(Error::UnknownVariant { .. })
-    ));
-    assert_eq!(b.variant(Family::KMeans), default);
+    common::assert_unknown_variant_refused(&mut b, Family::KMeans, "nope");
 }

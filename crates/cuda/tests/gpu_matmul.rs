@@ -8,18 +8,19 @@
 //! are ignored without one. Run them on a GPU machine with
 //! `cargo test -p ndgpu-cuda --test gpu_matmul -- --ignored`.
 
-use std::collections::HashSet;
+mod common;
 
-use ndarray::{Array2, ArrayView2};
-use ndgpu_conformance::compare::{describe_ratio, gemm_bound, gemm_f64, max_ratio};
+use common::{
+    assert_unknown_variant_refused, assert_within, backend, every_variant, gemm_reference, MATMUL,
+    ODD,
+};
+use ndarray::Array2;
 use ndgpu_conformance::data::Rng;
-use ndgpu_conformance::{assert_family, Sizes};
+use ndgpu_conformance::Sizes;
 use ndgpu_core::{Backend, Error, Family, Gemm, MatMul, Matrix, Memory, Trans};
 use ndgpu_cuda::CudaBackend;
-use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::CudaElement;
 
-const ODD: &[usize] = &[1, 7, 33, 65, 127, 129, 255, 257, 1000];
 const TRANS: [(Trans, Trans); 4] = [
     (Trans::No, Trans::No),
     (Trans::No, Trans::Yes),
@@ -27,60 +28,7 @@ const TRANS: [(Trans, Trans); 4] = [
     (Trans::Yes, Trans::Yes),
 ];
 
-fn backend() -> CudaBackend {
-    CudaBackend::new(0).expect("a CUDA device")
-}
-
-/// The technique the default variant's `gemm_` kernels name, after checking that they
-/// are its f32 and f64 kernels and nothing else.
-fn default_technique() -> String {
-    let gemm: Vec<&str> = ndgpu_cuda::default_kernels()
-        .into_iter()
-        .filter(|k| k.starts_with("gemm_"))
-        .collect();
-    let technique = gemm
-        .first()
-        .and_then(|k| k.strip_prefix("gemm_"))
-        .and_then(|k| k.strip_suffix("_f32"))
-        .unwrap_or_else(|| panic!("default gemm kernels {gemm:?}: no gemm_<variant>_f32 first"));
-    let want = [
-        format!("gemm_{technique}_f32"),
-        format!("gemm_{technique}_f64"),
-    ];
-    assert_eq!(gemm, want, "default gemm kernels");
-    technique.to_string()
-}
-
-/// Asserts that matmul.cu defines `gemm_{technique}_{f32,f64}`.
-fn assert_in_source(technique: &str) {
-    assert!(
-        KernelFile::MatMul
-            .source()
-            .contains(&format!("GEMM_ENTRIES({technique},")),
-        "no gemm_{technique}_{{f32,f64}} entry points in matmul.cu"
-    );
-}
-
-#[test]
-fn default_kernels_are_one_variant_in_both_dtypes_and_in_the_source() {
-    assert_in_source(&default_technique());
-}
-
-#[test]
-#[ignore = "needs a CUDA device"]
-fn variant_names_are_unique_and_every_variant_is_in_the_source() {
-    let variants = backend().variants(Family::MatMul);
-    let unique: HashSet<_> = variants.iter().collect();
-    assert_eq!(
-        unique.len(),
-        variants.len(),
-        "duplicate variant in {variants:?}"
-    );
-    for v in &variants {
-        assert_in_source(v);
-    }
-    assert_eq!(default_technique(), variants[0], "the default variant");
-}
+common::kernel_source_tests!(MATMUL);
 
 /// An operand that is `rows × cols` after `t` is applied.
 fn operand<T: CudaElement>(rng: &mut Rng, t: Trans, rows: usize, cols: usize) -> Array2<T> {
@@ -90,38 +38,19 @@ fn operand<T: CudaElement>(rng: &mut Rng, t: Trans, rows: usize, cols: usize) ->
     }
 }
 
-/// The f64 reference of `g` applied to the operands, and its elementwise bound.
-fn reference<T: CudaElement>(
-    g: &Gemm<T>,
-    a: ArrayView2<T>,
-    b: ArrayView2<T>,
-    c: Option<ArrayView2<T>>,
-) -> (Array2<f64>, Array2<f64>) {
-    (gemm_f64(g, a, b, c), gemm_bound(g, a, b, c))
-}
+common::conformance_test!(conformance_every_variant, Family::MatMul);
 
-/// Asserts that `got` is within the gemm bound of the f64 reference (NaN fails).
-fn assert_close<T: CudaElement>(
+/// Asserts for every variant that `run`, with it selected, gives a result within the
+/// bound of the f64 reference; a failure names the variant, then `what`.
+fn every_variant_within<T: CudaElement>(
+    b: &mut CudaBackend,
     what: &str,
-    got: ArrayView2<T>,
-    (want, bound): &(Array2<f64>, Array2<f64>),
+    reference: &(Array2<f64>, Array2<f64>),
+    mut run: impl FnMut(&CudaBackend) -> Array2<T>,
 ) {
-    let worst = max_ratio(got, want.view(), bound.view());
-    assert!(
-        worst.0 <= 1.0 && (worst.1.is_some() || got.is_empty()),
-        "{}",
-        describe_ratio(what, got, want.view(), worst)
-    );
-}
-
-#[test]
-#[ignore = "needs a CUDA device"]
-fn conformance_every_variant() {
-    let mut b = backend();
-    for v in b.variants(Family::MatMul) {
-        b.set_variant(Family::MatMul, v).unwrap();
-        assert_family(&b, Family::MatMul, Sizes::from_env(Sizes::Medium));
-    }
+    every_variant(b, Family::MatMul, |b, v| {
+        assert_within(&format!("{v} {what}"), run(b).view(), reference);
+    });
 }
 
 /// One case through the host form for every variant: inputs and reference computed once.
@@ -141,16 +70,14 @@ fn host_case<T: CudaElement>(
         .ta(ta)
         .tb(tb);
     let c_arg = (g.beta != T::zero()).then_some(c.view());
-    let want = reference(&g, a.view(), bm.view(), c_arg);
-    for v in b.variants(Family::MatMul) {
-        b.set_variant(Family::MatMul, v).unwrap();
-        let got = b.gemm(g, a.view(), bm.view(), c_arg).unwrap();
-        let what = format!(
-            "{v} {} m={m} n={n} k={k} {ta:?}/{tb:?} {alpha} {beta}",
-            T::SUFFIX
-        );
-        assert_close(&what, got.view(), &want);
-    }
+    let want = gemm_reference(&g, a.view(), bm.view(), c_arg);
+    let what = format!(
+        "{} m={m} n={n} k={k} {ta:?}/{tb:?} {alpha} {beta}",
+        T::SUFFIX
+    );
+    every_variant_within(b, &what, &want, |b| {
+        b.gemm(g, a.view(), bm.view(), c_arg).unwrap()
+    });
 }
 
 #[test]
@@ -184,16 +111,14 @@ fn poisoned<T: CudaElement>(b: &mut CudaBackend, rng: &mut Rng, (m, n, k): (usiz
     let bm = rng.matrix::<T>(k, n);
     let (da, db) = (b.upload(a.view()).unwrap(), b.upload(bm.view()).unwrap());
     let g = Gemm::new().alpha(T::from_f64(0.75));
-    let want = reference(&g, a.view(), bm.view(), None);
+    let want = gemm_reference(&g, a.view(), bm.view(), None);
     let nan = Array2::<T>::from_elem((m, n), T::nan());
-    for v in b.variants(Family::MatMul) {
-        b.set_variant(Family::MatMul, v).unwrap();
+    let what = format!("{} m={m} n={n} k={k} over NaN", T::SUFFIX);
+    every_variant_within(b, &what, &want, |b| {
         let mut dc = b.upload(nan.view()).unwrap();
         b.gemm_dev(g, &da, &db, &mut dc).unwrap();
-        let got = b.download(&dc).unwrap();
-        let what = format!("{v} {} m={m} n={n} k={k} over NaN", T::SUFFIX);
-        assert_close(&what, got.view(), &want);
-    }
+        b.download(&dc).unwrap()
+    });
 }
 
 #[test]
@@ -227,8 +152,8 @@ fn resident<T: CudaElement>(b: &CudaBackend, rng: &mut Rng) {
     let (da, db) = (b.upload(a.view()).unwrap(), b.upload(bm.view()).unwrap());
     let dc = b.matmul_dev(&da, &db).unwrap();
     let c = b.download(&dc).unwrap();
-    let want = reference(&Gemm::new(), a.view(), bm.view(), None);
-    assert_close(&format!("{v} {} A·B", T::SUFFIX), c.view(), &want);
+    let want = gemm_reference(&Gemm::new(), a.view(), bm.view(), None);
+    assert_within(&format!("{v} {} A·B", T::SUFFIX), c.view(), &want);
     for (ta, tx) in TRANS {
         // op(C) is m×n or n×m; X is chosen so that op(X) has op(C)'s columns as rows.
         let (r, inner) = ta.dim((m, n));
@@ -242,23 +167,18 @@ fn resident<T: CudaElement>(b: &CudaBackend, rng: &mut Rng) {
             .tb(tx);
         b.gemm_dev(g, &dc, &dx, &mut dd).unwrap();
         let got = b.download(&dd).unwrap();
-        let want = reference(&g, c.view(), x.view(), Some(d0.view()));
+        let want = gemm_reference(&g, c.view(), x.view(), Some(d0.view()));
         let what = format!("{v} {} op(C)·op(X) {ta:?}/{tx:?}", T::SUFFIX);
-        assert_close(&what, got.view(), &want);
+        assert_within(&what, got.view(), &want);
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn resident_chain_every_variant_every_transpose_pair() {
-    let mut b = backend();
-    let mut rng = Rng::new(13);
-    for v in b.variants(Family::MatMul) {
-        b.set_variant(Family::MatMul, v).unwrap();
-        resident::<f32>(&b, &mut rng);
-        resident::<f64>(&b, &mut rng);
-    }
-}
+common::every_variant_test!(
+    resident_chain_every_variant_every_transpose_pair,
+    Family::MatMul,
+    resident,
+    seed 13
+);
 
 #[test]
 #[ignore = "needs a CUDA device"]
@@ -284,8 +204,7 @@ fn empty_shapes_and_zero_alpha() {
     let nan = Array2::<f32>::from_elem((3, 4), f32::NAN);
     let inf = Array2::<f32>::from_elem((3, 2), f32::INFINITY);
     let y = Array2::<f32>::ones((2, 4));
-    for v in b.variants(Family::MatMul) {
-        b.set_variant(Family::MatMul, v).unwrap();
+    every_variant(&mut b, Family::MatMul, |b, v| {
         let (da, db) = (b.upload(a.view()).unwrap(), b.upload(bm.view()).unwrap());
         let mut dc = b.upload(nan.view()).unwrap();
         b.gemm_dev(Gemm::new(), &da, &db, &mut dc).unwrap();
@@ -299,7 +218,7 @@ fn empty_shapes_and_zero_alpha() {
             Array2::from_elem((3, 4), -3.0),
             "{v}"
         );
-    }
+    });
 }
 
 /// Regression: the K = 0 / alpha = 0 shortcut returned beta·C in C's own memory order.
@@ -342,11 +261,7 @@ fn bad_shapes_and_names_are_errors() {
     let e = b.gemm_dev(Gemm::new().tb(yes), &da, &da, &mut wrong);
     let e = e.unwrap_err();
     assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
-    // An unknown variant is refused and leaves the current one selected.
-    let before = b.variant(Family::MatMul);
-    let e = b.set_variant(Family::MatMul, "no_such").unwrap_err();
-    assert!(matches!(e, Error::UnknownVariant { .. }), "{e}");
-    assert_eq!(b.variant(Family::MatMul), before);
+    assert_unknown_variant_refused(&mut b, Family::MatMul, "no_such");
     b.gemm_dev(Gemm::new().tb(yes), &da, &da, &mut c).unwrap();
     assert_eq!(b.download(&c).unwrap(), Array2::from_elem((3, 3), 4.0));
 }
@@ -364,18 +279,11 @@ fn every_variant_is_bitwise_reproducible() {
     let a = rng.matrix::<f32>(m, k);
     let bm = rng.matrix::<f32>(k, n);
     let (da, db) = (b.upload(a.view()).unwrap(), b.upload(bm.view()).unwrap());
-    for v in b.variants(Family::MatMul) {
-        b.set_variant(Family::MatMul, v).unwrap();
-        let mut runs = Vec::new();
-        for _ in 0..3 {
+    every_variant(&mut b, Family::MatMul, |b, v| {
+        common::assert_same_every_run(v, 3, || {
             let mut dc = b.alloc(m, n).unwrap();
             b.gemm_dev(Gemm::new(), &da, &db, &mut dc).unwrap();
-            let c = b.download(&dc).unwrap();
-            runs.push(c.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
-        }
-        assert!(
-            runs.windows(2).all(|w| w[0] == w[1]),
-            "{v} differs between runs"
-        );
-    }
+            b.download(&dc).unwrap()
+        });
+    });
 }

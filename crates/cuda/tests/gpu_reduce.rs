@@ -5,35 +5,18 @@
 //! inputs and errors, and the bitwise reproducibility of the default.
 //! Run on a GPU machine with `cargo test -p ndgpu-cuda --test gpu_reduce -- --ignored`.
 
+mod common;
+
+use common::{backend, every_variant, random, same_bits, values};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use ndgpu_conformance::compare::sum_ratio;
-use ndgpu_conformance::{assert_family, Sizes};
+use ndgpu_core::kmeans::SplitMix64;
 use ndgpu_core::{
     ArgOp, Backend, Device, Element, Error, Family, Matrix, Memory, Reduce, ReduceOp,
 };
 use ndgpu_cpu::CpuBackend;
 use ndgpu_cuda::CudaBackend;
 use ndgpu_cuda_runtime::CudaElement;
-
-/// SplitMix64: deterministic values in [-1, 1) without a rand dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-    fn vec<T: Element>(&mut self, n: usize) -> Vec<T> {
-        (0..n).map(|_| T::from_f64(self.next())).collect()
-    }
-}
-
-fn backend() -> CudaBackend {
-    CudaBackend::new(0).expect("a CUDA device")
-}
 
 /// A slice as a 1×n matrix: the trait's vectors.
 fn row<T>(x: &[T]) -> ArrayView2<'_, T> {
@@ -43,14 +26,6 @@ fn row<T>(x: &[T]) -> ArrayView2<'_, T> {
 /// The elements of a downloaded matrix in row-major order.
 fn flat<T: Element>(m: &Array2<T>) -> Vec<T> {
     m.iter().copied().collect()
-}
-
-/// Bitwise equality (so -0 differs from +0; NaN equals itself).
-fn same_bits<T: Element>(a: &[T], b: &[T]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| x.as_f64().to_bits() == y.as_f64().to_bits())
 }
 
 const LENGTHS: &[usize] = &[1, 2, 3, 5, 31, 1023, 4097, 100_003, (1 << 20) + 7];
@@ -107,9 +82,7 @@ fn check_whole<T: CudaElement>(b: &mut CudaBackend, x: &[T], y: &[T], label: &st
     let n = x.len();
     let dx = b.upload(row(x)).unwrap();
     let dy = b.upload(row(y)).unwrap();
-    let variants = b.variants(Family::Reduce);
-    for &v in &variants {
-        b.set_variant(Family::Reduce, v).unwrap();
+    every_variant(b, Family::Reduce, |b, v| {
         for op in ReduceOp::ALL {
             let got = b.reduce_dev(op, &dx).unwrap();
             let what = format!("{v} {} {label} n={n} {}", op.name(), T::SUFFIX);
@@ -128,29 +101,22 @@ fn check_whole<T: CudaElement>(b: &mut CudaBackend, x: &[T], y: &[T], label: &st
             want,
             n,
         );
-    }
-    b.set_variant(Family::Reduce, variants[0]).unwrap();
+    });
+    let default = b.variants(Family::Reduce)[0];
+    b.set_variant(Family::Reduce, default).unwrap();
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn every_variant_passes_the_conformance_cases() {
-    let mut b = backend();
-    for v in b.variants(Family::Reduce) {
-        b.set_variant(Family::Reduce, v).unwrap();
-        assert_family(&b, Family::Reduce, Sizes::from_env(Sizes::Medium));
-    }
-}
+common::conformance_test!(every_variant_passes_the_conformance_cases, Family::Reduce);
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn every_variant_and_op_matches_the_host_on_odd_lengths() {
     let mut b = backend();
-    let mut rng = Rng(10);
+    let mut rng = SplitMix64::new(10);
     for &n in LENGTHS {
-        let (x, y) = (rng.vec::<f32>(n), rng.vec::<f32>(n));
+        let (x, y) = (values::<f32>(&mut rng, n), values::<f32>(&mut rng, n));
         check_whole(&mut b, &x, &y, "random");
-        let (x, y) = (rng.vec::<f64>(n), rng.vec::<f64>(n));
+        let (x, y) = (values::<f64>(&mut rng, n), values::<f64>(&mut rng, n));
         check_whole(&mut b, &x, &y, "random");
     }
 }
@@ -161,7 +127,7 @@ fn every_variant_and_op_matches_the_host_on_odd_lengths() {
 #[ignore = "needs a CUDA device"]
 fn nan_propagates_and_arg_ops_find_the_first_nan() {
     let mut b = backend();
-    let mut rng = Rng(11);
+    let mut rng = SplitMix64::new(11);
     let n = 100_003;
     for nans in [
         vec![70_001, 90_000],
@@ -169,8 +135,8 @@ fn nan_propagates_and_arg_ops_find_the_first_nan() {
         vec![0, 5],
         vec![2047, 2048],
     ] {
-        let mut x = rng.vec::<f32>(n);
-        let y = rng.vec::<f32>(n);
+        let mut x = values::<f32>(&mut rng, n);
+        let y = values::<f32>(&mut rng, n);
         for &k in &nans {
             x[k] = f32::NAN;
         }
@@ -187,10 +153,10 @@ fn nan_propagates_and_arg_ops_find_the_first_nan() {
 #[ignore = "needs a CUDA device"]
 fn ties_go_to_the_lowest_index() {
     let mut b = backend();
-    let mut rng = Rng(12);
+    let mut rng = SplitMix64::new(12);
     let n = (1 << 20) + 7;
-    let mut x = rng.vec::<f64>(n);
-    let y = rng.vec::<f64>(n);
+    let mut x = values::<f64>(&mut rng, n);
+    let y = values::<f64>(&mut rng, n);
     for k in [999_999, 5, 300_000, n - 1] {
         x[k] = -5.0;
     }
@@ -233,10 +199,10 @@ fn the_default_is_bitwise_reproducible() {
     );
     // The one variant left out of the repeat below must exist under that name.
     assert!(variants.contains(&"dot_atomic"), "{variants:?}");
-    let mut rng = Rng(13);
+    let mut rng = SplitMix64::new(13);
     let n = 1 << 22;
-    let x = rng.vec::<f32>(n);
-    let y = rng.vec::<f32>(n);
+    let x = values::<f32>(&mut rng, n);
+    let y = values::<f32>(&mut rng, n);
     let dx = b.upload(row(&x)).unwrap();
     let dy = b.upload(row(&y)).unwrap();
     let first = sum_bits(&b, &dx, &dy);
@@ -264,13 +230,14 @@ fn the_default_is_bitwise_reproducible() {
         first[2]
     );
     // The other reproducible variants too (all but dot_atomic).
-    for &v in variants.iter().filter(|&&v| v != "dot_atomic") {
-        b.set_variant(Family::Reduce, v).unwrap();
-        let s0 = sum_bits(&b, &dx, &dy);
-        for _ in 0..3 {
-            assert_eq!(sum_bits(&b, &dx, &dy), s0, "{v}");
+    every_variant(&mut b, Family::Reduce, |b, v| {
+        if v != "dot_atomic" {
+            let s0 = sum_bits(b, &dx, &dy);
+            for _ in 0..3 {
+                assert_eq!(sum_bits(b, &dx, &dy), s0, "{v}");
+            }
         }
-    }
+    });
 }
 
 // ---- along an axis ------------------------------------------------------------------------
@@ -317,7 +284,7 @@ fn check_axis<T: CudaElement>(b: &CudaBackend, a: &Array2<T>, label: &str) {
             }
             let host = b.reduce_axis(op, a.view(), axis).unwrap();
             assert!(
-                same_bits(&host.to_vec(), &got),
+                same_bits(&host, &ArrayView1::from(&got)),
                 "{} {ctx}: host form",
                 op.name()
             );
@@ -338,15 +305,15 @@ fn check_axis<T: CudaElement>(b: &CudaBackend, a: &Array2<T>, label: &str) {
 #[ignore = "needs a CUDA device"]
 fn axis_reductions_match_the_host_on_odd_shapes() {
     let b = backend();
-    let mut rng = Rng(14);
+    let mut rng = SplitMix64::new(14);
     for &(r, c) in AXIS_SHAPES {
-        let a = Array2::from_shape_vec((r, c), rng.vec::<f32>(r * c)).unwrap();
+        let a = random::<f32>(&mut rng, r, c);
         check_axis(&b, &a, "random");
-        let a = Array2::from_shape_vec((r, c), rng.vec::<f64>(r * c)).unwrap();
+        let a = random::<f64>(&mut rng, r, c);
         check_axis(&b, &a, "random");
     }
     // Column-major input: the upload makes it row-major first.
-    let a = Array2::from_shape_vec((300, 200), rng.vec::<f64>(60_000)).unwrap();
+    let a = random::<f64>(&mut rng, 300, 200);
     check_axis(&b, &a.t().to_owned(), "transposed");
 }
 
@@ -354,9 +321,9 @@ fn axis_reductions_match_the_host_on_odd_shapes() {
 #[ignore = "needs a CUDA device"]
 fn axis_reductions_follow_the_nan_and_tie_rules() {
     let b = backend();
-    let mut rng = Rng(15);
+    let mut rng = SplitMix64::new(15);
     for &(r, c) in &[(33usize, 65usize), (5, 70_001), (100_000, 3)] {
-        let mut a = Array2::from_shape_vec((r, c), rng.vec::<f32>(r * c)).unwrap();
+        let mut a = random::<f32>(&mut rng, r, c);
         // Row 1 / column 1: two NaNs; row 2 / column 2: tied extremes.
         a[[1, c - 1]] = f32::NAN;
         a[[r - 1, 1]] = f32::NAN;
@@ -374,8 +341,8 @@ fn axis_reductions_follow_the_nan_and_tie_rules() {
 fn squared_row_norms() {
     // SumSq along Axis(1): one value per row, left resident as a rows×1 matrix.
     let b = backend();
-    let mut rng = Rng(16);
-    let a = Array2::from_shape_vec((513, 37), rng.vec::<f32>(513 * 37)).unwrap();
+    let mut rng = SplitMix64::new(16);
+    let a = random::<f32>(&mut rng, 513, 37);
     let d = b.upload(a.view()).unwrap();
     let norms = b.reduce_axis_dev(ReduceOp::SumSq, &d, Axis(1)).unwrap();
     assert_eq!(norms.dim(), (513, 1));
@@ -501,10 +468,5 @@ fn empty_inputs_and_bad_arguments() {
         Err(Error::WrongPlace { .. })
     ));
 
-    let default = b.variant(Family::Reduce);
-    assert!(matches!(
-        b.set_variant(Family::Reduce, "sideways"),
-        Err(Error::UnknownVariant { .. })
-    ));
-    assert_eq!(b.variant(Family::Reduce), default);
+    common::assert_unknown_variant_refused(&mut b, Family::Reduce, "sideways");
 }

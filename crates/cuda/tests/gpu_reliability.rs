@@ -5,6 +5,8 @@
 //! run-to-run reproducibility that the default variants claim. Run on the GPU machine
 //! with `--include-ignored`.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,13 +21,21 @@ use ndgpu_cuda::{CudaBackend, Gpu};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 
 fn random(rows: usize, cols: usize, seed: u64) -> Array2<f32> {
-    let mut rng = ndgpu_core::kmeans::SplitMix64::new(seed);
-    Array2::from_shape_fn((rows, cols), |_| (rng.next_f64() * 2.0 - 1.0) as f32)
+    common::random(&mut ndgpu_core::kmeans::SplitMix64::new(seed), rows, cols)
 }
 
 fn spd(n: usize, seed: u64) -> Array2<f64> {
     let b = random(n, n, seed).mapv(f64::from);
     b.dot(&b.t()) + Array2::<f64>::eye(n) * n as f64
+}
+
+/// Asserts that the device has `before` bytes free again, give or take `slack`.
+fn assert_memory_back(gpu: &Gpu, before: usize, slack: usize) {
+    let (now, _) = gpu.mem_info().unwrap();
+    assert!(
+        now + slack >= before,
+        "free memory went from {before} to {now}"
+    );
 }
 
 /// Largest |x − y| relative to the largest |y|.
@@ -79,11 +89,7 @@ fn an_allocation_larger_than_the_device_is_an_error_naming_the_sizes_and_the_dev
     let c = backend.matmul(a.view(), a.t()).unwrap();
     assert_eq!(c, before, "the product after the failed allocation differs");
     assert!(rel_diff(&c, &a.dot(&a.t())) < 1e-5);
-    let (free_after, _) = gpu.mem_info().unwrap();
-    assert!(
-        free_after + (16 << 20) >= free,
-        "free memory dropped from {free} to {free_after}"
-    );
+    assert_memory_back(&gpu, free, 16 << 20);
 }
 
 #[test]
@@ -129,22 +135,18 @@ fn dropping_buffers_and_backends_releases_their_memory() {
         drop(buf);
     }
     for i in 0..20 {
-        let backend = CudaBackend::new(0).expect("device");
+        let backend = common::backend();
         let a = random(512, 512, i);
         let _ = backend.gram(a.view()).unwrap();
     }
     gpu.synchronize().unwrap();
-    let (free1, _) = gpu.mem_info().unwrap();
-    assert!(
-        free1 + (256 << 20) >= free0,
-        "free memory went from {free0} to {free1}"
-    );
+    assert_memory_back(&gpu, free0, 256 << 20);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn threads_sharing_one_backend_get_correct_results() {
-    let backend = Arc::new(CudaBackend::new(0).expect("device"));
+    let backend = Arc::new(common::backend());
     let cpu = CpuBackend::new();
     let deadline = Instant::now() + Duration::from_secs(30);
     std::thread::scope(|s| {
@@ -209,7 +211,7 @@ fn several_backends_on_one_device_from_several_threads() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn default_variants_are_bitwise_reproducible_run_to_run() {
-    let backend = CudaBackend::new(0).expect("device");
+    let backend = common::backend();
     let a = random(777, 555, 11);
     let x = random(1 << 20, 1, 12);
     let blobs = random(20_000, 16, 13);
@@ -257,7 +259,7 @@ fn default_variants_are_bitwise_reproducible_run_to_run() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn results_no_device_holds_are_refused_and_the_backend_goes_on() {
-    let backend = CudaBackend::new(0).expect("device");
+    let backend = common::backend();
     ndgpu_conformance::assert_refuses_results_no_machine_holds(&backend);
 }
 
@@ -267,7 +269,7 @@ fn results_no_device_holds_are_refused_and_the_backend_goes_on() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn out_of_memory_in_a_chain_leaves_the_earlier_arrays_valid() {
-    let backend = CudaBackend::new(0).expect("device");
+    let backend = common::backend();
     let m = random(512, 256, 21);
     let dm = backend.upload(m.view()).unwrap();
     let g = backend.gram_dev(&dm).unwrap();
@@ -318,13 +320,13 @@ fn out_of_memory_in_a_chain_leaves_the_earlier_arrays_valid() {
 fn arrays_outlive_their_backend() {
     let a = random(300, 200, 22);
     let (dm, place) = {
-        let backend = CudaBackend::new(0).expect("device");
+        let backend = common::backend();
         let dm = backend.upload(a.view()).unwrap();
         let place = backend.place();
         (dm, place)
     };
     assert_eq!(dm.place(), place);
-    let again = CudaBackend::new(0).expect("device");
+    let again = common::backend();
     assert_eq!(
         again.place(),
         place,
@@ -334,7 +336,7 @@ fn arrays_outlive_their_backend() {
     drop(again);
     drop(dm);
     // And an array dropped after every backend is gone frees cleanly.
-    let orphan = CudaBackend::new(0).unwrap().upload(a.view()).unwrap();
+    let orphan = common::backend().upload(a.view()).unwrap();
     drop(orphan);
 }
 
@@ -343,7 +345,7 @@ fn arrays_outlive_their_backend() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn transfers_of_every_layout_round_trip() {
-    let backend = CudaBackend::new(0).expect("device");
+    let backend = common::backend();
     for (rows, cols) in [(3, 5), (513, 1025), (4096, 1537), (1 << 22, 7)] {
         let c = random(rows, cols, 23);
         let f = Array2::from_shape_vec((rows, cols).f(), c.iter().copied().collect()).unwrap();

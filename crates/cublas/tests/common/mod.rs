@@ -1,10 +1,10 @@
-//! Backends, seeded data and host checks shared by the GPU tests.
+//! Backends, variant loops, seeded data and host checks shared by the GPU tests.
 #![allow(dead_code)]
 
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use ndgpu_conformance::compare::{describe_ratio, max_ratio, sum_ratio};
 use ndgpu_conformance::data::Rng;
-use ndgpu_core::{ArgOp, Device, Element, Memory, Reduce, ReduceOp};
+use ndgpu_core::{ArgOp, Backend, Device, Element, Family, Memory, Reduce, ReduceOp};
 use ndgpu_cublas::{BlasElement, CublasBackend};
 use ndgpu_cuda::CudaBackend;
 
@@ -18,6 +18,36 @@ pub fn backend() -> CublasBackend {
 pub fn cuda() -> CudaBackend {
     CudaBackend::new(0).unwrap_or_else(|e| panic!("these tests need a CUDA device: {e}"))
 }
+
+/// Selects each variant of `family` on `b` in turn, checking that there is one at
+/// least and that each selection takes, and runs `check` with it.
+pub fn every_variant(
+    b: &mut CublasBackend,
+    family: Family,
+    mut check: impl FnMut(&CublasBackend, &'static str),
+) {
+    let variants = b.variants(family);
+    assert!(!variants.is_empty(), "no {family:?} variant");
+    for v in variants {
+        b.set_variant(family, v).unwrap();
+        assert_eq!(b.variant(family), v);
+        check(b, v);
+    }
+}
+
+/// A test of `$check::<f32>` and then `$check::<f64>` on one backend.
+macro_rules! both_dtypes_test {
+    ($name:ident, $check:ident) => {
+        #[test]
+        #[ignore = "needs a CUDA device"]
+        fn $name() {
+            let b = $crate::common::backend();
+            $check::<f32>(&b);
+            $check::<f64>(&b);
+        }
+    };
+}
+pub(crate) use both_dtypes_test;
 
 /// Seeded values in [-1, 1), never zero.
 pub fn random<T: Element>(shape: (usize, usize), seed: u64) -> Array2<T> {

@@ -68,15 +68,13 @@ fn cholesky_checks<T: BlasElement>(b: &CublasBackend) {
 #[ignore = "needs a CUDA device"]
 fn cholesky_and_solve_meet_the_lapack_ratios_in_every_variant() {
     let mut b = backend();
-    let variants = b.variants(Family::Cholesky);
     assert_eq!(
-        variants,
+        b.variants(Family::Cholesky),
         ["xlower_trsm", "lower_trsm", "upper_trsm", "upper_potrs"]
     );
-    for v in variants {
-        b.set_variant(Family::Cholesky, v).unwrap();
-        cholesky_checks::<f32>(&b);
-        cholesky_checks::<f64>(&b);
+    every_variant(&mut b, Family::Cholesky, |b, v| {
+        cholesky_checks::<f32>(b);
+        cholesky_checks::<f64>(b);
         let empty: Matrix<f64> = b.zeros(0, 0).unwrap();
         let f = b.cholesky_dev(&empty).unwrap();
         assert_eq!(f.order(), 0, "[{v}]");
@@ -84,7 +82,7 @@ fn cholesky_and_solve_meet_the_lapack_ratios_in_every_variant() {
         let mut none: Matrix<f64> = b.zeros(4, 0).unwrap();
         b.cholesky_solve_in_place_dev(&f, &mut none).unwrap();
         assert_eq!(none.dim(), (4, 0), "[{v}]");
-    }
+    });
 }
 
 /// Records a failure unless `got` is an error that `expected` accepts.
@@ -170,13 +168,11 @@ fn not_positive_definite<T: BlasElement>(b: &CublasBackend, failures: &mut Vec<S
 #[test]
 #[ignore = "needs a CUDA device"]
 fn a_matrix_that_is_not_positive_definite_names_its_pivot_in_every_variant() {
-    let mut b = backend();
     let mut failures = Vec::new();
-    for v in b.variants(Family::Cholesky) {
-        b.set_variant(Family::Cholesky, v).unwrap();
-        not_positive_definite::<f32>(&b, &mut failures);
-        not_positive_definite::<f64>(&b, &mut failures);
-    }
+    every_variant(&mut backend(), Family::Cholesky, |b, _| {
+        not_positive_definite::<f32>(b, &mut failures);
+        not_positive_definite::<f64>(b, &mut failures);
+    });
     assert!(
         failures.is_empty(),
         "{} failing case(s):\n{}",
@@ -233,13 +229,10 @@ fn kmeans_checks<T: BlasElement>(b: &CublasBackend) {
     ));
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn kmeans_matches_the_cpu_reference_and_the_definition() {
-    let b = backend();
-    kmeans_checks::<f32>(&b);
-    kmeans_checks::<f64>(&b);
-}
+crate::common::both_dtypes_test!(
+    kmeans_matches_the_cpu_reference_and_the_definition,
+    kmeans_checks
+);
 
 #[test]
 #[ignore = "needs a CUDA device"]
