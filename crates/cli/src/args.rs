@@ -56,8 +56,8 @@ pub struct ShootoutArgs {
     /// Sizes, comma separated, for every op instead of each op's default ladder.
     #[arg(long, value_delimiter = ',')]
     pub sizes: Option<Vec<usize>>,
-    /// Backends, comma separated (cpu, cuda, cublas); default: the GPU backends if there
-    /// is a GPU, else cpu.
+    /// Backends, comma separated (cpu, faer, cuda, cublas); default: the GPU backends if
+    /// there is a GPU, else the host ones (faer and cpu).
     #[arg(long, value_delimiter = ',')]
     pub backends: Vec<String>,
     /// Only these variants (the vendor's default always runs, as the yardstick).
@@ -89,8 +89,9 @@ pub struct ShootoutArgs {
 /// Options every `run` operation takes.
 #[derive(Debug, Args)]
 pub struct Common {
-    /// Backend: cpu, cuda, cublas or auto (the fastest available; NDGPU_BACKEND
-    /// overrides what auto picks).
+    /// Backend: cpu (the reference), faer (multi-threaded CPU), cuda, cublas or auto (the
+    /// fastest available: a GPU backend, else faer; NDGPU_BACKEND overrides what auto
+    /// picks).
     #[arg(long, default_value = "auto")]
     pub backend: String,
     /// Element type (float32 and float64 are accepted too). Inputs of another dtype
