@@ -1,18 +1,11 @@
 //! `ndgpu info`: what each compiled-in backend is, whether it can run here and why
 //! not, its variants per family (default first) and its notes.
-//!
-//! The facade lists a backend's variants only by opening it, so a GPU backend that
-//! cannot open here has none listed; the output says so rather than leave an empty
-//! list to read as "no variants".
+//! The GPU backends' variants are listed also where they cannot open.
 
 use ndgpu::BackendInfo;
 use serde_json::{json, Map, Value};
 
 use crate::error::{emit, Result};
-
-/// Why an unavailable backend lists no variants.
-const NO_VARIANTS: &str = "not listed: a backend lists its variants only where it can \
-                           open; `ndgpu info` on a machine where it is available lists them";
 
 pub fn info(json_out: bool) -> Result<()> {
     let all = ndgpu::backends();
@@ -30,9 +23,7 @@ fn to_text(b: &BackendInfo) -> String {
         Ok(description) => format!("{}: available\n  {description}\n", b.name),
         Err(reason) => format!("{}: unavailable: {reason}\n", b.name),
     };
-    if b.variants.is_empty() {
-        s.push_str(&format!("  variants: {NO_VARIANTS}\n"));
-    } else {
+    if !b.variants.is_empty() {
         s.push_str("  variants (* = default):\n");
         let width = b
             .variants
@@ -84,9 +75,6 @@ fn to_json(b: &BackendInfo) -> Value {
         Err(r) => m.insert("reason".into(), json!(r)),
     };
     m.insert("variants".into(), Value::Object(variants));
-    if b.variants.is_empty() {
-        m.insert("variants_note".into(), json!(NO_VARIANTS));
-    }
     m.insert("notes".into(), json!(b.notes));
     Value::Object(m)
 }

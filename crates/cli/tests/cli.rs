@@ -1111,21 +1111,28 @@ fn backend_from_environment_is_named() {
 }
 
 #[test]
-fn info_says_why_gpu_variants_are_missing() {
+fn info_lists_every_backends_variants_even_without_a_gpu() {
     let text = ok(&["info"]);
     let v = json(&["info"]);
     for b in v["backends"].as_array().unwrap() {
         let variants = b["variants"].as_object().unwrap();
-        if variants.is_empty() {
-            // Only a backend that cannot open here lists none, and says why.
-            assert_eq!(b["available"], false, "{b}");
-            let note = b["variants_note"].as_str().unwrap();
-            assert!(note.contains("only where it can open"), "{b}");
-            assert!(text.contains(&format!("  variants: {note}")), "{text}");
-        } else {
-            assert!(b.get("variants_note").is_none(), "{b}");
+        // Every family, whether or not the backend can open here.
+        assert_eq!(variants.len(), 6, "{b}");
+        for (family, entry) in variants {
+            let all = entry["all"].as_array().unwrap();
+            assert!(!all.is_empty(), "{family}: {b}");
+            assert_eq!(entry["default"], all[0], "{family}: {b}");
         }
     }
+    let cuda = v["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "cuda")
+        .unwrap();
+    let matmul = cuda["variants"]["matmul"]["all"].as_array().unwrap();
+    assert!(matmul.iter().any(|n| n == "naive"), "{cuda}");
+    assert!(text.contains("variants (* = default)"), "{text}");
 }
 
 #[test]

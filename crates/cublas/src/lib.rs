@@ -83,6 +83,18 @@ const _: () = {
 };
 
 impl CublasBackend {
+    /// The variants of every family, default first: known without a device.
+    pub fn variant_table() -> [(Family, &'static [&'static str]); 6] {
+        [
+            (Family::MatMul, matmul::VARIANTS),
+            (Family::Gram, gram::VARIANTS),
+            (Family::Transpose, transpose::VARIANTS),
+            (Family::Reduce, reduce::VARIANTS),
+            (Family::Cholesky, cholesky::VARIANTS),
+            (Family::KMeans, kmeans::VARIANTS),
+        ]
+    }
+
     /// Opens device `ordinal`, on the runtime every backend of that device shares.
     ///
     /// # Errors
@@ -109,17 +121,7 @@ impl CublasBackend {
         let versions = versions()?;
         let blas = BlasHandle::new(&gpu)?;
         let solver = SolverHandle::new(&gpu)?;
-        let variants = Variants::new(
-            error::BACKEND,
-            &[
-                (Family::MatMul, matmul::VARIANTS),
-                (Family::Gram, gram::VARIANTS),
-                (Family::Transpose, transpose::VARIANTS),
-                (Family::Reduce, reduce::VARIANTS),
-                (Family::Cholesky, cholesky::VARIANTS),
-                (Family::KMeans, kmeans::VARIANTS),
-            ],
-        );
+        let variants = Variants::new(error::BACKEND, &Self::variant_table());
         Ok(CublasBackend {
             blas: Mutex::new(blas),
             solver: Mutex::new(solver),

@@ -54,18 +54,20 @@ impl CudaBackend {
 
     /// A backend on a given runtime.
     pub fn with_gpu(gpu: Arc<Gpu>) -> Self {
-        let variants = Variants::new(
-            NAME,
-            &[
-                (Family::MatMul, ops::matmul::VARIANTS),
-                (Family::Gram, ops::gram::VARIANTS),
-                (Family::Transpose, ops::transpose::VARIANTS),
-                (Family::Reduce, ops::reduce::VARIANTS),
-                (Family::Cholesky, ops::cholesky::VARIANTS),
-                (Family::KMeans, ops::kmeans::VARIANTS),
-            ],
-        );
+        let variants = Variants::new(NAME, &Self::variant_table());
         CudaBackend { gpu, variants }
+    }
+
+    /// The variants of every family, default first: known without a device.
+    pub fn variant_table() -> [(Family, &'static [&'static str]); 6] {
+        [
+            (Family::MatMul, ops::matmul::VARIANTS),
+            (Family::Gram, ops::gram::VARIANTS),
+            (Family::Transpose, ops::transpose::VARIANTS),
+            (Family::Reduce, ops::reduce::VARIANTS),
+            (Family::Cholesky, ops::cholesky::VARIANTS),
+            (Family::KMeans, ops::kmeans::VARIANTS),
+        ]
     }
 
     /// The runtime.

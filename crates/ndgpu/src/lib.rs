@@ -56,7 +56,8 @@ pub struct BackendInfo {
     pub status: std::result::Result<String, String>,
     /// Notes on its variants (determinism, vendor vs hand-written parts).
     pub notes: Vec<String>,
-    /// Variants per family, default first.
+    /// Variants per family, default first (also for a GPU backend that cannot open
+    /// here).
     pub variants: Vec<(Family, Vec<&'static str>)>,
 }
 
@@ -78,10 +79,23 @@ pub fn backends() -> Vec<BackendInfo> {
                     other => other.to_string(),
                 }),
                 notes: Vec::new(),
-                variants: Vec::new(),
+                variants: static_variants(name),
             },
         })
         .collect()
+}
+
+/// The variants of a backend that cannot open here, from its static table (the GPU
+/// backends know theirs without a device).
+fn static_variants(name: &str) -> Vec<(Family, Vec<&'static str>)> {
+    let table: &[(Family, &'static [&'static str])] = match name {
+        #[cfg(feature = "cuda")]
+        "cuda" => &CudaBackend::variant_table(),
+        #[cfg(feature = "cublas")]
+        "cublas" => &CublasBackend::variant_table(),
+        _ => &[],
+    };
+    table.iter().map(|&(f, v)| (f, v.to_vec())).collect()
 }
 
 /// A backend by name: `cpu`, `faer`, `cuda`, `cublas`, or `auto` (the value of `NDGPU_BACKEND`
