@@ -2,7 +2,8 @@
 //! [`KMeans`]).
 //!
 //! Assignment: for a block of points, the products x·c with every centroid come from
-//! one GEMM; the squared distance is ‖x‖² − 2·x·c + ‖c‖² (norms in f64), clamped at 0
+//! one GEMM; the squared distance is ‖x‖² − 2·x·c + ‖c‖², in the element type as on a
+//! GPU (the tolerance of the k-means comparisons is that of this form), clamped at 0
 //! (rounding can take it below), and the nearest centroid wins, ties to the lowest
 //! index. Blocks run in parallel; their counts and inertias are added in block order.
 //! Update: each block of points sums its points per centroid in f64; the blocks' sums
@@ -18,12 +19,12 @@ use rayon::prelude::*;
 use crate::{mat, mat_mut, FaerBackend, FaerElement, HERE};
 
 /// Points per block.
-const BLOCK: usize = 1024;
+const BLOCK: usize = 4096;
 
-/// ‖row‖² in f64 of each row of the row-major rows×d `data` (d > 0).
-fn norms<T: Element>(data: &[T], d: usize) -> Vec<f64> {
+/// ‖row‖² of each row of the row-major rows×d `data` (d > 0).
+fn norms<T: Element>(data: &[T], d: usize) -> Vec<T> {
     data.chunks(d)
-        .map(|r| r.iter().map(|v| v.as_f64() * v.as_f64()).sum())
+        .map(|r| r.iter().fold(T::zero(), |s, &v| s + v * v))
         .collect()
 }
 
@@ -40,8 +41,8 @@ impl<T: FaerElement> KMeans<T> for FaerBackend {
         let xs: &HostStorage<T> = HERE.matrix("kmeans", "X", x)?;
         let cs: &HostStorage<T> = HERE.matrix("kmeans", "centroids", centroids)?;
         let labels: &mut HostStorage<usize> = HERE.indices_mut("kmeans", "labels", labels)?;
-        let c_norms: Vec<f64> = if d == 0 {
-            vec![0.0; k]
+        let c_norms: Vec<T> = if d == 0 {
+            vec![T::zero(); k]
         } else {
             norms(&cs.data, d)
         };
@@ -52,28 +53,29 @@ impl<T: FaerElement> KMeans<T> for FaerBackend {
             .map(|(block, out)| {
                 let (start, rows) = (block * BLOCK, out.len());
                 let xb = &xs.data[start * d..(start + rows) * d];
-                let x_norms: Vec<f64> = if d == 0 {
-                    vec![0.0; rows]
+                let x_norms: Vec<T> = if d == 0 {
+                    vec![T::zero(); rows]
                 } else {
                     norms(xb, d)
                 };
                 let mut dots = vec![T::zero(); rows * k];
-                // One thread per block: the blocks are the parallelism.
+                // −2·x·c straight from the GEMM; one thread per block: the blocks are
+                // the parallelism.
                 matmul(
                     mat_mut(&mut dots, rows, k),
                     Accum::Replace,
                     mat(xb, rows, d),
                     c.transpose(),
-                    T::one(),
+                    -(T::one() + T::one()),
                     Par::Seq,
                 );
                 let (mut changed, mut inertia) = (0usize, 0.0f64);
-                for (i, label) in out.iter_mut().enumerate() {
-                    let mut best = (0usize, f64::INFINITY);
-                    for j in 0..k {
-                        let v = x_norms[i] - 2.0 * dots[i * k + j].as_f64() + c_norms[j];
+                for ((label, row), &xn) in out.iter_mut().zip(dots.chunks(k)).zip(&x_norms) {
+                    let mut best = (0usize, T::infinity());
+                    for (j, (&m2xc, &cn)) in row.iter().zip(&c_norms).enumerate() {
+                        let v = xn + m2xc + cn;
                         // Rounding can push an exact zero below it; NaN stays NaN.
-                        let dist = if v < 0.0 { 0.0 } else { v };
+                        let dist = if v < T::zero() { T::zero() } else { v };
                         // Strict `<`: an equal distance later never replaces an earlier
                         // centroid; the first is taken whatever it is (NaN included).
                         if j == 0 || dist < best.1 {
@@ -82,7 +84,7 @@ impl<T: FaerElement> KMeans<T> for FaerBackend {
                     }
                     changed += usize::from(*label != best.0);
                     *label = best.0;
-                    inertia += best.1;
+                    inertia += best.1.as_f64();
                 }
                 (changed, inertia)
             })

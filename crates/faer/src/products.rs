@@ -7,14 +7,14 @@ use ndgpu_core::backend::{self, HostStorage};
 use ndgpu_core::{check, host, Gemm, Gram, MatMul, Matrix, Memory, Result, Trans, Transpose};
 use rayon::prelude::*;
 
-use crate::{mat, mat_mut, par, FaerBackend, FaerElement, HERE};
+use crate::{par, FaerBackend, FaerElement, HERE};
 
-/// A row-major operand as faer sees it after `op`.
-fn op_of<T>(t: Trans, data: &[T], (rows, cols): (usize, usize)) -> faer::MatRef<'_, T> {
-    let m = mat(data, rows, cols);
+/// The transpose of `op(X)` for a row-major X: its buffer read column-major is Xᵀ.
+fn op_transposed<T>(t: Trans, data: &[T], (rows, cols): (usize, usize)) -> faer::MatRef<'_, T> {
+    let xt = faer::MatRef::from_column_major_slice(data, cols, rows);
     match t {
-        Trans::No => m,
-        Trans::Yes => m.transpose(),
+        Trans::No => xt,
+        Trans::Yes => xt.transpose(),
     }
 }
 
@@ -34,11 +34,13 @@ impl<T: FaerElement> MatMul<T> for FaerBackend {
             }
             Accum::Add
         };
+        // faer runs fastest on column-major data, and a row-major matrix read
+        // column-major is its transpose: so compute Cᵀ = op(B)ᵀ·op(A)ᵀ.
         matmul(
-            mat_mut(&mut c.data, m, n),
+            faer::MatMut::from_column_major_slice_mut(&mut c.data, n, m),
             accum,
-            op_of(g.ta, &a.data, da),
-            op_of(g.tb, &b.data, db),
+            op_transposed(g.tb, &b.data, db),
+            op_transposed(g.ta, &a.data, da),
             g.alpha,
             par(),
         );
@@ -52,22 +54,24 @@ impl<T: FaerElement> Gram<T> for FaerBackend {
         let s: &HostStorage<T> = HERE.matrix("gram", "M", m)?;
         // n×n is not bounded by the operand's bytes when it has no columns.
         let mut g = host::filled_vec("gram", n * n, T::zero())?;
-        let mm = mat(&s.data, n, k);
+        // Column-major reads of the row-major buffers (faer's fast layout): M's is Mᵀ,
+        // and G's lower triangle read column-major is the row-major upper one.
+        let mt = faer::MatRef::from_column_major_slice(&s.data, k, n);
         triangular_matmul(
-            mat_mut(&mut g, n, n),
+            faer::MatMut::from_column_major_slice_mut(&mut g, n, n),
             BlockStructure::TriangularLower,
             Accum::Replace,
-            mm,
+            mt.transpose(),
             BlockStructure::Rectangular,
-            mm.transpose(),
+            mt,
             BlockStructure::Rectangular,
             T::one(),
             par(),
         );
-        // Mirroring the lower triangle makes the result exactly symmetric.
+        // Mirroring the computed (upper) triangle makes the result exactly symmetric.
         for i in 0..n {
             for j in 0..i {
-                g[j * n + i] = g[i * n + j];
+                g[i * n + j] = g[j * n + i];
             }
         }
         Ok(backend::matrix(n, n, HostStorage { data: g }))
