@@ -104,6 +104,11 @@ fn op_table(op: Op, rows: &[&Row]) -> String {
     if let Some(note) = op_note(op) {
         let _ = writeln!(s, "{note}");
     }
+    if rows.iter().any(|r| r.backend == VENDOR) {
+        if let Some(note) = vendor_note(op) {
+            let _ = writeln!(s, "{note}");
+        }
+    }
     let mut sizes: Vec<usize> = rows.iter().map(|r| r.size).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -168,12 +173,10 @@ fn op_note(op: Op) -> Option<&'static str> {
              GEMM-equivalent rate can reach twice the peak."
         }
         Op::Sum | Op::Dot => {
-            "The device-level reductions return their value to the host, so each run \
+            "The reductions return their value to the host, so on a GPU each run \
              includes a device-to-host copy and a synchronization: small sizes are bound \
-             by that latency. The vendor's sum is cuBLAS GEMV and DOT against a vector \
-             of ones; its dot is DOT."
+             by that latency."
         }
-        Op::Transpose => "The vendor's transpose is cuBLAS GEAM with C = Aᵀ.",
         Op::Cholesky => {
             "Each run factors a fresh copy of the matrix, restored outside the timed \
              region (so it starts from L2 at small sizes)."
@@ -193,8 +196,19 @@ fn op_note(op: Op) -> Option<&'static str> {
             "One upload of a C-ordered host array and one download into a new host \
              array, with the wall clock (host packing and page faults included)."
         }
-        Op::Matmul => return None,
+        Op::Matmul | Op::Transpose => return None,
     })
+}
+
+/// What the vendor's rows of an op's table run, where it is not the obvious routine.
+fn vendor_note(op: Op) -> Option<&'static str> {
+    match op {
+        Op::Sum | Op::Dot => Some(
+            "The vendor's sum is cuBLAS GEMV and DOT against a vector of ones; its dot is DOT.",
+        ),
+        Op::Transpose => Some("The vendor's transpose is cuBLAS GEAM with C = Aᵀ."),
+        _ => None,
+    }
 }
 
 /// Quotes a CSV field when it needs it.

@@ -144,3 +144,22 @@ fn reports_are_written() {
     assert!(!dir.join("gram.svg").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_vendors_routines_are_named_only_where_the_vendor_ran() {
+    let host = vec![
+        row(Op::Transpose, "faer", "faer", 256, 1e-5),
+        row(Op::Sum, "cpu", "reference", 256, 1e-5),
+    ];
+    let md = markdown(&host);
+    assert!(!md.contains("cuBLAS"), "{md}");
+    let gpu = vec![
+        row(Op::Transpose, VENDOR, "geam", 256, 1e-5),
+        row(Op::Sum, VENDOR, "gemv", 256, 1e-5),
+    ];
+    let md = markdown(&gpu);
+    assert!(
+        md.contains("cuBLAS GEAM") && md.contains("cuBLAS GEMV"),
+        "{md}"
+    );
+}
