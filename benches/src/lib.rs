@@ -92,7 +92,8 @@ pub struct ShootoutOptions {
     /// Also time the ndarray-level calls of the GPU backends, transfers included.
     pub transfers: bool,
     /// Time the same ops through PyTorch beside the GPU backends, where `python3` can
-    /// import a CUDA-enabled torch (`benches/peer/torch_peer.py`).
+    /// import a CUDA-enabled torch, and through NumPy beside the host backends, where it
+    /// can import numpy (`benches/peer/peer.py`).
     pub peer: bool,
 }
 

@@ -1,7 +1,7 @@
-//! The PyTorch peer: the same ops, sizes and dtype timed through PyTorch on the same GPU
-//! by `benches/peer/torch_peer.py` (embedded here, written to a temporary file and run
-//! with `python3`), measured the shootout's way. Where Python or a CUDA-enabled torch is
-//! missing, the shootout says so in one line and goes on without it.
+//! The peers: the same ops, sizes and dtype timed through PyTorch on the same GPU, or
+//! through NumPy on the host, by `benches/peer/peer.py` (embedded here, written to a
+//! temporary file and run with `python3`), measured the shootout's way. Where Python or
+//! the library is missing, the shootout says so in one line and goes on without it.
 
 use std::process::Command;
 
@@ -11,32 +11,53 @@ use crate::cases::Op;
 use crate::row::Row;
 use crate::timing::Stats;
 
-/// The backend name of the peer's rows.
-pub const PEER: &str = "torch";
+/// A library the shootout compares with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// PyTorch on the GPU, beside the GPU backends.
+    Torch,
+    /// NumPy (SciPy for the chain's solves) on the host, beside the host backends.
+    Numpy,
+}
+
+impl Peer {
+    /// The backend name of its rows, and the script's `--lib`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Peer::Torch => "torch",
+            Peer::Numpy => "numpy",
+        }
+    }
+
+    /// Its version if `python3` can use it here (torch: seeing a CUDA device), else why not.
+    pub fn probe(self) -> Result<String, String> {
+        let code = match self {
+            Peer::Torch => {
+                "import torch; assert torch.cuda.is_available(), 'no CUDA device'; \
+                 print(torch.__version__)"
+            }
+            Peer::Numpy => "import numpy; print(numpy.__version__)",
+        };
+        let out = Command::new("python3")
+            .args(["-c", code])
+            .output()
+            .map_err(|e| format!("python3 could not be run: {e}"))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let last = err.lines().last().unwrap_or("the import failed");
+            return Err(format!("python3 cannot use {}: {last}", self.name()));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+}
 
 /// The peer script, as committed.
-const SCRIPT: &str = include_str!("../peer/torch_peer.py");
-
-/// The torch version if `python3` imports a torch that sees a CUDA device, else why not.
-pub fn probe() -> Result<String, String> {
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import torch; assert torch.cuda.is_available(), 'no CUDA device'; \
-             print(torch.__version__)",
-        ])
-        .output()
-        .map_err(|e| format!("python3 could not be run: {e}"))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.lines().last().unwrap_or("import torch failed");
-        return Err(format!("python3 cannot use torch: {last}"));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
+const SCRIPT: &str = include_str!("../peer/peer.py");
 
 /// What the peer is asked to do.
 pub struct Ask<'a> {
+    /// Which peer.
+    pub peer: Peer,
     /// The op.
     pub op: Op,
     /// Its sizes.
@@ -51,16 +72,20 @@ pub struct Ask<'a> {
     pub max_run_s: f64,
 }
 
-/// Runs the peer on `ask` and returns its rows (variant: the torch version), or why it
-/// could not run at all.
+/// Runs the peer on `ask` and returns its rows (variant: the library's version), or why
+/// it could not run at all.
 pub fn run(ask: &Ask<'_>, version: &str) -> Result<Vec<Row>, String> {
-    let dir = std::env::temp_dir().join(format!("ndgpu-peer-{}", std::process::id()));
+    // One folder per call: calls from several threads must not remove each other's.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("ndgpu-peer-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    let script = dir.join("torch_peer.py");
+    let script = dir.join("peer.py");
     std::fs::write(&script, SCRIPT).map_err(|e| format!("writing the peer script: {e}"))?;
     let sizes: Vec<String> = ask.sizes.iter().map(|n| n.to_string()).collect();
     let out = Command::new("python3")
         .arg(&script)
+        .args(["--lib", ask.peer.name()])
         .args(["--op", ask.op.name(), "--sizes", &sizes.join(",")])
         .args(["--dtype", ask.dtype.name()])
         .args(["--reps", &ask.reps.to_string()])
@@ -90,7 +115,16 @@ fn row_of(ask: &Ask<'_>, version: &str, line: &str) -> Result<Row, String> {
     let num = |k: &str| v.get(k).and_then(|x| x.as_f64());
     let size = num("size").ok_or_else(|| format!("the peer printed {line:?}"))? as usize;
     let device = v.get("device").and_then(|d| d.as_str()).unwrap_or("GPU");
-    let row = Row::new(ask.op, PEER, version, true, ask.dtype, size, false, device);
+    let row = Row::new(
+        ask.op,
+        ask.peer.name(),
+        version,
+        true,
+        ask.dtype,
+        size,
+        false,
+        device,
+    );
     let reason = v
         .get("reason")
         .and_then(|r| r.as_str())
@@ -120,6 +154,7 @@ mod tests {
 
     fn ask() -> Ask<'static> {
         Ask {
+            peer: Peer::Torch,
             op: Op::Chain,
             sizes: &[64],
             dtype: DType::F32,
@@ -133,7 +168,7 @@ mod tests {
     fn peer_lines_become_rows() {
         let ok = r#"{"op": "chain", "size": 64, "status": "ok", "median_s": 0.002, "min_s": 0.0019, "max_s": 0.003, "reps": 5, "batch": 1, "device": "NVIDIA H200", "torch": "2.11"}"#;
         let r = row_of(&ask(), "2.11", ok).unwrap();
-        assert_eq!((r.backend.as_str(), r.variant.as_str()), (PEER, "2.11"));
+        assert_eq!((r.backend.as_str(), r.variant.as_str()), ("torch", "2.11"));
         assert_eq!((r.median_s, r.reps, r.size), (0.002, 5, 64));
         assert!(r.rate > 0.0 && r.device == "NVIDIA H200");
         let bad = r#"{"op": "chain", "size": 64, "status": "failed", "reason": "wrong result: x"}"#;

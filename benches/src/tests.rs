@@ -8,6 +8,8 @@ fn cpu_options(dir: &str) -> ShootoutOptions {
         out_dir: std::env::temp_dir().join(format!("{dir}-{}", std::process::id())),
         reps: 3,
         progress: false,
+        // The rows of the backend alone, whether or not this machine has numpy.
+        peer: false,
         ..ShootoutOptions::default()
     }
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use ndgpu_core::{Backend, BackendElement, Error, Ops, Result};
 
 use super::{Context, Failure, Pace, Policy, HOST, SEED};
-use crate::cases::{Op, Target};
+use crate::cases::Op;
 use crate::check::{Math, Reference};
 use crate::data::Inputs;
 use crate::gpu::{traffic, DeviceInfo};
@@ -144,31 +144,7 @@ pub(super) fn run_op<T: BackendElement>(
 ) -> Result<()> {
     let impls = implementations(ctx, group, op, info.is_some());
     let names: Vec<&'static str> = group.iter().map(|b| b.name()).collect();
-    let (target, policy) = match info {
-        Some(_) => (
-            if ctx.opts.quick {
-                Target::GpuQuick
-            } else {
-                Target::Gpu
-            },
-            Policy {
-                max_reps: ctx.opts.reps.max(1),
-                min_reps: 3,
-                budget_s: if ctx.opts.quick { 0.25 } else { 2.0 },
-                max_run_s: 5.0,
-            },
-        ),
-        None => (
-            Target::Cpu,
-            Policy {
-                // The reference is slow: a few samples are enough to see its rate.
-                max_reps: ctx.opts.reps.clamp(1, 5),
-                min_reps: 2,
-                budget_s: if ctx.opts.quick { 0.3 } else { 1.0 },
-                max_run_s: 2.0,
-            },
-        ),
-    };
+    let (target, policy) = super::target_policy(ctx, info.is_some());
     let device = info.map_or(HOST.to_string(), |i| i.name.clone());
     let peak = info
         .filter(|_| !op.bandwidth_bound())

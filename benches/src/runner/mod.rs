@@ -9,6 +9,7 @@ use ndgpu_core::{Backend, BackendElement, Error, Result};
 
 use crate::cases::{Op, Target, KMEANS_K};
 use crate::gpu::DeviceInfo;
+use crate::peer::Peer;
 use crate::row::{annotate, Row, Status};
 use crate::ShootoutOptions;
 
@@ -144,25 +145,70 @@ impl Context<'_> {
     }
 }
 
-/// The PyTorch peer on `op`, at the GPU sizes, under the GPU timing policy.
-fn peer_op<T: BackendElement>(ctx: &mut Context<'_>, op: Op, version: &str) {
-    let target = if ctx.opts.quick {
-        Target::GpuQuick
+/// The sizes and the timing policy of a group of backends: on the GPU, or on the host.
+pub(crate) fn target_policy(ctx: &Context<'_>, gpu: bool) -> (Target, Policy) {
+    if gpu {
+        (
+            if ctx.opts.quick {
+                Target::GpuQuick
+            } else {
+                Target::Gpu
+            },
+            Policy {
+                max_reps: ctx.opts.reps.max(1),
+                min_reps: 3,
+                budget_s: if ctx.opts.quick { 0.25 } else { 2.0 },
+                max_run_s: 5.0,
+            },
+        )
     } else {
-        Target::Gpu
-    };
+        (
+            Target::Cpu,
+            Policy {
+                // The reference is slow: a few samples are enough to see its rate.
+                max_reps: ctx.opts.reps.clamp(1, 5),
+                min_reps: 2,
+                budget_s: if ctx.opts.quick { 0.3 } else { 1.0 },
+                max_run_s: 2.0,
+            },
+        )
+    }
+}
+
+/// A peer on `op`, at the sizes and under the timing policy of the group it stands
+/// beside (PyTorch by the GPU backends, NumPy by the host ones).
+fn peer_op<T: BackendElement>(ctx: &mut Context<'_>, op: Op, peer: Peer, version: &str) {
+    let (target, policy) = target_policy(ctx, peer == Peer::Torch);
     let sizes = ctx.sizes(op, target);
     let ask = crate::peer::Ask {
+        peer,
         op,
         sizes: &sizes,
         dtype: T::DTYPE,
-        reps: ctx.opts.reps.max(1),
-        budget_s: if ctx.opts.quick { 0.25 } else { 2.0 },
-        max_run_s: 5.0,
+        reps: policy.max_reps,
+        budget_s: policy.budget_s,
+        max_run_s: policy.max_run_s,
     };
     match crate::peer::run(&ask, version) {
         Ok(rows) => rows.into_iter().for_each(|r| ctx.push(r)),
-        Err(why) => eprintln!("shootout: {op}: the PyTorch peer gave no rows: {why}"),
+        Err(why) => eprintln!(
+            "shootout: {op}: the {} peer gave no rows: {why}",
+            peer.name()
+        ),
+    }
+}
+
+/// A peer's version when the shootout should run it, else `None` (saying why).
+fn peer_version(peer: Peer, wanted: bool) -> Option<String> {
+    if !wanted {
+        return None;
+    }
+    match peer.probe() {
+        Ok(version) => Some(version),
+        Err(why) => {
+            eprintln!("shootout: no {} peer: {why}", peer.name());
+            None
+        }
     }
 }
 
@@ -219,16 +265,8 @@ pub(crate) fn run<T: BackendElement>(opts: &ShootoutOptions) -> Result<Vec<Row>>
         .into_iter()
         .map(ndgpu::backend)
         .collect::<Result<_>>()?;
-    let peer = match (&info, opts.peer) {
-        (Some(_), true) => match crate::peer::probe() {
-            Ok(version) => Some(version),
-            Err(why) => {
-                eprintln!("shootout: no PyTorch peer: {why}");
-                None
-            }
-        },
-        _ => None,
-    };
+    let torch = peer_version(Peer::Torch, opts.peer && info.is_some());
+    let numpy = peer_version(Peer::Numpy, opts.peer && run_cpu);
     let mut ctx = Context {
         opts,
         rows: Vec::new(),
@@ -236,12 +274,16 @@ pub(crate) fn run<T: BackendElement>(opts: &ShootoutOptions) -> Result<Vec<Row>>
     for op in ops {
         if let Some(info) = &info {
             group::run_op::<T>(&mut ctx, &mut gpu, op, Some(info))?;
-            if let Some(version) = &peer {
-                peer_op::<T>(&mut ctx, op, version);
+            if let Some(version) = &torch {
+                peer_op::<T>(&mut ctx, op, Peer::Torch, version);
             }
         }
         if run_cpu {
             group::run_op::<T>(&mut ctx, &mut cpu, op, None)?;
+            // The host has no device to transfer to.
+            if let (Some(version), false) = (&numpy, op == Op::Transfer) {
+                peer_op::<T>(&mut ctx, op, Peer::Numpy, version);
+            }
         }
     }
     let mut rows = ctx.rows;

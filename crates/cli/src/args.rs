@@ -72,7 +72,8 @@ pub struct ShootoutArgs {
     /// Most timed repetitions per measurement (the median is reported).
     #[arg(long, default_value_t = 20)]
     pub reps: usize,
-    /// Leave out the PyTorch peer (timed by default where python3 imports a CUDA torch).
+    /// Leave out the peers (timed by default: PyTorch beside the GPU backends where
+    /// python3 imports a CUDA torch, NumPy beside the host ones where it imports numpy).
     #[arg(long)]
     pub no_peer: bool,
     /// Also time the ndarray-level calls, host↔device transfers included.

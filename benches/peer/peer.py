@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""The PyTorch peer of `ndgpu shootout`: the same ops, sizes and dtype through PyTorch on
-the same GPU, measured the way the shootout measures (a checked first run that also warms
-up, CUDA events around the timed region, back-to-back runs for short ones, enough copies
-of small inputs to rotate through twice the L2, the median of the samples).
+"""The peers of `ndgpu shootout`: the same ops, sizes and dtype through PyTorch on the
+same GPU (`--lib torch`), or through NumPy (and SciPy, where the op needs it) on the host
+(`--lib numpy`), measured the way the shootout measures (a checked first run that also
+warms up, CUDA events around the timed region on the GPU and the wall clock on the host,
+back-to-back runs for short ones, enough copies of small inputs to rotate through twice
+the L2, the median of the samples).
 
-    python3 benches/peer/torch_peer.py --op chain --sizes 1024,4096 --dtype f32 \\
+    python3 benches/peer/peer.py --lib torch --op chain --sizes 1024,4096 --dtype f32 \\
         --reps 20 --budget 2.0
 
 Prints one JSON object per size on stdout:
     {"op", "size", "status": "ok" | "failed" | "skipped", "median_s", "min_s", "max_s",
-     "reps", "batch", "reason", "device", "torch"}
+     "reps", "batch", "reason", "device", "version"}
 The inputs are drawn by NumPy with the shootout's distributions (not its numbers); each
 result is checked against NumPy in float64 with the shootout's error bounds before it is
 timed.
@@ -23,11 +25,24 @@ import time
 
 import numpy as np
 
-try:
-    import torch
-except ImportError as e:  # the shootout probes first; this is for direct use
-    print(json.dumps({"status": "unavailable", "reason": f"no torch: {e}"}))
-    sys.exit(0)
+def lib_of(argv):
+    """The --lib argument, read before argparse runs, so torch is imported only when used."""
+    for i, a in enumerate(argv):
+        if a.startswith("--lib="):
+            return a.split("=", 1)[1]
+        if a == "--lib" and i + 1 < len(argv):
+            return argv[i + 1]
+    return "torch"
+
+
+LIB = lib_of(sys.argv)
+torch = None
+if LIB == "torch":
+    try:
+        import torch
+    except ImportError as e:  # the shootout probes first; this is for direct use
+        print(json.dumps({"status": "unavailable", "reason": f"no torch: {e}"}))
+        sys.exit(0)
 
 KMEANS_D, KMEANS_K = 32, 128
 MIN_REGION_S = 5e-4
@@ -61,7 +76,6 @@ class Case:
     def __init__(self, op, n, dtype, seed=0x5EED0001):
         self.op, self.n, self.dtype = op, n, dtype
         rng = np.random.default_rng(seed + n)
-        self.td = torch.float32 if dtype == np.float32 else torch.float64
         if op in ("matmul",):
             self.host = [uniform(rng, (n, n), dtype), uniform(rng, (n, n), dtype)]
         elif op in ("gram", "transpose"):
@@ -94,12 +108,17 @@ class Case:
             self.sets = [None]
             return
         for _ in range(max(copies, 1)):
-            self.sets.append([torch.from_numpy(h).to("cuda") for h in self.host])
+            if torch is None:
+                self.sets.append([h.copy() for h in self.host])
+            else:
+                self.sets.append([torch.from_numpy(h).to("cuda") for h in self.host])
 
     def run(self, i):
         """One run on set i; returns the result (on the device, or a host scalar)."""
         s = self.sets[i % len(self.sets)]
         op = self.op
+        if torch is None:
+            return run_numpy(op, s)
         if op == "matmul":
             return s[0] @ s[1]
         if op == "gram":
@@ -132,7 +151,10 @@ class Case:
     def check(self, out):
         """None if `out` (the result of a run on set 0) is right, else why not."""
         op, h, e = self.op, self.host, eps(self.dtype)
-        f = lambda t: t.double().cpu().numpy() if torch.is_tensor(t) else t
+        def f(t):
+            if torch is not None and torch.is_tensor(t):
+                return t.double().cpu().numpy()
+            return np.asarray(t, dtype=np.float64) if isinstance(t, np.ndarray) else t
         if op in ("matmul", "gram"):
             a = h[0].astype(np.float64)
             b = a.T if op == "gram" else h[1].astype(np.float64)
@@ -185,9 +207,45 @@ class Case:
         return "unchecked"
 
 
+def run_numpy(op, s):
+    """One run of `op` through NumPy (SciPy for the triangular solves of the chain)."""
+    if op == "matmul":
+        return s[0] @ s[1]
+    if op == "gram":
+        return s[0] @ s[0].T
+    if op == "transpose":
+        return np.ascontiguousarray(s[0].T)
+    if op == "sum":
+        return float(s[0].sum())
+    if op == "dot":
+        return float(s[0] @ s[1])
+    if op == "cholesky":
+        return np.linalg.cholesky(s[0])
+    if op == "kmeans":
+        x, c = s
+        d = (x * x).sum(1, keepdims=True) - 2.0 * (x @ c.T) + (c * c).sum(1)
+        labels = d.argmin(1)
+        counts = np.bincount(labels, minlength=c.shape[0])
+        sums = np.zeros_like(c)
+        np.add.at(sums, labels, x)
+        means = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], c)
+        return labels, means.astype(c.dtype)
+    if op == "chain":
+        import scipy.linalg
+
+        el = np.linalg.cholesky(s[0] @ s[0].T)
+        return scipy.linalg.cho_solve((el, True), s[1])
+    raise ValueError(op)
+
+
 def timed(case, start, runs):
     """Seconds per run of `runs` runs from set `start`: CUDA events, or the wall clock for
-    transfers (host work is part of them)."""
+    transfers (host work is part of them) and on the host."""
+    if torch is None:
+        t = time.perf_counter()
+        for i in range(start, start + runs):
+            case.run(i)
+        return (time.perf_counter() - t) / runs
     if case.op == "transfer":
         t = time.perf_counter()
         for i in range(start, start + runs):
@@ -209,7 +267,8 @@ def measure(op, n, dtype, reps, budget, l2):
     copies = 1 if nbytes == 0 or nbytes >= l2 or op == "transfer" else min(64, math.ceil(2 * l2 / nbytes))
     case.upload(copies)
     why = case.check(case.run(0))
-    torch.cuda.synchronize()
+    if torch is not None:
+        torch.cuda.synchronize()
     if why is not None:
         return {"status": "failed", "reason": f"wrong result: {why}"}
     one = timed(case, 1, 1)
@@ -240,14 +299,24 @@ def main():
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--budget", type=float, default=2.0)
     p.add_argument("--max-run-s", type=float, default=5.0)
+    p.add_argument("--lib", choices=["torch", "numpy"], default="torch")
     args = p.parse_args()
-    if not torch.cuda.is_available():
-        print(json.dumps({"status": "unavailable", "reason": "torch sees no CUDA device"}))
-        return
     dtype = np.float32 if args.dtype == "f32" else np.float64
-    props = torch.cuda.get_device_properties(0)
-    l2 = getattr(props, "L2_cache_size", 50 << 20)
-    base = {"op": args.op, "device": props.name, "torch": torch.__version__}
+    if torch is None:
+        # The host's last-level cache is not asked for: 32 MiB stands for it.
+        l2 = 32 << 20
+        base = {"op": args.op, "device": "host CPU", "version": np.__version__}
+        if args.op == "transfer":
+            for n in (int(s) for s in args.sizes.split(",")):
+                print(json.dumps(dict(base, size=n, status="skipped", reason="no device to transfer to")))
+            return
+    else:
+        if not torch.cuda.is_available():
+            print(json.dumps({"status": "unavailable", "reason": "torch sees no CUDA device"}))
+            return
+        props = torch.cuda.get_device_properties(0)
+        l2 = getattr(props, "L2_cache_size", 50 << 20)
+        base = {"op": args.op, "device": props.name, "version": torch.__version__}
     previous = None  # (size, seconds) of the last size, to skip sizes predicted too slow
     for n in (int(s) for s in args.sizes.split(",")):
         row = dict(base, size=n)
@@ -260,14 +329,16 @@ def main():
                 continue
         try:
             row.update(measure(args.op, n, dtype, args.reps, args.budget, l2))
-        except torch.cuda.OutOfMemoryError as e:
-            row.update(status="skipped", reason=f"out of device memory: {str(e).splitlines()[0]}")
         except Exception as e:  # a failure of one size is a row, not the end of the run
-            row.update(status="failed", reason=f"{type(e).__name__}: {e}")
+            if torch is not None and isinstance(e, torch.cuda.OutOfMemoryError):
+                row.update(status="skipped", reason=f"out of device memory: {str(e).splitlines()[0]}")
+            else:
+                row.update(status="failed", reason=f"{type(e).__name__}: {e}")
         if row.get("status") == "ok":
             previous = (n, row["median_s"])
         print(json.dumps(row), flush=True)
-        torch.cuda.empty_cache()
+        if torch is not None:
+            torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":
