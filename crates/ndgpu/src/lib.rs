@@ -19,9 +19,23 @@
 //! assert_eq!(backend.reduce(ReduceOp::Sum, a.view())?, 10.0);
 //! # Ok::<(), ndgpu::Error>(())
 //! ```
+//!
+//! This crate is the user API: opening a backend ([`backend()`], [`backends`]), the
+//! operation traits, resident arrays and their parameters, errors. Writing a backend
+//! takes `ndgpu-core` itself, whose `backend`, `check`, `host` and `tolerance` modules
+//! are the backend-author API.
 #![warn(missing_docs)]
 
-pub use ndgpu_core::*;
+// Not inlined: rustdoc would print the inlined signatures with ndarray's aliases
+// expanded (`ArrayBase<ViewRepr<&T>, …>`); the links lead to the core crate's pages,
+// which keep `ArrayView2<T>`.
+#[doc(no_inline)]
+pub use ndgpu_core::{
+    init_centroids, ndarray, ArgOp, Assignment, Backend, BackendElement, Cholesky,
+    CholeskyFactor, DType, Device, Element, Error, Family, Gemm, Gram, Indices, Init, KMeans,
+    KMeansConfig, KMeansFit, KMeansResult, MatMul, Matrix, Memory, Ops, Place, Reduce,
+    ReduceOp, Result, Trans, Transpose,
+};
 pub use ndgpu_cpu::CpuBackend;
 #[cfg(feature = "cublas")]
 pub use ndgpu_cublas::CublasBackend;
@@ -148,7 +162,7 @@ fn open(name: &str) -> Result<Box<dyn Backend>> {
 /// Opens a backend and selects variants, e.g. `[(Family::MatMul, "tiled")]`.
 ///
 /// # Errors
-/// As [`backend`], and [`Error::UnknownVariant`].
+/// As [`backend()`], and [`Error::UnknownVariant`].
 pub fn backend_with(name: &str, variants: &[(Family, &str)]) -> Result<Box<dyn Backend>> {
     let mut b = backend(name)?;
     for &(family, v) in variants {
