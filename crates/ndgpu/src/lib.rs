@@ -31,10 +31,10 @@
 // which keep `ArrayView2<T>`.
 #[doc(no_inline)]
 pub use ndgpu_core::{
-    init_centroids, ndarray, ArgOp, Assignment, Backend, BackendElement, Cholesky,
-    CholeskyFactor, DType, Device, Element, Error, Family, Gemm, Gram, Indices, Init, KMeans,
-    KMeansConfig, KMeansFit, KMeansResult, MatMul, Matrix, Memory, Ops, Place, Reduce,
-    ReduceOp, Result, Trans, Transpose,
+    init_centroids, ndarray, ArgOp, Assignment, Backend, BackendElement, Cholesky, CholeskyFactor,
+    DType, Device, Element, Error, Family, Gemm, Gram, Indices, Init, KMeans, KMeansConfig,
+    KMeansFit, KMeansResult, MatMul, Matrix, Memory, Ops, Place, Reduce, ReduceOp, Result, Trans,
+    Transpose,
 };
 pub use ndgpu_cpu::CpuBackend;
 #[cfg(feature = "cublas")]
