@@ -16,6 +16,11 @@ fn resident_chains_on_every_variant_of_both_gpu_backends() {
         for family in Family::ALL {
             let variants = b.variants(family);
             for &v in &variants[1..] {
+                // TF32 rounds the operands to 10 bits: the chains check full-precision
+                // bounds, and the conformance suite checks that variant with its own.
+                if v.contains("tf32") {
+                    continue;
+                }
                 b.set_variant(family, v).unwrap();
                 assert_chains(&*b, Sizes::Small);
             }
