@@ -270,7 +270,8 @@ fn results_no_device_holds_are_refused_and_the_backend_goes_on() {
 #[ignore = "needs a CUDA device"]
 fn out_of_memory_in_a_chain_leaves_the_earlier_arrays_valid() {
     let backend = common::backend();
-    let m = random(512, 256, 21);
+    // More columns than rows: M·Mᵀ has full rank, so it is positive definite.
+    let m = random(512, 1024, 21);
     let dm = backend.upload(m.view()).unwrap();
     let g = backend.gram_dev(&dm).unwrap();
     let g_host = backend.download(&g).unwrap();
