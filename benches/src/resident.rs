@@ -76,7 +76,6 @@ enum Set<T> {
     Pinned {
         gpu: std::sync::Arc<ndgpu_cuda_runtime::Gpu>,
         pair: ndgpu_cuda_runtime::PinnedPair,
-        intact: bool,
     },
 }
 
@@ -178,11 +177,7 @@ impl<T: Element> Case<T> {
         if let Inputs::Transfer { x } = inputs {
             let gpu = ndgpu_cuda_runtime::Gpu::shared(0)?;
             let pair = gpu.pinned_pair(x.len() * std::mem::size_of::<T>())?;
-            return Ok(Set::Pinned {
-                gpu,
-                pair,
-                intact: false,
-            });
+            return Ok(Set::Pinned { gpu, pair });
         }
         let src = copy_source(inputs)
             .ok_or_else(|| Error::invalid("shootout", "no copy ceiling for this op"))?;
@@ -323,8 +318,8 @@ impl<T: Element> Case<T> {
                 *back = Some(ops.download(&m)?);
                 Ran::Done
             }
-            Set::Pinned { gpu, pair, intact } => {
-                *intact = gpu.pinned_round_trip(pair)?;
+            Set::Pinned { gpu, pair } => {
+                gpu.pinned_round_trip(pair)?;
                 Ran::Done
             }
         })
@@ -378,7 +373,7 @@ impl<T: Element> Case<T> {
         let ran = self.run(ops, 0)?;
         let out = self.output(ops, ran)?;
         Ok(match (copy_src, &out, &self.sets[0]) {
-            (_, _, Set::Pinned { intact, .. }) => match intact {
+            (_, _, Set::Pinned { gpu, pair }) => match gpu.pinned_intact(pair)? {
                 true => Ok(()),
                 false => Err("the pinned round trip changed the bytes".into()),
             },
