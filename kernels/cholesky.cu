@@ -10,8 +10,8 @@
 //                 triangle with a register-blocked SYRK over lower tiles only (the n³/3
 //                 flops); 3 launches per 64 columns
 //
-// The solves here handle one 64-row diagonal block; the rest of a solve is GEMM updates
-// (crates/cuda/src/ops/cholesky/solve.rs).
+// The solves here invert the 64-row diagonal blocks of L and apply them; the rest of a
+// solve is GEMM updates (crates/cuda/src/ops/cholesky/solve.rs).
 //
 // A pivot that is not positive (or not finite), taken before the square root, is
 // recorded in `info` (info[0] = its global index, info[2..4) = its value as a double);
@@ -380,51 +380,116 @@ template <typename T> __device__ void chol_zero_upper(T* a, int n) {
 }
 
 // ---- solves with the factor: L·Y = B, then Lᵀ·X = Y (B is n×nrhs, in place) --------
-// One 64-row diagonal block: one block per 16 columns of B solves the 64×64
-// triangle in shared memory; thread = (row i, 4 columns). Every thread derives y_m itself
-// from the shared row m, so one barrier per step suffices (row m is not written in step m).
-#define SOLVE_CB 16
-template <typename T, bool BACK>
-__device__ void chol_solve_diag(const T* l, int n, T* b, int nrhs, int r0) {
+// The 64-row diagonal blocks of a solve are applied as products with their inverses, so
+// that no kernel of the solve steps through rows one barrier at a time:
+// chol_invert_diag inverts every 64×64 diagonal block of L at once (one block of threads
+// each), and chol_solve_leaf solves up to 256 rows of B with them, in place. The rest of
+// a solve is GEMM updates (crates/cuda/src/ops/cholesky/solve.rs).
+
+// D_b = L_bb⁻¹ for diagonal block b (rows [64b, 64b + rb)), stored 64×64 row-major at
+// inv + b·64²: lower triangular, zero above the diagonal, the identity on the rows and
+// columns past rb. Thread j computes column j by forward substitution, summing in a
+// fixed order, reading back the elements of its column it has already written.
+template <typename T> __device__ void chol_invert_diag(const T* l, int n, T* inv) {
     __shared__ T ls[CHOL_NB][CHOL_NB + 1];
-    __shared__ T bs[CHOL_NB][SOLVE_CB + 1];
-    const int tid = threadIdx.x, rb = min(CHOL_NB, n - r0), c0 = blockIdx.x * SOLVE_CB;
+    const int tid = threadIdx.x, r0 = blockIdx.x * CHOL_NB, rb = min(CHOL_NB, n - r0);
     for (int e = tid; e < CHOL_NB * CHOL_NB; e += blockDim.x) {
         const int r = e / CHOL_NB, c = e % CHOL_NB;
-        ls[r][c] = (r < rb && c <= r) ? l[(i64)(r0 + r) * n + r0 + c] : T(0);
-    }
-    for (int e = tid; e < CHOL_NB * SOLVE_CB; e += blockDim.x) {
-        const int r = e / SOLVE_CB, c = e % SOLVE_CB;
-        bs[r][c] = (r < rb && c0 + c < nrhs) ? b[(i64)(r0 + r) * nrhs + c0 + c] : T(0);
+        ls[r][c] = (r < rb && c <= r) ? l[(i64)(r0 + r) * n + r0 + c] : T(r == c);
     }
     __syncthreads();
-    constexpr int CPT = SOLVE_CB / 4;  // columns per thread (256 threads = 64 rows × 4)
-    const int i = tid % CHOL_NB, cg = tid / CHOL_NB;
-    T mine[CPT];
-#pragma unroll
-    for (int q = 0; q < CPT; ++q) mine[q] = T(0);
-    for (int s = 0; s < rb; ++s) {
-        const int m = BACK ? rb - 1 - s : s;
-        const T dm = ls[m][m];
-        const T lim = BACK ? ls[m][i] : ls[i][m];  // (Lᵀ)[i][m] = L[m][i]
-        const bool upd = BACK ? i < m : (i > m && i < rb);
-#pragma unroll
-        for (int q = 0; q < CPT; ++q) {
-            const T y = bs[m][cg + 4 * q] / dm;
-            if (i == m) mine[q] = y;
-            if (upd) bs[i][cg + 4 * q] -= lim * y;
+    T* d = inv + (i64)blockIdx.x * CHOL_NB * CHOL_NB;
+    if (tid < CHOL_NB) {
+        const int j = tid;
+        for (int i = 0; i < CHOL_NB; ++i) {
+            T x = T(0);
+            if (i >= j) {
+                x = T(i == j);
+                for (int k = j; k < i; ++k) x -= ls[i][k] * d[k * CHOL_NB + j];
+                x /= ls[i][i];
+            }
+            d[i * CHOL_NB + j] = x;
         }
-        __syncthreads();
-    }
-#pragma unroll
-    for (int q = 0; q < CPT; ++q) bs[i][cg + 4 * q] = mine[q];
-    __syncthreads();
-    for (int e = tid; e < rb * SOLVE_CB; e += blockDim.x) {
-        const int r = e / SOLVE_CB, c = e % SOLVE_CB;
-        if (c0 + c < nrhs) b[(i64)(r0 + r) * nrhs + c0 + c] = bs[r][c];
     }
 }
 
+// The bottom of a solve: rows [r0, r0 + len) of B (r0 a multiple of 64, len ≤ 256, so at
+// most 4 diagonal blocks), solved in place by one kernel, one block of threads per
+// LeafCfg::CB columns. The block holds its slab of B in shared memory and steps through
+// the diagonal blocks in order (backwards going back): X_i = op(D_i)·B_i, then
+// B_j −= op(L)_ji·X_i for the blocks j still to come, one 64×64 operand (an inverse, or
+// a block of L, transposed going back) in shared memory at a time. Below this size the
+// GEMMs of the recursion would be too small to fill the device.
+#define LEAF_BLOCKS 4
+template <typename T> struct LeafCfg;
+template <> struct LeafCfg<float> { static const int CB = 16; };
+template <> struct LeafCfg<double> { static const int CB = 4; };  // 48 KB of shared memory
+
+template <typename T, bool BACK>
+__device__ void chol_solve_leaf(const T* l, int n, const T* inv, T* b, int nrhs, int r0,
+                                int len) {
+    constexpr int CB = LeafCfg<T>::CB, THREADS = 256, GROUPS = THREADS / CB;
+    constexpr int RPT = CHOL_NB / GROUPS;  // rows of a 64-row block per thread
+    __shared__ T ms[CHOL_NB][CHOL_NB + 1];
+    __shared__ T bs[LEAF_BLOCKS * CHOL_NB][CB + 1];
+    const int tid = threadIdx.x, c0 = blockIdx.x * CB, c = tid % CB, g = tid / CB;
+    const int nb = (len + CHOL_NB - 1) / CHOL_NB;
+    for (int e = tid; e < LEAF_BLOCKS * CHOL_NB * CB; e += THREADS) {
+        const int r = e / CB, cc = e % CB;
+        bs[r][cc] = (r < len && c0 + cc < nrhs) ? b[(i64)(r0 + r) * nrhs + c0 + cc] : T(0);
+    }
+    for (int s = 0; s < nb; ++s) {
+        const int i = BACK ? nb - 1 - s : s;
+        // ms = op(D_i): D_i is lower triangular, the identity past the matrix's end.
+        const T* d = inv + (i64)(r0 / CHOL_NB + i) * CHOL_NB * CHOL_NB;
+        __syncthreads();  // the previous operand and the slab's last writes are done
+        for (int e = tid; e < CHOL_NB * CHOL_NB; e += THREADS) {
+            const int r = e / CHOL_NB, m = e % CHOL_NB;
+            if (BACK) ms[m][r] = d[e];
+            else ms[r][m] = d[e];
+        }
+        __syncthreads();
+        T x[RPT];
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) {
+            const int r = g + q * GROUPS;
+            T acc = T(0);
+#pragma unroll
+            for (int m = 0; m < CHOL_NB; ++m) acc += ms[r][m] * bs[i * CHOL_NB + m][c];
+            x[q] = acc;
+        }
+        __syncthreads();  // every thread has read B_i
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) bs[i * CHOL_NB + g + q * GROUPS][c] = x[q];
+        const int j0 = BACK ? 0 : i + 1, j1 = BACK ? i : nb;
+        for (int j = j0; j < j1; ++j) {
+            // ms = op(L)_ji: L[j][i] forward (rows of block j, columns of block i); going
+            // back (Lᵀ)_ji = L[i][j]ᵀ. Rows past the slab's end read as zero.
+            const int lr = r0 + (BACK ? i : j) * CHOL_NB, lc = r0 + (BACK ? j : i) * CHOL_NB;
+            __syncthreads();  // X_i is stored and the previous operand read
+            for (int e = tid; e < CHOL_NB * CHOL_NB; e += THREADS) {
+                const int r = e / CHOL_NB, m = e % CHOL_NB;
+                const T v = lr + r < r0 + len ? l[(i64)(lr + r) * n + lc + m] : T(0);
+                if (BACK) ms[m][r] = v;
+                else ms[r][m] = v;
+            }
+            __syncthreads();
+#pragma unroll
+            for (int q = 0; q < RPT; ++q) {
+                const int r = g + q * GROUPS;
+                T acc = T(0);
+#pragma unroll
+                for (int m = 0; m < CHOL_NB; ++m) acc += ms[r][m] * bs[i * CHOL_NB + m][c];
+                bs[j * CHOL_NB + r][c] -= acc;
+            }
+        }
+    }
+    __syncthreads();
+    for (int e = tid; e < len * CB; e += THREADS) {
+        const int r = e / CB, cc = e % CB;
+        if (c0 + cc < nrhs) b[(i64)(r0 + r) * nrhs + c0 + cc] = bs[r][cc];
+    }
+}
 
 // ---- entry points ---------------------------------------------------------------------
 #define CHOL_KERNELS(T, S, TM)                                                              \
@@ -456,13 +521,15 @@ __device__ void chol_solve_diag(const T* l, int n, T* b, int nrhs, int r0) {
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256)                                       \
         cholesky_zero_upper_##S(T* a, int n) { chol_zero_upper<T>(a, n); }                  \
-    extern "C" __global__ void __launch_bounds__(256) cholesky_solve_diag_fwd_##S(         \
-        const T* l, int n, T* b, int nrhs, int r0) {                                        \
-        chol_solve_diag<T, false>(l, n, b, nrhs, r0);                                       \
+    extern "C" __global__ void __launch_bounds__(256)                                       \
+        cholesky_invert_diag_##S(const T* l, int n, T* inv) { chol_invert_diag<T>(l, n, inv); } \
+    extern "C" __global__ void __launch_bounds__(256) cholesky_solve_leaf_fwd_##S(         \
+        const T* l, int n, const T* inv, T* b, int nrhs, int r0, int len) {                 \
+        chol_solve_leaf<T, false>(l, n, inv, b, nrhs, r0, len);                             \
     }                                                                                       \
-    extern "C" __global__ void __launch_bounds__(256) cholesky_solve_diag_bwd_##S(         \
-        const T* l, int n, T* b, int nrhs, int r0) {                                        \
-        chol_solve_diag<T, true>(l, n, b, nrhs, r0);                                        \
+    extern "C" __global__ void __launch_bounds__(256) cholesky_solve_leaf_bwd_##S(         \
+        const T* l, int n, const T* inv, T* b, int nrhs, int r0, int len) {                 \
+        chol_solve_leaf<T, true>(l, n, inv, b, nrhs, r0, len);                              \
     }
 
 CHOL_KERNELS(float, f32, 8)

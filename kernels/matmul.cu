@@ -202,12 +202,12 @@ struct RowPanel {
     static const int STEP = THREADS / PER_ROW;  // rows between one thread's vectors
     static const int LD = ROWS + V;
     static_assert(THREADS % PER_ROW == 0 && LOADS * STEP == ROWS, "whole rows per pass");
-    __device__ __forceinline__ static void load(const T* X, int rows, int K, int r0, int k0,
-                                                bool vec, T reg[LOADS][V]) {
+    __device__ __forceinline__ static void load(const T* X, int rows, int K, int ld, int r0,
+                                                int k0, bool vec, T reg[LOADS][V]) {
         const int r = r0 + threadIdx.x / PER_ROW, c = k0 + (threadIdx.x % PER_ROW) * V;
 #pragma unroll
         for (int s = 0; s < LOADS; ++s) {
-            const T* q = X + (i64)(r + s * STEP) * K + c;
+            const T* q = X + (i64)(r + s * STEP) * ld + c;
             const bool in = r + s * STEP < rows;
             if (vec && in && c < K) {
                 ldv(q, reg[s]);
@@ -227,12 +227,12 @@ struct RowPanel {
     // Prefetch without registers: the thread's vectors go to its own slots of a staging
     // area W (LOADS·THREADS vectors), asynchronously where whole, by plain stores at the
     // edges; after cp_async_wait_all the same thread moves them, transposed, into S.
-    __device__ __forceinline__ static void stage(const T* X, int rows, int K, int r0, int k0,
-                                                 bool vec, T* W) {
+    __device__ __forceinline__ static void stage(const T* X, int rows, int K, int ld, int r0,
+                                                 int k0, bool vec, T* W) {
         const int r = r0 + threadIdx.x / PER_ROW, c = k0 + (threadIdx.x % PER_ROW) * V;
 #pragma unroll
         for (int s = 0; s < LOADS; ++s) {
-            const T* q = X + (i64)(r + s * STEP) * K + c;
+            const T* q = X + (i64)(r + s * STEP) * ld + c;
             T* d = W + (s * THREADS + threadIdx.x) * V;
             const bool in = r + s * STEP < rows;
             if (vec && in && c < K) {
@@ -261,12 +261,12 @@ struct ColPanel {
     static const int STEP = THREADS / PER_ROW;  // rows between one thread's vectors
     static const int LD = COLS;
     static_assert(THREADS % PER_ROW == 0 && LOADS * STEP == BK, "whole rows per pass");
-    __device__ __forceinline__ static void load(const T* X, int K, int N, int k0, int c0,
-                                                bool vec, T reg[LOADS][V]) {
+    __device__ __forceinline__ static void load(const T* X, int K, int N, int ld, int k0,
+                                                int c0, bool vec, T reg[LOADS][V]) {
         const int r = k0 + threadIdx.x / PER_ROW, c = c0 + (threadIdx.x % PER_ROW) * V;
 #pragma unroll
         for (int s = 0; s < LOADS; ++s) {
-            const T* q = X + (i64)(r + s * STEP) * N + c;
+            const T* q = X + (i64)(r + s * STEP) * ld + c;
             const bool in = r + s * STEP < K;
             if (vec && in && c < N) {
                 ldv(q, reg[s]);
@@ -283,13 +283,13 @@ struct ColPanel {
     }
     // As load + store, with whole vectors copied asynchronously (cp_async_wait_all and a
     // barrier before the tile is read); edge vectors go through registers.
-    __device__ __forceinline__ static void copy(const T* X, int K, int N, int k0, int c0,
-                                                bool vec, T* S) {
+    __device__ __forceinline__ static void copy(const T* X, int K, int N, int ld, int k0,
+                                                int c0, bool vec, T* S) {
         const int row = threadIdx.x / PER_ROW, col = (threadIdx.x % PER_ROW) * V;
         const int r = k0 + row, c = c0 + col;
 #pragma unroll
         for (int s = 0; s < LOADS; ++s) {
-            const T* q = X + (i64)(r + s * STEP) * N + c;
+            const T* q = X + (i64)(r + s * STEP) * ld + c;
             T* d = S + (row + s * STEP) * LD + col;
             const bool in = r + s * STEP < K;
             if (vec && in && c < N) {
@@ -324,9 +324,9 @@ __device__ __forceinline__ void mma_tile(const T* As, const T* Bs, int ar, int b
 
 // Writes the thread's 8×8 block (first row r0, first column c0) with the BLAS epilogue.
 template <typename T>
-__device__ __forceinline__ void store_block(T* C, int M, int N, int r0, int c0, T alpha,
-                                            T beta, const T acc[8][8]) {
-    const bool vec = N % 4 == 0 && aligned16(C);
+__device__ __forceinline__ void store_block(T* C, int M, int N, int ldc, int r0, int c0,
+                                            T alpha, T beta, const T acc[8][8]) {
+    const bool vec = N % 4 == 0 && ldc % 4 == 0 && aligned16(C);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         const int row = r0 + (i / 4) * 16 + i % 4;
@@ -334,7 +334,7 @@ __device__ __forceinline__ void store_block(T* C, int M, int N, int r0, int c0, 
 #pragma unroll
         for (int jg = 0; jg < 2; ++jg) {
             const int col = c0 + jg * 32;
-            T* p = C + (i64)row * N + col;
+            T* p = C + (i64)row * ldc + col;
             T v[4];
 #pragma unroll
             for (int e = 0; e < 4; ++e) v[e] = alpha * acc[i][jg * 4 + e];
@@ -382,23 +382,34 @@ template <typename T> struct FastCfg;
 template <> struct FastCfg<float> { static const int BK = 16; };
 template <> struct FastCfg<double> { static const int BK = 8; };
 
-template <typename T, int BK, bool PIPELINED>
+// Strided and transposed operands (the leading dimensions lda, ldb, ldc; TA: A is held
+// as its transpose, K×M with leading dimension lda) serve callers that multiply blocks of
+// larger matrices in place, as the blocked triangular solves do. A transposed A's tiles
+// are rows of a K×M matrix, loaded as B's are: as they lie, which is the S[k][row] order
+// the inner loop reads.
+template <typename T, int BK, bool PIPELINED, bool TA>
 __device__ __forceinline__ void gemm_warp_tiled(int M, int N, int K, T alpha, const T* A,
-                                               const T* B, T beta, T* C) {
+                                               int lda, const T* B, int ldb, T beta, T* C,
+                                               int ldc) {
     constexpr int BM = 128, BN = 128, THREADS = 256, STAGES = PIPELINED ? 2 : 1;
     typedef RowPanel<T, BM, BK, THREADS> PA;
+    typedef ColPanel<T, BK, BM, THREADS> PAT;  // A transposed: rows k, columns m
     typedef ColPanel<T, BK, BN, THREADS> PB;
+    constexpr int LDA = TA ? PAT::LD : PA::LD;
+    static_assert(!TA || PIPELINED, "transposed A only on the pipelined path");
     __shared__ __align__(16) T As[STAGES][BK * PA::LD];
     __shared__ __align__(16) T Bs[STAGES][BK * PB::LD];
-    __shared__ __align__(16) T W[PIPELINED ? BM * BK : PA::V];  // A's staging area
+    __shared__ __align__(16) T W[PIPELINED && !TA ? BM * BK : PA::V];  // A's staging area
     int tm, tn;
     grouped_tile((M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
     const int m0 = tm * BM, n0 = tn * BN;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int ar = (warp / 2) * 32 + (lane / 8) * 4;  // first row of the thread's block
     const int bc = (warp % 2) * 64 + (lane % 8) * 4;  // first column
-    const bool vec_a = K % PA::V == 0 && aligned16(A);
-    const bool vec_b = N % PB::V == 0 && aligned16(B);
+    // A vector may be used only where it cannot run past the matrix's edge into the
+    // next row of a larger one: the extent and the leading dimension both whole vectors.
+    const bool vec_a = (TA ? M : K) % PA::V == 0 && lda % PA::V == 0 && aligned16(A);
+    const bool vec_b = N % PB::V == 0 && ldb % PB::V == 0 && aligned16(B);
     T acc[8][8];
 #pragma unroll
     for (int i = 0; i < 8; ++i)
@@ -408,19 +419,23 @@ __device__ __forceinline__ void gemm_warp_tiled(int M, int N, int K, T alpha, co
     if (!PIPELINED) {
         T ra[PA::LOADS][PA::V], rb[PB::LOADS][PB::V];
         for (int t = 0; t < tiles; ++t) {
-            PA::load(A, M, K, m0, t * BK, vec_a, ra);
-            PB::load(B, K, N, t * BK, n0, vec_b, rb);
+            PA::load(A, M, K, lda, m0, t * BK, vec_a, ra);
+            PB::load(B, K, N, ldb, t * BK, n0, vec_b, rb);
             PA::store(As[0], ra);
             PB::store(Bs[0], rb);
             __syncthreads();
-            mma_tile<T, BK, PA::LD, PB::LD>(As[0], Bs[0], ar, bc, acc);
+            mma_tile<T, BK, LDA, PB::LD>(As[0], Bs[0], ar, bc, acc);
             __syncthreads();
         }
     } else {
-        PA::stage(A, M, K, m0, 0, vec_a, W);
-        PB::copy(B, K, N, 0, n0, vec_b, Bs[0]);
+        if (TA) {
+            PAT::copy(A, K, M, lda, 0, m0, vec_a, As[0]);
+        } else {
+            PA::stage(A, M, K, lda, m0, 0, vec_a, W);
+        }
+        PB::copy(B, K, N, ldb, 0, n0, vec_b, Bs[0]);
         cp_async_wait_all();
-        PA::unstage(As[0], W);
+        if (!TA) PA::unstage(As[0], W);
         __syncthreads();
         for (int t = 0; t < tiles; ++t) {
             const int cur = t & 1;
@@ -428,29 +443,33 @@ __device__ __forceinline__ void gemm_warp_tiled(int M, int N, int K, T alpha, co
             // The other buffers were last read before the previous barrier, and W only
             // by this thread.
             if (more) {
-                PA::stage(A, M, K, m0, (t + 1) * BK, vec_a, W);
-                PB::copy(B, K, N, (t + 1) * BK, n0, vec_b, Bs[cur ^ 1]);
+                if (TA) {
+                    PAT::copy(A, K, M, lda, (t + 1) * BK, m0, vec_a, As[cur ^ 1]);
+                } else {
+                    PA::stage(A, M, K, lda, m0, (t + 1) * BK, vec_a, W);
+                }
+                PB::copy(B, K, N, ldb, (t + 1) * BK, n0, vec_b, Bs[cur ^ 1]);
             }
-            mma_tile<T, BK, PA::LD, PB::LD>(As[cur], Bs[cur], ar, bc, acc);
+            mma_tile<T, BK, LDA, PB::LD>(As[cur], Bs[cur], ar, bc, acc);
             if (more) {
                 cp_async_wait_all();
-                PA::unstage(As[cur ^ 1], W);
+                if (!TA) PA::unstage(As[cur ^ 1], W);
             }
             __syncthreads();
         }
     }
-    store_block(C, M, N, m0 + ar, n0 + bc, alpha, beta, acc);
+    store_block(C, M, N, ldc, m0 + ar, n0 + bc, alpha, beta, acc);
 }
 
 template <typename T>
 __device__ __forceinline__ void gemm_vectorized(int M, int N, int K, T alpha, const T* A,
                                                const T* B, T beta, T* C) {
-    gemm_warp_tiled<T, 8, false>(M, N, K, alpha, A, B, beta, C);
+    gemm_warp_tiled<T, 8, false, false>(M, N, K, alpha, A, K, B, N, beta, C, N);
 }
 template <typename T>
 __device__ __forceinline__ void gemm_double_buffered(int M, int N, int K, T alpha,
                                                     const T* A, const T* B, T beta, T* C) {
-    gemm_warp_tiled<T, FastCfg<T>::BK, true>(M, N, K, alpha, A, B, beta, C);
+    gemm_warp_tiled<T, FastCfg<T>::BK, true, false>(M, N, K, alpha, A, K, B, N, beta, C, N);
 }
 
 // ---- K = 0 or alpha = 0: C = beta·C (zeros when beta = 0, C unread) -----------------
@@ -480,6 +499,20 @@ GEMM_ENTRIES(tiled_unrolled, __launch_bounds__(1024), __launch_bounds__(1024))
 GEMM_ENTRIES(reg_blocked, __launch_bounds__(256), __launch_bounds__(256))
 GEMM_ENTRIES(vectorized, __launch_bounds__(256, 2), __launch_bounds__(256))
 GEMM_ENTRIES(double_buffered, __launch_bounds__(256, 2), __launch_bounds__(256))
+
+// The double_buffered rung on blocks of larger matrices: C = alpha·op(A)·B + beta·C with
+// leading dimensions, op(A) = A (nn) or Aᵀ (tn, A held K×M).
+#define GEMM_STRIDED(ta, TA, sfx, T, bounds)                                               \
+    extern "C" __global__ void bounds gemm_strided_##ta##_##sfx(                           \
+        int M, int N, int K, T alpha, const T* __restrict__ A, int lda,                    \
+        const T* __restrict__ B, int ldb, T beta, T* __restrict__ C, int ldc) {            \
+        gemm_warp_tiled<T, FastCfg<T>::BK, true, TA>(M, N, K, alpha, A, lda, B, ldb, beta, \
+                                                     C, ldc);                              \
+    }
+GEMM_STRIDED(nn, false, f32, float, __launch_bounds__(256, 2))
+GEMM_STRIDED(tn, true, f32, float, __launch_bounds__(256, 2))
+GEMM_STRIDED(nn, false, f64, double, __launch_bounds__(256))
+GEMM_STRIDED(tn, true, f64, double, __launch_bounds__(256))
 
 extern "C" __global__ void __launch_bounds__(256) gemm_scale_f32(int M, int N, float beta,
                                                                  float* C) {

@@ -180,39 +180,80 @@ fn launch<T: CudaElement>(
     )
 }
 
-/// Row-major `C (m×n) ← alpha·A (m×k)·B (k×n) + beta·C` on contiguous views (parts of
-/// larger buffers: the blocked triangular solve works on row blocks), with the ladder's
-/// default rung. With `beta = 0`, C is not read.
+/// One operand of [`gemm_strided`]: a view whose element 0 is the block's first, and the
+/// distance between the starts of its rows (at least the row length).
+pub(crate) struct Strided<V> {
+    pub view: V,
+    pub ld: usize,
+}
+
+/// Row-major `C (m×n) ← alpha·op(A)·B (k×n) + beta·C` on blocks of larger matrices, with
+/// the ladder's fastest rung (its tiles and pipeline, with leading dimensions): op(A) is
+/// A (m×k) or, with `trans_a`, Aᵀ for an A held k×m. With `beta = 0`, C is not read.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] when a view is shorter than its shape or a dimension
-/// exceeds the kernels' 32-bit indices; device errors.
+/// [`Error::InvalidArgument`] when a view is shorter than its block, a leading dimension
+/// shorter than its rows, or a dimension exceeds the kernels' 32-bit indices; device
+/// errors.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn gemm_views<T: CudaElement>(
+pub(crate) fn gemm_strided<T: CudaElement>(
     gpu: &Gpu,
+    trans_a: bool,
     (m, n, k): (usize, usize, usize),
     alpha: T,
-    a: &CudaView<T>,
-    b: &CudaView<T>,
+    a: Strided<&CudaView<T>>,
+    b: Strided<&CudaView<T>>,
     beta: T,
-    c: &mut CudaViewMut<T>,
+    c: Strided<&mut CudaViewMut<T>>,
 ) -> Result<()> {
-    for (what, len, want) in [
-        ("A", a.len(), m * k),
-        ("B", b.len(), k * n),
-        ("C", c.len(), m * n),
+    if m == 0 || n == 0 || k == 0 {
+        return Err(Error::invalid("gemm", "an empty block"));
+    }
+    let (a_rows, a_cols) = if trans_a { (k, m) } else { (m, k) };
+    for (what, len, ld, rows, cols) in [
+        ("A", a.view.len(), a.ld, a_rows, a_cols),
+        ("B", b.view.len(), b.ld, k, n),
+        ("C", c.view.len(), c.ld, m, n),
     ] {
-        if len < want {
+        if ld < cols || len < (rows - 1) * ld + cols {
             return Err(Error::invalid(
                 "gemm",
-                format!("{what} holds {len} elements, fewer than {want}"),
+                format!("{what}: a {rows}x{cols} block with rows {ld} apart in {len} elements"),
             ));
         }
+        dim_i32("gemm", ld)?;
     }
-    if m == 0 || n == 0 || k == 0 {
-        return Ok(());
-    }
-    launch_views(gpu, RUNGS[0], (m, n, k), alpha, a, b, beta, c)
+    let [mi, ni, ki] = [m, n, k].map(|d| d as i32);
+    let [lda, ldb, ldc] = [a.ld, b.ld, c.ld].map(|d| d as i32);
+    let rung = RUNGS[0];
+    let tiles = m.div_ceil(rung.tile.0) * n.div_ceil(rung.tile.1);
+    let cfg = LaunchConfig {
+        grid_dim: (grid_1d("gemm", tiles)?, 1, 1),
+        block_dim: (rung.block.0, rung.block.1, 1),
+        shared_mem_bytes: 0,
+    };
+    let form = if trans_a { "tn" } else { "nn" };
+    let name = format!("gemm_strided_{form}_{}", T::SUFFIX);
+    let f = gpu.function(KernelFile::MatMul, &name)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    l.arg(&mi)
+        .arg(&ni)
+        .arg(&ki)
+        .arg(&alpha)
+        .arg(a.view)
+        .arg(&lda)
+        .arg(b.view)
+        .arg(&ldb)
+        .arg(&beta)
+        .arg(c.view)
+        .arg(&ldc);
+    // SAFETY: gemm_strided_<form>_<dtype>(int M, int N, int K, T alpha, const T* A, int
+    // lda, const T* B, int ldb, T beta, T* C, int ldc): each view holds its block (last
+    // row start + row length, checked above), the kernel reads and writes only inside the
+    // blocks (every access bounds-checked against M, N, K, vectors only where the extent
+    // and the leading dimension are whole vectors); the grid has one block per 128×128
+    // tile of C, as for the double_buffered rung whose tiles it shares.
+    launched(&name, unsafe { l.launch(cfg) })
 }
 
 #[allow(clippy::too_many_arguments)]

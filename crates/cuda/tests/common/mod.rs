@@ -101,9 +101,11 @@ impl Ladder {
     pub fn default_technique(&self) -> String {
         let p = self.prefix;
         let start = format!("{p}_");
+        // The strided GEMM (launched by the Cholesky solve) is the default rung on blocks
+        // of larger matrices, not a rung of the ladder.
         let kernels: Vec<&str> = ndgpu_cuda::default_kernels()
             .into_iter()
-            .filter(|k| k.starts_with(&start))
+            .filter(|k| k.starts_with(&start) && !k.starts_with("gemm_strided_"))
             .collect();
         let technique = kernels
             .first()

@@ -29,14 +29,20 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "cholesky_syrk_lower_f32",
     "cholesky_syrk_lower64_f32",
     "cholesky_zero_upper_f32",
-    "cholesky_solve_diag_fwd_f32",
-    "cholesky_solve_diag_bwd_f32",
+    "cholesky_invert_diag_f32",
+    "cholesky_solve_leaf_fwd_f32",
+    "cholesky_solve_leaf_bwd_f32",
+    "gemm_strided_nn_f32",
+    "gemm_strided_tn_f32",
     "cholesky_potrf_diag_f64",
     "cholesky_trsm_panel_f64",
     "cholesky_syrk_lower_f64",
     "cholesky_zero_upper_f64",
-    "cholesky_solve_diag_fwd_f64",
-    "cholesky_solve_diag_bwd_f64",
+    "cholesky_invert_diag_f64",
+    "cholesky_solve_leaf_fwd_f64",
+    "cholesky_solve_leaf_bwd_f64",
+    "gemm_strided_nn_f64",
+    "gemm_strided_tn_f64",
 ];
 
 /// Determinism and scope.
@@ -45,7 +51,8 @@ pub const NOTE: &str = "cholesky: blocked (default: 64-column blocks, diagonal b
      (report 004's two kernels) are all bitwise reproducible (no atomics, fixed order); the \
      first failing pivot is recorded on the device and read back once. The solve is the \
      same for every variant: recursive blocked forward and backward solves, the updates by \
-     the GEMM ladder's fastest rung, the 64-row diagonal blocks by their own kernel.";
+     the GEMM ladder's fastest rung on the blocks where they lie, the 64-row diagonal \
+     blocks as products with their inverses (computed once per solve, in a fixed order).";
 
 /// The block size of the blocked factorization and of the solves (`CHOL_NB` in
 /// `kernels/cholesky.cu`).
