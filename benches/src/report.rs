@@ -193,8 +193,11 @@ fn op_note(op: Op) -> Option<&'static str> {
              crosses the bus at every step."
         }
         Op::Transfer => {
-            "One upload of a C-ordered host array and one download into a new host \
-             array, with the wall clock (host packing and page faults included)."
+            "One upload of a C-ordered host array into a resident matrix and one download \
+             into a host array, all made before the timed runs (`upload_into`, \
+             `download_into`); the `+transfers` row makes new arrays each time (`upload`, \
+             `download`, what a first call pays, page faults of the fresh host array \
+             included). Wall clock, host packing included."
         }
         Op::Matmul | Op::Transpose => return None,
     })

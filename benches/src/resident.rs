@@ -67,10 +67,13 @@ enum Set<T> {
         b: Matrix<T>,
         x: Option<Matrix<T>>,
     },
-    /// An upload of a host array and the download of what arrived.
+    /// An upload of a host array into a resident matrix and the download of what
+    /// arrived into a second host array, all three made once (the `+transfers` row
+    /// times `upload` and `download` into new arrays).
     Transfer {
         host: Array2<T>,
-        back: Option<Array2<T>>,
+        dev: Matrix<T>,
+        back: Array2<T>,
     },
     /// The ceiling of transfers: pinned host memory to the device and back.
     Pinned {
@@ -234,7 +237,8 @@ impl<T: Element> Case<T> {
             },
             Inputs::Transfer { x } => Set::Transfer {
                 host: x.clone(),
-                back: None,
+                dev: ops.alloc(x.nrows(), x.ncols())?,
+                back: ndgpu_core::host::zeros("shootout", x.dim())?,
             },
         })
     }
@@ -313,9 +317,9 @@ impl<T: Element> Case<T> {
                 *x = Some(ops.cholesky_solve_dev(&l, b)?);
                 Ran::Done
             }
-            Set::Transfer { host, back } => {
-                let m = ops.upload(host.view())?;
-                *back = Some(ops.download(&m)?);
+            Set::Transfer { host, dev, back } => {
+                ops.upload_into(host.view(), dev)?;
+                ops.download_into(dev, back.view_mut())?;
                 Ran::Done
             }
             Set::Pinned { gpu, pair } => {
@@ -400,7 +404,7 @@ impl<T: Element> Case<T> {
             (Set::Gram { out, .. }, _)
             | (Set::Transpose { out, .. }, _)
             | (Set::Chain { x: out, .. }, _) => Output::Matrix(matrix(out)?),
-            (Set::Transfer { back, .. }, _) => Output::Matrix(back.clone().ok_or_else(none)?),
+            (Set::Transfer { back, .. }, _) => Output::Matrix(back.clone()),
             (Set::Pinned { .. }, _) => Output::Scalar(T::zero()),
             (Set::Cholesky { a }, _) => Output::Matrix(matrix(a)?),
             (Set::Sum { .. } | Set::Dot { .. }, Ran::Scalar(v)) => Output::Scalar(v),

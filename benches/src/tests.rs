@@ -103,15 +103,15 @@ fn quick_gpu_run_is_correct_and_positive() {
             of_op.iter().any(|r| r.backend == "cuda" && !r.transfers),
             "{op}"
         );
-        // The transfer op is itself a transfer, and one runtime moves the data for
-        // both GPU backends: it has one row per size, under `cuda`.
-        if op == Op::Transfer {
-            continue;
-        }
         assert!(
             of_op.iter().any(|r| r.backend == "cuda" && r.transfers),
             "{op}"
         );
+        // One runtime moves the data for both GPU backends: the transfer op has its
+        // rows under `cuda` only.
+        if op == Op::Transfer {
+            continue;
+        }
         assert!(
             of_op
                 .iter()

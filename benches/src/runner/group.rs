@@ -230,8 +230,9 @@ pub(super) fn run_op<T: BackendElement>(
         if !ctx.opts.transfers || info.is_none() {
             continue;
         }
-        // A transfer has no other form; the chain's is the ndarray-level calls in a row.
-        for &w in impls.iter().filter(|w| !w.copy && op != Op::Transfer) {
+        // The chain's ndarray-level form is its calls in a row; the transfer's, `upload`
+        // and `download` into new arrays (its resident row reuses them).
+        for &w in impls.iter().filter(|w| !w.copy) {
             let row = row_for(w, true);
             let label = row.label();
             if let Some(why) = wrong.get(&(w.name(&names), w.variant)) {

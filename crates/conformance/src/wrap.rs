@@ -32,17 +32,19 @@ macro_rules! host_memory_of {
         }
 
         impl<T: ndgpu_core::Element> ndgpu_core::Memory<T> for $backend {
-            fn upload(
+            fn upload_into(
                 &self,
                 a: ndarray::ArrayView2<T>,
-            ) -> ndgpu_core::Result<ndgpu_core::Matrix<T>> {
-                self.$cpu.upload(a)
+                m: &mut ndgpu_core::Matrix<T>,
+            ) -> ndgpu_core::Result<()> {
+                self.$cpu.upload_into(a, m)
             }
-            fn download(
+            fn download_into(
                 &self,
                 m: &ndgpu_core::Matrix<T>,
-            ) -> ndgpu_core::Result<ndarray::Array2<T>> {
-                self.$cpu.download(m)
+                out: ndarray::ArrayViewMut2<T>,
+            ) -> ndgpu_core::Result<()> {
+                self.$cpu.download_into(m, out)
             }
             fn alloc(&self, rows: usize, cols: usize) -> ndgpu_core::Result<ndgpu_core::Matrix<T>> {
                 self.$cpu.alloc(rows, cols)

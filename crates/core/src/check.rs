@@ -374,3 +374,28 @@ pub fn predict<T: Element>(x: &ArrayView2<T>, c: &ArrayView2<T>) -> Result<(usiz
     finite("predict", "centroids", c)?;
     Ok((x.nrows(), c.nrows(), x.ncols()))
 }
+
+/// A host array and a resident matrix of one shape, as [`Memory::upload_into`] and
+/// [`Memory::download_into`] need.
+///
+/// [`Memory::upload_into`]: crate::Memory::upload_into
+/// [`Memory::download_into`]: crate::Memory::download_into
+///
+/// # Errors
+/// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) naming both shapes.
+pub fn transfer_shape(
+    op: &'static str,
+    host: (usize, usize),
+    resident: (usize, usize),
+) -> Result<()> {
+    if host == resident {
+        return Ok(());
+    }
+    Err(Error::shape(
+        op,
+        format!(
+            "the host array is {}x{}, the resident matrix {}x{}",
+            host.0, host.1, resident.0, resident.1
+        ),
+    ))
+}

@@ -7,7 +7,7 @@
 
 use ndarray::{Array1, Array2};
 
-use crate::{Error, Result};
+use crate::{Element, Error, Result};
 
 /// An empty vector with room for `cap` elements, allocated fallibly.
 ///
@@ -26,6 +26,39 @@ pub fn with_capacity<T>(op: &'static str, cap: usize) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(cap).map_err(|_| oom())?;
     Ok(v)
+}
+
+/// A `rows`×`cols` matrix of zeros, allocated fallibly and zeroed by the allocator: a
+/// large one comes as fresh zero pages, touched first by whoever writes it (the
+/// threads that unpack a download, say), not by a zeroing pass here.
+///
+/// # Errors
+/// As [`with_capacity`].
+pub fn zeros<T: Element>(op: &'static str, (rows, cols): (usize, usize)) -> Result<Array2<T>> {
+    let len = rows.checked_mul(cols).ok_or(Error::HostOutOfMemory {
+        op,
+        requested: None,
+    })?;
+    let oom = |bytes| Error::HostOutOfMemory {
+        op,
+        requested: bytes,
+    };
+    let v = if len == 0 || std::mem::size_of::<T>() == 0 {
+        Vec::new()
+    } else {
+        let layout = std::alloc::Layout::array::<T>(len)
+            .map_err(|_| oom(len.checked_mul(std::mem::size_of::<T>())))?;
+        // SAFETY: the layout has a non-zero size (len > 0, T is f32 or f64).
+        let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+        if p.is_null() {
+            return Err(oom(Some(layout.size())));
+        }
+        // SAFETY: p was allocated by the global allocator with the layout of a [T; len]
+        // (what Vec<T> with capacity len uses), and all-zero bits are 0.0 in f32 and f64,
+        // the only element types (Element is sealed): every element is initialised.
+        unsafe { Vec::from_raw_parts(p, len, len) }
+    };
+    Ok(Array2::from_shape_vec((rows, cols), v).expect("the length is rows × cols"))
 }
 
 /// A vector of `len` copies of `value`, allocated fallibly.

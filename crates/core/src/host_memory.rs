@@ -53,27 +53,30 @@ macro_rules! impl_host_memory {
         }
 
         impl<T: $crate::Element> $crate::Memory<T> for $backend {
-            fn upload(
+            fn upload_into(
                 &self,
                 a: $crate::ndarray::ArrayView2<T>,
-            ) -> $crate::Result<$crate::Matrix<T>> {
-                let data = match a.as_slice() {
-                    Some(s) => s.to_vec(),
+                m: &mut $crate::Matrix<T>,
+            ) -> $crate::Result<()> {
+                $crate::check::transfer_shape("upload", a.dim(), m.dim())?;
+                let to: &mut $crate::backend::HostStorage<T> =
+                    $here.matrix_mut("upload", "the destination", m)?;
+                match a.as_slice() {
+                    Some(s) => to.data.copy_from_slice(s),
                     // `iter` walks the logical (row-major) order whatever the layout.
-                    None => a.iter().copied().collect(),
-                };
-                Ok($crate::backend::matrix(
-                    a.nrows(),
-                    a.ncols(),
-                    $crate::backend::HostStorage { data },
-                ))
+                    None => to.data.iter_mut().zip(a.iter()).for_each(|(t, &v)| *t = v),
+                }
+                Ok(())
             }
 
-            fn download(
+            fn download_into(
                 &self,
                 m: &$crate::Matrix<T>,
-            ) -> $crate::Result<$crate::ndarray::Array2<T>> {
-                Ok($here.host_view("download", "the matrix", m)?.to_owned())
+                mut out: $crate::ndarray::ArrayViewMut2<T>,
+            ) -> $crate::Result<()> {
+                $crate::check::transfer_shape("download", out.dim(), m.dim())?;
+                out.assign(&$here.host_view("download", "the matrix", m)?);
+                Ok(())
             }
 
             fn alloc(&self, rows: usize, cols: usize) -> $crate::Result<$crate::Matrix<T>> {
@@ -82,13 +85,8 @@ macro_rules! impl_host_memory {
 
             fn zeros(&self, rows: usize, cols: usize) -> $crate::Result<$crate::Matrix<T>> {
                 // rows × cols is not bounded by any input's bytes: allocate fallibly.
-                let len = rows
-                    .checked_mul(cols)
-                    .ok_or($crate::Error::HostOutOfMemory {
-                        op: "alloc",
-                        requested: None,
-                    })?;
-                let data = $crate::host::filled_vec("alloc", len, T::zero())?;
+                let (data, _) =
+                    $crate::host::zeros::<T>("alloc", (rows, cols))?.into_raw_vec_and_offset();
                 Ok($crate::backend::matrix(
                     rows,
                     cols,

@@ -86,7 +86,7 @@ pub(crate) struct Staging {
 ///
 /// All work is queued on the compute stream, in order, so results are ready when they
 /// are downloaded. Transfers of large arrays run on the copy stream, ordered against
-/// the compute stream with events (see [`Gpu::upload`]). `Gpu` is `Send + Sync`: calls
+/// the compute stream with events (see [`Gpu::upload_into`]). `Gpu` is `Send + Sync`: calls
 /// from several threads are serialised by the streams.
 pub struct Gpu {
     /// This runtime itself, for the resident arrays that keep it alive.

@@ -11,8 +11,8 @@
 //! - resident storage: [`DeviceMatrix`] and [`IndexStorage`] behind
 //!   [`ndgpu_core::Matrix`] and [`ndgpu_core::Indices`], and the memory operations both
 //!   backends offer ([`impl_device_memory!`]);
-//! - transfers through pinned staging in chunks on the copy stream ([`Gpu::upload`],
-//!   [`Gpu::download`]);
+//! - transfers through pinned staging in chunks on the copy stream ([`Gpu::upload_into`],
+//!   [`Gpu::download_into`]);
 //! - the kernels both backends launch: whole-array and per-axis reductions
 //!   ([`reduce`]), and k-means' score assignment and centroid update ([`kmeans`]).
 //!

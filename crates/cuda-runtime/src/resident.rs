@@ -4,9 +4,9 @@
 
 use cudarc::driver::sys::{cuMemcpy2DAsync_v2, CUevent_flags, CUmemorytype, CUDA_MEMCPY2D};
 use cudarc::driver::{DevicePtr, DevicePtrMut};
-use ndarray::{Array1, Array2, ArrayView2};
+use ndarray::{Array1, ArrayView2, ArrayViewMut2};
 use ndgpu_core::backend::{self, Here};
-use ndgpu_core::{Error, Indices, Matrix, Result};
+use ndgpu_core::{check, Error, Indices, Matrix, Result};
 
 use crate::gpu::driver;
 use crate::indices::IndexStorage;
@@ -184,20 +184,32 @@ impl Gpu {
         Ok(Array1::from(self.download_indices(s, i.len())?))
     }
 
-    /// Uploads a host array as a resident matrix.
+    /// Copies a host array into a resident matrix of the same shape.
     ///
     /// # Errors
-    /// As [`Gpu::upload`].
-    pub fn upload_matrix<T: CudaElement>(&self, a: ArrayView2<T>) -> Result<Matrix<T>> {
-        Ok(self.matrix(self.upload(a)?))
+    /// [`Error::ShapeMismatch`], [`Error::WrongPlace`]; as [`Gpu::upload_into`].
+    pub fn upload_into_matrix<T: CudaElement>(
+        &self,
+        here: Here,
+        a: ArrayView2<T>,
+        m: &mut Matrix<T>,
+    ) -> Result<()> {
+        check::transfer_shape("upload", a.dim(), m.dim())?;
+        self.upload_into(a, here.matrix_mut("upload", "the destination", m)?)
     }
 
-    /// Downloads a resident matrix.
+    /// Copies a resident matrix into a host array of the same shape.
     ///
     /// # Errors
-    /// [`Error::WrongPlace`]; as [`Gpu::download`].
-    pub fn download_matrix<T: CudaElement>(&self, here: Here, m: &Matrix<T>) -> Result<Array2<T>> {
-        self.download(here.matrix::<DeviceMatrix<T>, T>("download", "the matrix", m)?)
+    /// [`Error::ShapeMismatch`], [`Error::WrongPlace`]; as [`Gpu::download_into`].
+    pub fn download_into_matrix<T: CudaElement>(
+        &self,
+        here: Here,
+        m: &Matrix<T>,
+        out: ArrayViewMut2<T>,
+    ) -> Result<()> {
+        check::transfer_shape("download", out.dim(), m.dim())?;
+        self.download_into(here.matrix("download", "the matrix", m)?, out)
     }
 }
 
@@ -233,17 +245,19 @@ macro_rules! impl_device_memory {
         }
 
         impl<T: $crate::CudaElement> $crate::core::Memory<T> for $backend {
-            fn upload(
+            fn upload_into(
                 &self,
                 a: $crate::ndarray::ArrayView2<T>,
-            ) -> $crate::core::Result<$crate::core::Matrix<T>> {
-                self.gpu().upload_matrix(a)
+                m: &mut $crate::core::Matrix<T>,
+            ) -> $crate::core::Result<()> {
+                self.gpu().upload_into_matrix(self.here(), a, m)
             }
-            fn download(
+            fn download_into(
                 &self,
                 m: &$crate::core::Matrix<T>,
-            ) -> $crate::core::Result<$crate::ndarray::Array2<T>> {
-                self.gpu().download_matrix(self.here(), m)
+                out: $crate::ndarray::ArrayViewMut2<T>,
+            ) -> $crate::core::Result<()> {
+                self.gpu().download_into_matrix(self.here(), m, out)
             }
             fn alloc(
                 &self,

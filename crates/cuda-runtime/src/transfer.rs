@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use cudarc::driver::{result, CudaEvent, DevicePtr, DevicePtrMut, PinnedHostSlice};
-use ndarray::{s, Array2, ArrayView2};
+use ndarray::{s, ArrayView2, ArrayViewMut2};
 use ndgpu_core::{Error, Result};
 
 use crate::gpu::{driver, CudaElement, DeviceMatrix, Gpu, Staging};
@@ -32,8 +32,8 @@ const FIRST: usize = 256 << 10;
 /// Staging slots: 64 MiB of pinned memory at most, allocated on the first large
 /// transfer and kept.
 const SLOTS: usize = 16;
-/// Threads that pack and unpack.
-const THREADS: usize = 8;
+/// Threads that pack and unpack, at most.
+const THREADS: usize = 16;
 
 /// The threads that pack and unpack chunks, shared by every device.
 fn pool() -> Result<&'static rayon::ThreadPool> {
@@ -204,27 +204,31 @@ impl Gpu {
         Ok(Slots(p))
     }
 
-    /// Copies a host array of any layout to a new row-major device matrix. Large arrays
-    /// go through the pinned ring in chunks, packed by several threads while earlier
-    /// chunks cross the bus; the call returns when the data is on the device.
+    /// Copies a host array of any layout into the row-major device matrix `m` of the
+    /// same shape (the caller checks the shape). Large arrays go through the pinned ring
+    /// in chunks, packed by several threads while earlier chunks cross the bus; the call
+    /// returns when the data is on the device.
     ///
     /// # Errors
-    /// [`Error::OutOfMemory`]; driver errors.
-    pub fn upload<T: CudaElement>(&self, a: ArrayView2<T>) -> Result<DeviceMatrix<T>> {
-        let (rows, cols) = a.dim();
-        let mut m = self.alloc_matrix("upload", rows, cols)?;
+    /// Driver errors.
+    pub fn upload_into<T: CudaElement>(
+        &self,
+        a: ArrayView2<T>,
+        m: &mut DeviceMatrix<T>,
+    ) -> Result<()> {
+        debug_assert_eq!(a.dim(), m.dim());
         let len = m.len();
         let elem = std::mem::size_of::<T>();
         if len == 0 {
-            return Ok(m);
+            return Ok(());
         }
         if len * elem <= SMALL {
             let host = a.as_standard_layout();
             let host = host.as_slice().expect("standard layout is contiguous");
-            self.stream()
+            return self
+                .stream()
                 .memcpy_htod(host, &mut m.data.slice_mut(0..len))
-                .map_err(|e| driver("copying to the device", e))?;
-            return Ok(m);
+                .map_err(|e| driver("copying to the device", e));
         }
         let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         let slots = self.slots(&mut staging)?;
@@ -265,25 +269,45 @@ impl Gpu {
             .map_err(|e| driver("ordering later work after the upload", e))?;
         // The slots are free again once every copy has read them.
         copy.synchronize()
-            .map_err(|e| driver("finishing the upload", e))?;
-        Ok(m)
+            .map_err(|e| driver("finishing the upload", e))
     }
 
-    /// Copies a device matrix back into a new C-ordered host array. Large matrices come
-    /// through the pinned ring in chunks, unpacked by several threads while later chunks
-    /// cross the bus.
+    /// Copies the device matrix `m` into `out`, a host array of the same shape (the
+    /// caller checks it). A C-ordered `out` receives the data in place: large matrices
+    /// come through the pinned ring in chunks, unpacked by several threads straight into
+    /// it while later chunks cross the bus. Any other layout receives it through a
+    /// C-ordered copy.
     ///
     /// # Errors
-    /// [`Error::HostOutOfMemory`]; driver errors, including those of earlier kernels.
-    pub fn download<T: CudaElement>(&self, m: &DeviceMatrix<T>) -> Result<Array2<T>> {
+    /// [`Error::HostOutOfMemory`] (the copy, for other layouts); driver errors, including
+    /// those of earlier kernels.
+    pub fn download_into<T: CudaElement>(
+        &self,
+        m: &DeviceMatrix<T>,
+        mut out: ArrayViewMut2<T>,
+    ) -> Result<()> {
+        debug_assert_eq!(out.dim(), m.dim());
+        if let Some(dst) = out.as_slice_mut() {
+            return self.download_to(m, dst);
+        }
+        let mut c = ndgpu_core::host::zeros("download", m.dim())?;
+        self.download_to(m, c.as_slice_mut().expect("a new array is C-ordered"))?;
+        out.assign(&c);
+        Ok(())
+    }
+
+    /// Copies the device matrix into `dst` (its row-major elements, as many).
+    fn download_to<T: CudaElement>(&self, m: &DeviceMatrix<T>, dst: &mut [T]) -> Result<()> {
         let len = m.len();
         let elem = std::mem::size_of::<T>();
         if len * elem <= SMALL {
-            let v = self.download_slice(&m.data, len)?;
-            return Ok(Array2::from_shape_vec(m.dim(), v).expect("length matches shape"));
+            if len > 0 {
+                self.stream()
+                    .memcpy_dtoh(&m.data.slice(0..len), dst)
+                    .map_err(|e| driver("copying from the device", e))?;
+            }
+            return self.synchronize();
         }
-        let mut out: Vec<T> = ndgpu_core::host::with_capacity("download", len)?;
-        advise_huge_pages(out.as_mut_ptr().cast(), len * elem);
         let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         let slots = self.slots(&mut staging)?;
         let p = Pipeline::new(self, len * elem, elem)?;
@@ -291,7 +315,7 @@ impl Gpu {
         copy.join(self.stream())
             .map_err(|e| driver("ordering the download after earlier work", e))?;
         let src = m.data.device_ptr(copy).0;
-        let base = Slots(out.as_mut_ptr().cast());
+        let base = Slots(dst.as_mut_ptr().cast());
         p.run(|c, slot| {
             let (lo, hi) = p.chunks[c];
             // SAFETY: this thread owns the slot (the chunk that used it before is done,
@@ -308,16 +332,13 @@ impl Gpu {
             p.events[slot]
                 .synchronize()
                 .map_err(|e| driver("waiting for a chunk", e))?;
-            // SAFETY: `out` has capacity for len elements; this chunk's bytes [lo, hi)
-            // are written by this thread only; the slot holds them (event passed).
+            // SAFETY: dst holds len elements; this chunk's bytes [lo, hi) are written by
+            // this thread only; the slot holds them (event passed).
             unsafe {
                 std::ptr::copy_nonoverlapping(stage.as_ptr(), base.at(lo), hi - lo);
             }
             Ok(())
-        })?;
-        // SAFETY: every chunk, together covering [0, len · elem), was written above.
-        unsafe { out.set_len(len) };
-        Ok(Array2::from_shape_vec(m.dim(), out).expect("length matches shape"))
+        })
     }
 }
 
@@ -407,27 +428,6 @@ fn pack<T: Copy>(a: &ArrayView2<T>, lo: usize, out: &mut [T]) {
         }
         k += c1 - c0;
     }
-}
-
-/// Asks the kernel for transparent huge pages on a fresh download buffer: its first
-/// touch (in the unpacking threads) then faults in 2 MiB at a time rather than 4 KiB.
-/// A hint only: where the kernel does not honour it, nothing changes.
-fn advise_huge_pages(p: *mut u8, bytes: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = (p as usize).next_multiple_of(HUGE);
-        let end = (p as usize + bytes) / HUGE * HUGE;
-        if end > start {
-            // SAFETY: [start, end) lies inside the allocation; madvise only changes how
-            // the kernel backs the pages, never their contents or validity.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (p, bytes);
 }
 
 #[cfg(test)]

@@ -65,7 +65,11 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
 ) {
     match family {
         Family::MatMul => gemm(b, rng, rec),
-        Family::Gram | Family::Transpose => copies(b, family, rng, rec),
+        Family::Gram => copies(b, family, rng, rec),
+        Family::Transpose => {
+            copies(b, family, rng, rec);
+            transfers_into(b, rng, rec);
+        }
         Family::Reduce => reduce(b, rng, rec),
         Family::Cholesky => cholesky(b, rng, rec),
         Family::KMeans => kmeans(b, rng, rec),
@@ -164,6 +168,71 @@ fn copies<T: Element, B: Ops<T> + ?Sized>(
             v.err(r, "WrongPlace", is_wrong_place);
         },
     );
+}
+
+/// `upload_into` and `download_into`: any layout both ways, exactly (a transfer copies
+/// bits); another shape or place refused, the destination untouched.
+fn transfers_into<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+    let a: Array2<T> = rng.matrix(6, 4);
+    rec.case("upload_into, download_into: any layout, exact", |v| {
+        let Some(mut m) = v.ok(b.alloc(4, 6)) else {
+            return;
+        };
+        // A transposed (Fortran-ordered) view in, into a transposed view out.
+        if v.ok(b.upload_into(a.t(), &mut m)).is_none() {
+            return;
+        }
+        let mut out = Array2::<T>::zeros((6, 4));
+        if v.ok(b.download_into(&m, out.view_mut().reversed_axes())).is_some() {
+            v.require(same_bits(out.iter(), a.iter()), || {
+                format!("came back as {out:?}, sent {a:?}")
+            });
+        }
+        // A strided view in, a C-ordered array out.
+        let half = a.slice(ndarray::s![..;2, ..]);
+        let Some(mut h) = v.ok(b.alloc(3, 4)) else {
+            return;
+        };
+        if v.ok(b.upload_into(half, &mut h)).is_some() {
+            let mut back = Array2::<T>::zeros((3, 4));
+            if v.ok(b.download_into(&h, back.view_mut())).is_some() {
+                v.require(same_bits(back.iter(), half.iter()), || {
+                    format!("came back as {back:?}, sent {half:?}")
+                });
+            }
+        }
+    });
+    rec.case("upload_into, download_into: another shape or place", |v| {
+        let Some(mut m) = v.ok(b.upload(a.view())) else {
+            return;
+        };
+        v.err(b.upload_into(a.t(), &mut m), "ShapeMismatch", is_shape);
+        let mut out = Array2::<T>::zeros((4, 6));
+        v.err(
+            b.download_into(&m, out.view_mut()),
+            "ShapeMismatch",
+            is_shape,
+        );
+        v.require(out.iter().all(|x| *x == T::zero()), || {
+            "a refused download wrote into the array".to_string()
+        });
+        if let Some(back) = v.ok(b.download(&m)) {
+            v.require(same_bits(back.iter(), a.iter()), || {
+                "a refused upload changed the matrix".to_string()
+            });
+        }
+        v.err(
+            b.upload_into(a.view(), &mut foreign_of(6, 4)),
+            "WrongPlace",
+            is_wrong_place,
+        );
+        let mut out = Array2::<T>::zeros((6, 4));
+        v.err(
+            b.download_into(&foreign_of(6, 4), out.view_mut()),
+            "WrongPlace",
+            is_wrong_place,
+        );
+    });
 }
 
 fn reduce<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {

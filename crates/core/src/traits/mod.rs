@@ -17,7 +17,7 @@ mod kmeans;
 mod products;
 mod reduce;
 
-use ndarray::{Array1, Array2, ArrayView2};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
 
 use crate::{Element, Family, Indices, Matrix, Place, Result, Trans};
 
@@ -66,19 +66,46 @@ pub trait Device: Send + Sync {
 
 /// Resident matrices of one element type: made, filled, copied, read back.
 pub trait Memory<T: Element>: Device {
+    /// Copies a host array of any layout (C, Fortran, transposed, strided) into `m`, a
+    /// resident matrix of the same shape. Nothing is allocated where `m` lives: a loop
+    /// that streams data through one matrix pays only for the copy.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch),
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
+    fn upload_into(&self, a: ArrayView2<T>, m: &mut Matrix<T>) -> Result<()>;
+
+    /// Copies the resident matrix `m` into `out`, a host array of the same shape and any
+    /// layout (C-ordered is fastest: the data lands in place, with no second pass).
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch),
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors, including faults
+    /// of earlier work on the matrix.
+    fn download_into(&self, m: &Matrix<T>, out: ArrayViewMut2<T>) -> Result<()>;
+
     /// Copies a host array of any layout (C, Fortran, transposed, strided) into a new
-    /// resident matrix.
+    /// resident matrix: [`Memory::alloc`], then [`Memory::upload_into`].
     ///
     /// # Errors
     /// Out of memory (device or host); device errors.
-    fn upload(&self, a: ArrayView2<T>) -> Result<Matrix<T>>;
+    fn upload(&self, a: ArrayView2<T>) -> Result<Matrix<T>> {
+        let mut m = self.alloc(a.nrows(), a.ncols())?;
+        self.upload_into(a, &mut m)?;
+        Ok(m)
+    }
 
-    /// Copies a resident matrix into a new C-ordered host array.
+    /// Copies a resident matrix into a new C-ordered host array: a zeroed allocation
+    /// (fresh pages, not written twice), then [`Memory::download_into`].
     ///
     /// # Errors
     /// [`Error::WrongPlace`](crate::Error::WrongPlace); out of host memory; device errors,
     /// including faults of earlier work on the matrix.
-    fn download(&self, m: &Matrix<T>) -> Result<Array2<T>>;
+    fn download(&self, m: &Matrix<T>) -> Result<Array2<T>> {
+        let mut out = crate::host::zeros("download", m.dim())?;
+        self.download_into(m, out.view_mut())?;
+        Ok(out)
+    }
 
     /// A new rows×cols matrix of unspecified values (any bit pattern is a valid float),
     /// to be overwritten: the output of [`MatMul::gemm_dev`] with β = 0, for example.
