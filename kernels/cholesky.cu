@@ -282,22 +282,29 @@ template <typename T> __device__ void chol_trsm_panel(T* a, int n, int k0, const
 // Diagonal tiles compute the full tile but write only c ≤ r. Instantiated with 128-wide
 // tiles for f32 (TM = 8) and 64-wide ones (TM = 4, `lower64`, also f64's only size): the
 // host takes the small tiles when the large ones would not give every SM two blocks.
+// For the look-ahead (crates/cuda/src/ops/cholesky/mod.rs) the updated region starts at
+// row and column s ≥ k1 and stops before column c_end; with `strip`, the tiles are one
+// column of them (tile b at (b, 0)) rather than the lower triangle.
 template <typename T, int TM>
-__device__ void chol_syrk_lower(T* a, int n, int k0, const int* info) {
+__device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip,
+                                const int* info) {
     constexpr int BM = 16 * TM, H = TM / 2, PAD = 16 / sizeof(T);
     constexpr int LD = BM + PAD;
     extern __shared__ __align__(16) unsigned char chol_smem[];
     T* as = reinterpret_cast<T*>(chol_smem);  // as[p * LD + r] = A[r0 + r][k0 + p]
     T* bs = as + CHOL_NB * LD;
     if (chol_failed(info)) return;
-    const int k1 = k0 + CHOL_NB;
     // tile (ti, tj), tj ≤ ti, from the lower-triangle tile number b = ti(ti+1)/2 + tj
     const long long b = blockIdx.x;
     int ti = (int)((sqrt(8.0 * (double)b + 1.0) - 1.0) * 0.5);
     while ((long long)ti * (ti + 1) / 2 > b) --ti;
     while ((long long)(ti + 1) * (ti + 2) / 2 <= b) ++ti;
-    const int tj = (int)(b - (long long)ti * (ti + 1) / 2);
-    const int r0 = k1 + ti * BM, c0 = k1 + tj * BM;
+    int tj = (int)(b - (long long)ti * (ti + 1) / 2);
+    if (strip) {
+        ti = (int)b;
+        tj = 0;
+    }
+    const int r0 = s + ti * BM, c0 = s + tj * BM;
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
 
     // a warp copies 32 consecutive panel columns of one row; 8 rows per pass
@@ -366,7 +373,7 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, const int* info) {
 #pragma unroll
         for (int j = 0; j < TM; ++j) {
             const int c = c0 + (j / H) * (BM / 2) + tx * H + j % H;
-            if (c <= r) crow[c] = old[j] - acc[i][j];
+            if (c <= r && c < c_end) crow[c] = old[j] - acc[i][j];
         }
     }
 }
@@ -512,12 +519,14 @@ __device__ void chol_solve_leaf(const T* l, int n, const T* inv, T* b, int nrhs,
         chol_trsm_panel<T>(a, n, k0, info);                                                 \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256, 2)                                    \
-        cholesky_syrk_lower_##S(T* a, int n, int k0, const int* info) {                    \
-        chol_syrk_lower<T, TM>(a, n, k0, info);                                             \
+        cholesky_syrk_lower_##S(T* a, int n, int k0, int s, int c_end, int strip,          \
+                                const int* info) {                                          \
+        chol_syrk_lower<T, TM>(a, n, k0, s, c_end, strip, info);                            \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256)                                       \
-        cholesky_syrk_lower64_##S(T* a, int n, int k0, const int* info) {                  \
-        chol_syrk_lower<T, 4>(a, n, k0, info);                                              \
+        cholesky_syrk_lower64_##S(T* a, int n, int k0, int s, int c_end, int strip,        \
+                                  const int* info) {                                        \
+        chol_syrk_lower<T, 4>(a, n, k0, s, c_end, strip, info);                             \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256)                                       \
         cholesky_zero_upper_##S(T* a, int n) { chol_zero_upper<T>(a, n); }                  \

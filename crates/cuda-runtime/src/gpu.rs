@@ -94,6 +94,7 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     copy: Arc<CudaStream>,
+    side: Arc<CudaStream>,
     ordinal: usize,
     id: u64,
     arch: String,
@@ -162,6 +163,7 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
         let copy = ctx.new_stream().map_err(unavailable)?;
+        let side = ctx.new_stream().map_err(unavailable)?;
         let (major, minor) = ctx.compute_capability().map_err(unavailable)?;
         let name = ctx.name().map_err(unavailable)?;
         Ok(Arc::new_cyclic(|me| Gpu {
@@ -169,6 +171,7 @@ impl Gpu {
             ctx,
             stream,
             copy,
+            side,
             ordinal,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             arch: format!("sm_{major}{minor}"),
@@ -218,6 +221,13 @@ impl Gpu {
     /// The stream large transfers run on.
     pub fn copy_stream(&self) -> &Arc<CudaStream> {
         &self.copy
+    }
+    /// A second compute stream, for work that overlaps the compute stream's inside one
+    /// operation (the Cholesky look-ahead). An operation that queues work on it makes
+    /// the compute stream wait for that work before it returns, so every other caller
+    /// sees one stream.
+    pub fn side_stream(&self) -> &Arc<CudaStream> {
+        &self.side
     }
     /// The context.
     pub fn context(&self) -> &Arc<CudaContext> {

@@ -275,20 +275,15 @@ fn out_of_memory_in_a_chain_leaves_the_earlier_arrays_valid() {
     let dm = backend.upload(m.view()).unwrap();
     let g = backend.gram_dev(&dm).unwrap();
     let g_host = backend.download(&g).unwrap();
-    // Take nearly all free memory, in 1 GiB pieces, leaving less than one 512×512 f32.
+    // Take all the memory the driver will give, in pieces from 1 GiB down to 64 KiB
+    // (halving whenever a piece is refused: the allocator's granularity, not the free
+    // figure, decides what fits), leaving less than one 512×512 f32.
     let mut hog = Vec::new();
-    loop {
-        let (free, _) = backend.gpu().mem_info().unwrap();
-        let take = if free > (1 << 30) + (64 << 20) {
-            1 << 30
-        } else if free > (1 << 20) {
-            free - (1 << 19)
-        } else {
-            break;
-        };
+    let mut take = 1usize << 30;
+    while take >= 64 << 10 {
         match backend.gpu().alloc::<u8>("hog", take) {
             Ok(b) => hog.push(b),
-            Err(_) => break,
+            Err(_) => take /= 2,
         }
     }
     let err = backend.gram_dev(&dm);

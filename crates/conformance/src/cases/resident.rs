@@ -183,7 +183,9 @@ fn transfers_into<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mu
             return;
         }
         let mut out = Array2::<T>::zeros((6, 4));
-        if v.ok(b.download_into(&m, out.view_mut().reversed_axes())).is_some() {
+        if v.ok(b.download_into(&m, out.view_mut().reversed_axes()))
+            .is_some()
+        {
             v.require(same_bits(out.iter(), a.iter()), || {
                 format!("came back as {out:?}, sent {a:?}")
             });

@@ -4,7 +4,9 @@
 //! `launch_builder`): the arguments are borrowed only until the launch is queued.
 
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg,
+};
 use ndgpu_core::{Error, Result};
 
 use ndgpu_cuda_runtime::kernels::KernelFile;
@@ -139,40 +141,75 @@ pub(super) fn trsm_panel<T: CudaElement>(
     unsafe { go(b, &name, c) }
 }
 
+/// The part of the trailing matrix a [`syrk_lower`] updates.
+#[derive(Clone, Copy)]
+pub(super) enum Region {
+    /// The columns of the next panel, `[k0 + 64, k0 + 128)`, every row below.
+    NextPanel,
+    /// Everything right of the next panel: rows and columns from `k0 + 128`.
+    Rest,
+}
+
+/// The trailing update of the panel at `k0`, `C −= L21·L21ᵀ`, over `region`, queued on
+/// `stream`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn syrk_lower<T: CudaElement>(
     gpu: &Gpu,
+    stream: &CudaStream,
     a: &mut DeviceMatrix<T>,
     n: i32,
     k0: i32,
     info: &CudaSlice<i32>,
-    rows: usize,
+    region: Region,
     sms: usize,
 ) -> Result<()> {
     // Tiles of 16·TM: `syrk_lower` has TM = 8 for f32 and 4 for f64, `syrk_lower64` TM = 4
     // (CHOL_KERNELS in cholesky.cu); the small ones when the large would not give every
-    // SM two blocks. The kernel stages both 64-deep operands, padded by 16 bytes per
-    // row, in dynamic shared memory.
+    // SM two blocks, and always for the next panel (one column of tiles, 64 wide). The
+    // kernel stages both 64-deep operands, padded by 16 bytes per row, in dynamic shared
+    // memory.
+    let nb = NB as i32;
+    let (start, c_end, strip) = match region {
+        Region::NextPanel => (k0 + nb, k0 + 2 * nb, 1i32),
+        Region::Rest => (k0 + 2 * nb, n, 0i32),
+    };
+    let rows = (n - start).max(0) as usize;
+    if rows == 0 {
+        return Ok(());
+    }
     let size = std::mem::size_of::<T>();
-    let lower = |tile: usize| {
+    let count = |tile: usize| {
         let t = rows.div_ceil(tile);
-        t * (t + 1) / 2
+        if strip == 1 {
+            t
+        } else {
+            t * (t + 1) / 2
+        }
     };
     let big = if size == 4 { 128 } else { 64 };
-    let (op, tile) = if big > 64 && lower(big) < 2 * sms {
+    let (op, tile) = if strip == 1 || (big > 64 && count(big) < 2 * sms) {
         ("syrk_lower64", 64)
     } else {
         ("syrk_lower", big)
     };
     let smem = 2 * NB * (tile + 16 / size) * size;
-    let tiles = u32::try_from(lower(tile))
+    let tiles = u32::try_from(count(tile))
         .map_err(|_| Error::invalid("cholesky", format!("{rows} trailing rows: too many tiles")))?;
     let (f, name) = kernel::<T>(gpu, op)?;
     dynamic_smem(&f, &name, smem)?;
-    let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&mut a.data).arg(&n).arg(&k0).arg(info);
-    // SAFETY: (T* a, int n, int k0, const int* info): one block per lower tile of the
-    // trailing (n-k0-64)² matrix, numbered as the kernel decodes them; accesses are
-    // clipped to n; `smem` bytes of dynamic shared memory as the kernel lays them out.
+    let mut b = stream.launch_builder(&f);
+    b.arg(&mut a.data)
+        .arg(&n)
+        .arg(&k0)
+        .arg(&start)
+        .arg(&c_end)
+        .arg(&strip)
+        .arg(info);
+    // SAFETY: (T* a, int n, int k0, int s, int c_end, int strip, const int* info): one
+    // block per tile of the region from row and column `start` (lower tiles numbered as
+    // the kernel decodes them, or one column of them with `strip`); accesses are clipped
+    // to n, writes to columns below c_end; `smem` bytes of dynamic shared memory as the
+    // kernel lays them out.
     let mut c = cfg((tiles, 1), 256);
     c.shared_mem_bytes = smem as u32;
     unsafe { go(b, &name, c) }

@@ -12,10 +12,13 @@
 mod launch;
 mod solve;
 
+use cudarc::driver::CudaSlice;
 use ndgpu_core::backend::{self, finite_dev};
 use ndgpu_core::{check, Backend, Cholesky, CholeskyFactor, Error, Family, Matrix, Result};
 use ndgpu_cuda_runtime::triangle::zero_upper;
 use ndgpu_cuda_runtime::{dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
+
+use launch::Region;
 
 use crate::CudaBackend;
 
@@ -122,17 +125,7 @@ pub(crate) fn cholesky<T: CudaElement>(
                 }
             }
         }
-        Variant::Blocked => {
-            let sms = gpu.sm_count()?;
-            for k0 in (0..n).step_by(NB) {
-                let k0i = k0 as i32;
-                launch::potrf_diag(gpu, a, ni, k0i, &mut info)?;
-                if k0 + NB < n {
-                    launch::trsm_panel(gpu, a, ni, k0i, &info, n - k0 - NB)?;
-                    launch::syrk_lower(gpu, a, ni, k0i, &info, n - k0 - NB, sms)?;
-                }
-            }
-        }
+        Variant::Blocked => blocked(gpu, a, &mut info)?,
     }
     zero_upper(gpu, a)?;
     let info = gpu
@@ -148,6 +141,43 @@ pub(crate) fn cholesky<T: CudaElement>(
         });
     }
     Ok(())
+}
+
+/// The blocked factorization with a look-ahead of one panel. After panel p is factored
+/// and solved, the main stream updates only the next panel's columns and goes on to
+/// factor that panel, while a second stream updates the rest of the trailing matrix from
+/// panel p: the latency-bound diagonal factorization and panel solve of one step run
+/// under the bandwidth-heavy trailing update of the step before. The streams meet before
+/// each next-panel update (it writes the columns the previous trailing update wrote) and
+/// at the end.
+fn blocked<T: CudaElement>(
+    gpu: &Gpu,
+    a: &mut DeviceMatrix<T>,
+    info: &mut CudaSlice<i32>,
+) -> Result<()> {
+    let n = a.rows;
+    let ni = dim_i32("cholesky", n)?;
+    let sms = gpu.sm_count()?;
+    let main = gpu.stream();
+    let side = gpu.side_stream();
+    for k0 in (0..n).step_by(NB) {
+        let k0i = k0 as i32;
+        launch::potrf_diag(gpu, a, ni, k0i, info)?;
+        if k0 + NB >= n {
+            break;
+        }
+        launch::trsm_panel(gpu, a, ni, k0i, info, n - k0 - NB)?;
+        // The next panel's columns were last written by the previous step's trailing
+        // update, on the side stream.
+        main.join(side)
+            .map_err(|e| driver("cholesky: ordering the look-ahead", e))?;
+        launch::syrk_lower(gpu, main, a, ni, k0i, info, Region::NextPanel, sms)?;
+        side.join(main)
+            .map_err(|e| driver("cholesky: ordering the trailing update", e))?;
+        launch::syrk_lower(gpu, side, a, ni, k0i, info, Region::Rest, sms)?;
+    }
+    main.join(side)
+        .map_err(|e| driver("cholesky: joining the trailing updates", e))
 }
 
 /// Solves `L·Lᵀ·X = B` in place (`b` becomes X) given the factor `l` (only its lower
