@@ -195,9 +195,12 @@ fn op_note(op: Op) -> Option<&'static str> {
         Op::Transfer => {
             "One upload of a C-ordered host array into a resident matrix and one download \
              into a host array, all made before the timed runs (`upload_into`, \
-             `download_into`); the `+transfers` row makes new arrays each time (`upload`, \
-             `download`, what a first call pays, page faults of the fresh host array \
-             included). Wall clock, host packing included."
+             `download_into`): `pageable` rows from and into ordinary ndarrays (through \
+             the pinned staging ring), `pinned` rows from and into the backend's \
+             `host_array`s (pinned: one copy each way). The `+transfers` rows make new \
+             ordinary arrays each time (`upload`, `download`: what a first call pays, \
+             page faults of the fresh host array included). Wall clock, host packing \
+             included."
         }
         Op::Matmul | Op::Transpose => return None,
     })

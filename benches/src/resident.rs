@@ -71,9 +71,9 @@ enum Set<T> {
     /// arrived into a second host array, all three made once (the `+transfers` row
     /// times `upload` and `download` into new arrays).
     Transfer {
-        host: Array2<T>,
+        host: HostBuf<T>,
         dev: Matrix<T>,
-        back: Array2<T>,
+        back: HostBuf<T>,
     },
     /// The ceiling of transfers: pinned host memory to the device and back.
     Pinned {
@@ -106,9 +106,59 @@ pub fn copy_source<T>(inputs: &Inputs<T>) -> Option<&[T]> {
 /// The variants of `op` on `b`, default first. An op of no family (the chain, the
 /// transfer) runs on every family's default: one pseudo-variant, `default`.
 pub fn variants_of(b: &dyn Backend, op: Op) -> Vec<&'static str> {
-    match op.family() {
-        Some(f) => b.variants(f),
-        None => vec!["default"],
+    match (op.family(), op) {
+        (Some(f), _) => b.variants(f),
+        // Ordinary host arrays, or the backend's pinned ones (Memory::host_array): a
+        // host backend's are ordinary too.
+        (None, Op::Transfer) if b.place() != ndgpu_core::Place::Host => TRANSFER_VARIANTS.to_vec(),
+        (None, _) => vec!["default"],
+    }
+}
+
+/// The transfer op's forms: from and into ordinary (pageable) host arrays, the default,
+/// or the backend's [`ndgpu_core::HostArray`]s (pinned on a GPU).
+pub const TRANSFER_VARIANTS: [&str; 2] = ["pageable", "pinned"];
+
+/// The key of a case in [`Cases`]: the backend's index, whether it is the copy
+/// ceiling, and whether a transfer moves the backend's own host arrays.
+pub fn case_key(op: Op, backend: usize, variant: &str, ceiling: bool) -> (usize, bool, bool) {
+    let pinned = op == Op::Transfer && !ceiling && variant == TRANSFER_VARIANTS[1];
+    (backend, ceiling, pinned)
+}
+
+/// A host array of the transfer op: an ordinary one or the backend's own.
+pub enum HostBuf<T> {
+    /// An ndarray in ordinary (pageable) memory.
+    Pageable(Array2<T>),
+    /// The backend's [`ndgpu_core::HostArray`] (pinned on a GPU).
+    Pinned(ndgpu_core::HostArray<T>),
+}
+
+impl<T: Element> HostBuf<T> {
+    /// A copy of `x`, in the backend's host array when `pinned`.
+    fn of(ops: &dyn Ops<T>, x: &Array2<T>, pinned: bool) -> Result<Self> {
+        Ok(match pinned {
+            false => HostBuf::Pageable(x.clone()),
+            true => {
+                let mut h = ops.host_array(x.nrows(), x.ncols())?;
+                h.view_mut().assign(x);
+                HostBuf::Pinned(h)
+            }
+        })
+    }
+
+    fn view(&self) -> ndarray::ArrayView2<'_, T> {
+        match self {
+            HostBuf::Pageable(a) => a.view(),
+            HostBuf::Pinned(h) => h.view(),
+        }
+    }
+
+    fn view_mut(&mut self) -> ndarray::ArrayViewMut2<'_, T> {
+        match self {
+            HostBuf::Pageable(a) => a.view_mut(),
+            HostBuf::Pinned(h) => h.view_mut(),
+        }
     }
 }
 
@@ -136,11 +186,16 @@ pub struct Case<T> {
     sets: Vec<Set<T>>,
     /// Cholesky's A, or k-means' starting centroids.
     pristine: Option<Matrix<T>>,
+    /// The transfer's host arrays are the backend's own ([`Memory::host_array`]).
+    ///
+    /// [`Memory::host_array`]: ndgpu_core::Memory::host_array
+    pinned: bool,
 }
 
 impl<T: Element> Case<T> {
     /// Uploads `inputs` of `op` to `ops` in `copies` sets; with `ceiling`, the sets are
-    /// those of the copy ceiling instead.
+    /// those of the copy ceiling instead; with `pinned`, a transfer's host arrays are the
+    /// backend's own.
     ///
     /// # Errors
     /// Out of memory; device errors.
@@ -149,12 +204,13 @@ impl<T: Element> Case<T> {
         op: Op,
         inputs: &Inputs<T>,
         copies: usize,
-        ceiling: bool,
+        (ceiling, pinned): (bool, bool),
     ) -> Result<Self> {
         let mut case = Case {
             op,
             sets: Vec::new(),
             pristine: None,
+            pinned,
         };
         for _ in 0..copies.max(1) {
             let set = match ceiling {
@@ -236,9 +292,9 @@ impl<T: Element> Case<T> {
                 x: None,
             },
             Inputs::Transfer { x } => Set::Transfer {
-                host: x.clone(),
+                host: HostBuf::of(ops, x, self.pinned)?,
                 dev: ops.alloc(x.nrows(), x.ncols())?,
-                back: ndgpu_core::host::zeros("shootout", x.dim())?,
+                back: HostBuf::of(ops, &Array2::zeros(x.dim()), self.pinned)?,
             },
         })
     }
@@ -404,7 +460,7 @@ impl<T: Element> Case<T> {
             (Set::Gram { out, .. }, _)
             | (Set::Transpose { out, .. }, _)
             | (Set::Chain { x: out, .. }, _) => Output::Matrix(matrix(out)?),
-            (Set::Transfer { back, .. }, _) => Output::Matrix(back.clone()),
+            (Set::Transfer { back, .. }, _) => Output::Matrix(back.view().to_owned()),
             (Set::Pinned { .. }, _) => Output::Scalar(T::zero()),
             (Set::Cholesky { a }, _) => Output::Matrix(matrix(a)?),
             (Set::Sum { .. } | Set::Dot { .. }, Ran::Scalar(v)) => Output::Scalar(v),
@@ -427,7 +483,7 @@ impl<T: Element> Case<T> {
 /// The cases of one size on several backends, uploaded on first use: one per backend
 /// (by its index in a group) and one for the copy ceiling.
 pub struct Cases<T> {
-    by_key: HashMap<(usize, bool), std::result::Result<Case<T>, String>>,
+    by_key: HashMap<(usize, bool, bool), std::result::Result<Case<T>, String>>,
     copies: usize,
 }
 
@@ -445,15 +501,15 @@ impl<T: Element> Cases<T> {
     pub fn get(
         &mut self,
         ops: &dyn Ops<T>,
-        (backend, ceiling): (usize, bool),
+        (backend, ceiling, pinned): (usize, bool, bool),
         op: Op,
         inputs: &Inputs<T>,
     ) -> std::result::Result<&mut Case<T>, String> {
         let copies = self.copies;
         self.by_key
-            .entry((backend, ceiling))
+            .entry((backend, ceiling, pinned))
             .or_insert_with(|| {
-                Case::new(ops, op, inputs, copies, ceiling)
+                Case::new(ops, op, inputs, copies, (ceiling, pinned))
                     .map_err(|e| format!("the inputs do not fit: {e}"))
             })
             .as_mut()

@@ -22,7 +22,7 @@ use ndgpu_benches::check::{Math, Reference};
 use ndgpu_benches::data::Inputs;
 use ndgpu_benches::gpu::{traffic, DeviceInfo};
 use ndgpu_benches::host::call;
-use ndgpu_benches::resident::{copy_source, select_variant, variants_of, Cases};
+use ndgpu_benches::resident::{case_key, copy_source, select_variant, variants_of, Cases};
 use ndgpu_benches::SEED;
 use ndgpu_core::{Backend, Ops};
 
@@ -183,7 +183,7 @@ fn resident(c: &mut Criterion, group: &mut [Box<dyn Backend>], op: Op, info: Opt
                 select_variant(&mut *group[bi], op, variant).expect("a listed variant");
             }
             let ops: &dyn Ops<f32> = &*group[bi];
-            let case = match cases.get(ops, (bi, ceiling), op, &inputs) {
+            let case = match cases.get(ops, case_key(op, bi, variant, ceiling), op, &inputs) {
                 Ok(case) => case,
                 Err(why) => {
                     eprintln!("{op} n={n} {name}: skipped: {why}");

@@ -13,7 +13,7 @@ use crate::check::{Math, Reference};
 use crate::data::Inputs;
 use crate::gpu::{traffic, DeviceInfo};
 use crate::host::call;
-use crate::resident::{copy_source, select_variant, variants_of, Case, Cases};
+use crate::resident::{case_key, copy_source, select_variant, variants_of, Case, Cases};
 use crate::row::{Row, COPY, VENDOR};
 use crate::timing::{batch_for, reps_for, wall, Stats};
 
@@ -32,6 +32,11 @@ struct Which {
 }
 
 impl Which {
+    /// Its case in [`Cases`].
+    fn case_key(&self, op: Op) -> (usize, bool, bool) {
+        case_key(op, self.backend, self.variant, self.copy)
+    }
+
     /// Its backend's name, from the group's `names`.
     fn name(&self, names: &[&'static str]) -> &'static str {
         match self.copy {
@@ -162,7 +167,7 @@ pub(super) fn run_op<T: BackendElement>(
             let verdict = select(group, op, w).map_err(Failure::from).and_then(|()| {
                 let ops = T::ops(&*group[w.backend]);
                 let case = cases
-                    .get(ops, (w.backend, w.copy), op, &inputs)
+                    .get(ops, w.case_key(op), op, &inputs)
                     .map_err(|why| Failure::Error(Error::invalid("shootout", why)))?;
                 let src = copy_source(&inputs).filter(|_| w.copy);
                 case.check(ops, &reference, Math::of_variant(w.variant), src)?
@@ -209,7 +214,7 @@ pub(super) fn run_op<T: BackendElement>(
             }
             select(group, op, w)?;
             let (ops, math) = (T::ops(&*group[w.backend]), Math::of_variant(w.variant));
-            let case = match cases.get(ops, (w.backend, w.copy), op, &inputs) {
+            let case = match cases.get(ops, w.case_key(op), op, &inputs) {
                 Ok(case) => case,
                 Err(why) => {
                     ctx.push(row.skipped(why));

@@ -259,6 +259,13 @@ macro_rules! impl_device_memory {
             ) -> $crate::core::Result<()> {
                 self.gpu().download_into_matrix(self.here(), m, out)
             }
+            fn host_array(
+                &self,
+                rows: usize,
+                cols: usize,
+            ) -> $crate::core::Result<$crate::core::HostArray<T>> {
+                self.gpu().host_array(rows, cols)
+            }
             fn alloc(
                 &self,
                 rows: usize,

@@ -14,12 +14,13 @@
 //! freed, or data it is still computing), and the compute stream waits for the copies
 //! before anything queued after the transfer runs.
 
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::{result, CudaEvent, DevicePtr, DevicePtrMut, PinnedHostSlice};
+use cudarc::driver::{result, sys, CudaEvent, DevicePtr, DevicePtrMut, PinnedHostSlice};
 use ndarray::{s, ArrayView2, ArrayViewMut2};
-use ndgpu_core::{Error, Result};
+use ndgpu_core::{Error, HostArray, Result};
 
 use crate::gpu::{driver, CudaElement, DeviceMatrix, Gpu, Staging};
 
@@ -51,6 +52,35 @@ fn pool() -> Result<&'static rayon::ThreadPool> {
     })
     .as_ref()
     .map_err(|e| Error::backend("cuda", "starting the transfer threads", e.clone()))
+}
+
+/// The host arrays of [`Gpu::host_array`] alive now, as byte ranges: transfers from and
+/// into them skip the staging ring.
+static PINNED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+/// Whether `bytes` bytes from `p` lie inside one pinned host array.
+fn is_pinned(p: *const u8, bytes: usize) -> bool {
+    let (lo, hi) = (p as usize, p as usize + bytes);
+    PINNED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|&(start, len)| start <= lo && hi <= start + len)
+}
+
+/// The memory of a pinned host array, registered while it lives.
+struct PinnedOwner {
+    /// Held only to be freed last.
+    _buf: PinnedHostSlice<u8>,
+    start: usize,
+}
+
+impl Drop for PinnedOwner {
+    fn drop(&mut self) {
+        // Unregistered before `buf` is freed (fields drop after this).
+        let mut pinned = PINNED.lock().unwrap_or_else(|e| e.into_inner());
+        pinned.retain(|&(start, _)| start != self.start);
+    }
 }
 
 /// The byte ranges of the chunks of a transfer of `bytes` (multiples of `elem`): doubling
@@ -204,6 +234,53 @@ impl Gpu {
         Ok(Slots(p))
     }
 
+    /// A zeroed rows×cols host array in pinned memory (portable: every context reaches
+    /// it), which [`Gpu::upload_into`] and [`Gpu::download_into`] copy straight to and from
+    /// the device, with no staging.
+    ///
+    /// # Errors
+    /// [`Error::HostOutOfMemory`] when the size overflows or the driver will not pin it.
+    pub fn host_array<T: CudaElement>(&self, rows: usize, cols: usize) -> Result<HostArray<T>> {
+        let elem = std::mem::size_of::<T>();
+        let bytes = rows
+            .checked_mul(cols)
+            .and_then(|l| l.checked_mul(elem))
+            .ok_or(Error::HostOutOfMemory {
+                op: "host_array",
+                requested: None,
+            })?;
+        // SAFETY: every byte is zeroed below before anything reads it.
+        let mut buf = unsafe {
+            self.context()
+                .alloc_pinned_with_flags::<u8>(bytes.max(elem), sys::CU_MEMHOSTALLOC_PORTABLE)
+        }
+        .map_err(|_| Error::HostOutOfMemory {
+            op: "host_array",
+            requested: Some(bytes),
+        })?;
+        let p = buf
+            .as_mut_ptr()
+            .map_err(|e| driver("reaching pinned host memory", e))?;
+        // SAFETY: the allocation holds bytes.max(elem) bytes; all-zero bits are 0.0.
+        unsafe { std::ptr::write_bytes(p, 0, bytes.max(elem)) };
+        let start = p as usize;
+        PINNED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((start, bytes));
+        let ptr = NonNull::new(p.cast::<T>()).expect("the driver returned a pointer");
+        // SAFETY: the pinned allocation is page-aligned (so aligned for T), holds rows ·
+        // cols zeroed (initialised) elements, and lives as long as the owner, which only
+        // this array holds.
+        Ok(unsafe {
+            HostArray::from_raw_parts(
+                ptr,
+                (rows, cols),
+                Box::new(PinnedOwner { _buf: buf, start }),
+            )
+        })
+    }
+
     /// Copies a host array of any layout into the row-major device matrix `m` of the
     /// same shape (the caller checks the shape). Large arrays go through the pinned ring
     /// in chunks, packed by several threads while earlier chunks cross the bus; the call
@@ -230,10 +307,31 @@ impl Gpu {
                 .memcpy_htod(host, &mut m.data.slice_mut(0..len))
                 .map_err(|e| driver("copying to the device", e));
         }
+        let copy = self.copy_stream();
+        if let Some(host) = a
+            .as_slice()
+            .filter(|h| is_pinned(h.as_ptr().cast(), len * elem))
+        {
+            // A pinned host array: one copy straight from it.
+            copy.join(self.stream())
+                .map_err(|e| driver("ordering the upload after earlier work", e))?;
+            let dst = m.data.device_ptr_mut(copy).0;
+            // SAFETY: dst holds len elements; the source is pinned and holds them, and
+            // is borrowed until the copy has finished (synchronised below).
+            unsafe {
+                result::memcpy_htod_async(dst, host, copy.cu_stream())
+                    .map_err(|e| driver("copying to the device", e))?;
+            }
+            self.stream()
+                .join(copy)
+                .map_err(|e| driver("ordering later work after the upload", e))?;
+            return copy
+                .synchronize()
+                .map_err(|e| driver("finishing the upload", e));
+        }
         let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         let slots = self.slots(&mut staging)?;
         let p = Pipeline::new(self, len * elem, elem)?;
-        let copy = self.copy_stream();
         copy.join(self.stream())
             .map_err(|e| driver("ordering the upload after earlier work", e))?;
         // Event tracking is off (crate::gpu), so the guard cudarc returns does nothing.
@@ -308,13 +406,25 @@ impl Gpu {
             }
             return self.synchronize();
         }
-        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
-        let slots = self.slots(&mut staging)?;
-        let p = Pipeline::new(self, len * elem, elem)?;
         let copy = self.copy_stream();
         copy.join(self.stream())
             .map_err(|e| driver("ordering the download after earlier work", e))?;
         let src = m.data.device_ptr(copy).0;
+        if is_pinned(dst.as_ptr().cast(), len * elem) {
+            // A pinned host array: one copy straight into it.
+            // SAFETY: src holds len elements, dst as many, pinned, borrowed until the
+            // copy has finished (synchronised below).
+            unsafe {
+                result::memcpy_dtoh_async(&mut dst[..len], src, copy.cu_stream())
+                    .map_err(|e| driver("copying from the device", e))?;
+            }
+            return copy
+                .synchronize()
+                .map_err(|e| driver("finishing the download", e));
+        }
+        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        let slots = self.slots(&mut staging)?;
+        let p = Pipeline::new(self, len * elem, elem)?;
         let base = Slots(dst.as_mut_ptr().cast());
         p.run(|c, slot| {
             let (lo, hi) = p.chunks[c];

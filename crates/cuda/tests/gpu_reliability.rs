@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ndarray::{s, Array2, Axis, ShapeBuilder};
 use ndgpu_core::{
-    Backend, Cholesky, Device, Error, Family, Gram, KMeans, KMeansConfig, MatMul, Memory, Reduce,
-    ReduceOp, Transpose,
+    Backend, Cholesky, Device, Error, Family, Gram, HostArray, KMeans, KMeansConfig, MatMul,
+    Memory, Reduce, ReduceOp, Transpose,
 };
 use ndgpu_cpu::CpuBackend;
 use ndgpu_cuda::{CudaBackend, Gpu};
@@ -367,4 +367,47 @@ fn transfers_of_every_layout_round_trip() {
     let d = random(2048, 2049, 25).mapv(f64::from);
     let m = backend.upload(d.view()).unwrap();
     assert_eq!(backend.download(&m).unwrap(), d);
+}
+
+/// Pinned host arrays (`host_array`): uploads from them and downloads into them go
+/// straight over the bus, small and large, from a part of one (its first rows: still
+/// pinned and contiguous) too; a download into a transposed view of one goes through a
+/// C-ordered copy; a pinned array outlives its backend.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn pinned_host_arrays_round_trip() {
+    let backend = common::backend();
+    for (rows, cols) in [(3, 5), (2048, 1031), (1 << 20, 9)] {
+        let a = random(rows, cols, 26);
+        let mut pinned: HostArray<f32> = backend.host_array(rows, cols).unwrap();
+        assert_eq!(pinned.dim(), (rows, cols));
+        assert!(pinned.view().iter().all(|&x| x == 0.0), "not zeroed");
+        pinned.view_mut().assign(&a);
+        let mut m = backend.alloc(rows, cols).unwrap();
+        backend.upload_into(pinned.view(), &mut m).unwrap();
+        let mut back: HostArray<f32> = backend.host_array(rows, cols).unwrap();
+        backend.download_into(&m, back.view_mut()).unwrap();
+        assert!(back.view() == a.view(), "{rows}x{cols}: pinned round trip");
+        // Half of the rows: a prefix of the pinned buffer.
+        let half = rows / 2;
+        let mut top = backend.alloc(half, cols).unwrap();
+        backend
+            .upload_into(pinned.view().slice(s![..half, ..]), &mut top)
+            .unwrap();
+        let mut col: HostArray<f32> = backend.host_array(cols, half).unwrap();
+        backend
+            .download_into(&top, col.view_mut().reversed_axes())
+            .unwrap();
+        assert!(
+            col.view().t() == a.slice(s![..half, ..]),
+            "{rows}x{cols}: a part"
+        );
+    }
+    let kept = {
+        let b = common::backend();
+        let mut h: HostArray<f64> = b.host_array(4, 4).unwrap();
+        h.view_mut().fill(2.5);
+        h
+    };
+    assert!(kept.view().iter().all(|&x| x == 2.5));
 }

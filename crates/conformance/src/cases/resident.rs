@@ -204,6 +204,27 @@ fn transfers_into<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mu
             }
         }
     });
+    rec.case("host_array: zeroed, and a round trip through it", |v| {
+        let Some(mut h) = v.ok(b.host_array(6, 4)) else {
+            return;
+        };
+        v.require(h.dim() == (6, 4), || format!("shape {:?}", h.dim()));
+        v.require(h.view().iter().all(|x| *x == T::zero()), || {
+            "not zeroed".to_string()
+        });
+        h.view_mut().assign(&a);
+        let Some(m) = v.ok(b.upload(h.view())) else {
+            return;
+        };
+        let Some(mut back) = v.ok(b.host_array(6, 4)) else {
+            return;
+        };
+        if v.ok(b.download_into(&m, back.view_mut())).is_some() {
+            v.require(same_bits(back.view().iter(), a.iter()), || {
+                format!("came back as {:?}", back.view())
+            });
+        }
+    });
     rec.case("upload_into, download_into: another shape or place", |v| {
         let Some(mut m) = v.ok(b.upload(a.view())) else {
             return;

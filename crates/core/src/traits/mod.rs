@@ -19,7 +19,7 @@ mod reduce;
 
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
 
-use crate::{Element, Family, Indices, Matrix, Place, Result, Trans};
+use crate::{Element, Family, HostArray, Indices, Matrix, Place, Result, Trans};
 
 pub use cholesky::Cholesky;
 pub use kmeans::KMeans;
@@ -83,6 +83,17 @@ pub trait Memory<T: Element>: Device {
     /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors, including faults
     /// of earlier work on the matrix.
     fn download_into(&self, m: &Matrix<T>, out: ArrayViewMut2<T>) -> Result<()>;
+
+    /// A zeroed rows×cols host array in the memory this backend's transfers reach
+    /// fastest: pinned memory on a GPU (uploads from it and downloads into it go straight
+    /// to and from the bus), ordinary memory on the host. Allocating pinned memory is
+    /// slow: make one and reuse it.
+    ///
+    /// # Errors
+    /// Out of host memory, or of memory the driver will pin.
+    fn host_array(&self, rows: usize, cols: usize) -> Result<HostArray<T>> {
+        HostArray::zeros(rows, cols)
+    }
 
     /// Copies a host array of any layout (C, Fortran, transposed, strided) into a new
     /// resident matrix: [`Memory::alloc`], then [`Memory::upload_into`].
