@@ -236,8 +236,8 @@ pub(super) fn run_op<T: BackendElement>(
             continue;
         }
         // The chain's ndarray-level form is its calls in a row; the transfer's, `upload`
-        // and `download` into new arrays (its resident row reuses them).
-        for &w in impls.iter().filter(|w| !w.copy) {
+        // and `download` of new ordinary arrays (one row: its pinned form has none).
+        for &w in impls.iter().filter(|w| !w.copy && !w.case_key(op).2) {
             let row = row_for(w, true);
             let label = row.label();
             if let Some(why) = wrong.get(&(w.name(&names), w.variant)) {
