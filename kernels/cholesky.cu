@@ -432,6 +432,16 @@ template <typename T> struct LeafCfg;
 template <> struct LeafCfg<float> { static const int CB = 16; };
 template <> struct LeafCfg<double> { static const int CB = 4; };  // 48 KB of shared memory
 
+// Row r of the operand in shared memory times column c of the slab's block i.
+template <typename T, int CB>
+__device__ __forceinline__ T leaf_dot(const T (*ms)[CHOL_NB + 1], const T (*bs)[CB + 1], int r,
+                                      int i, int c) {
+    T acc = T(0);
+#pragma unroll
+    for (int m = 0; m < CHOL_NB; ++m) acc += ms[r][m] * bs[i * CHOL_NB + m][c];
+    return acc;
+}
+
 template <typename T, bool BACK>
 __device__ void chol_solve_leaf(const T* l, int n, const T* inv, T* b, int nrhs, int r0,
                                 int len) {
@@ -458,13 +468,7 @@ __device__ void chol_solve_leaf(const T* l, int n, const T* inv, T* b, int nrhs,
         __syncthreads();
         T x[RPT];
 #pragma unroll
-        for (int q = 0; q < RPT; ++q) {
-            const int r = g + q * GROUPS;
-            T acc = T(0);
-#pragma unroll
-            for (int m = 0; m < CHOL_NB; ++m) acc += ms[r][m] * bs[i * CHOL_NB + m][c];
-            x[q] = acc;
-        }
+        for (int q = 0; q < RPT; ++q) x[q] = leaf_dot<T, CB>(ms, bs, g + q * GROUPS, i, c);
         __syncthreads();  // every thread has read B_i
 #pragma unroll
         for (int q = 0; q < RPT; ++q) bs[i * CHOL_NB + g + q * GROUPS][c] = x[q];
@@ -484,10 +488,7 @@ __device__ void chol_solve_leaf(const T* l, int n, const T* inv, T* b, int nrhs,
 #pragma unroll
             for (int q = 0; q < RPT; ++q) {
                 const int r = g + q * GROUPS;
-                T acc = T(0);
-#pragma unroll
-                for (int m = 0; m < CHOL_NB; ++m) acc += ms[r][m] * bs[i * CHOL_NB + m][c];
-                bs[j * CHOL_NB + r][c] -= acc;
+                bs[j * CHOL_NB + r][c] -= leaf_dot<T, CB>(ms, bs, r, i, c);
             }
         }
     }

@@ -308,34 +308,39 @@ impl Gpu {
                 .map_err(|e| driver("copying to the device", e));
         }
         let copy = self.copy_stream();
-        if let Some(host) = a
-            .as_slice()
-            .filter(|h| is_pinned(h.as_ptr().cast(), len * elem))
-        {
-            // A pinned host array: one copy straight from it.
-            copy.join(self.stream())
-                .map_err(|e| driver("ordering the upload after earlier work", e))?;
-            let dst = m.data.device_ptr_mut(copy).0;
-            // SAFETY: dst holds len elements; the source is pinned and holds them, and
-            // is borrowed until the copy has finished (synchronised below).
-            unsafe {
-                result::memcpy_htod_async(dst, host, copy.cu_stream())
-                    .map_err(|e| driver("copying to the device", e))?;
-            }
-            self.stream()
-                .join(copy)
-                .map_err(|e| driver("ordering later work after the upload", e))?;
-            return copy
-                .synchronize()
-                .map_err(|e| driver("finishing the upload", e));
-        }
-        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
-        let slots = self.slots(&mut staging)?;
-        let p = Pipeline::new(self, len * elem, elem)?;
         copy.join(self.stream())
             .map_err(|e| driver("ordering the upload after earlier work", e))?;
         // Event tracking is off (crate::gpu), so the guard cudarc returns does nothing.
         let dst = m.data.device_ptr_mut(copy).0;
+        match a
+            .as_slice()
+            .filter(|h| is_pinned(h.as_ptr().cast(), len * elem))
+        {
+            // A pinned host array: one copy straight from it.
+            // SAFETY: dst holds len elements; the source is pinned and holds them, and
+            // is borrowed until the copy has finished (synchronised below).
+            Some(host) => unsafe {
+                result::memcpy_htod_async(dst, host, copy.cu_stream())
+                    .map_err(|e| driver("copying to the device", e))?;
+            },
+            None => self.upload_staged(a, dst, len)?,
+        }
+        self.stream()
+            .join(copy)
+            .map_err(|e| driver("ordering later work after the upload", e))?;
+        // The source is borrowed until its copy is done.
+        copy.synchronize()
+            .map_err(|e| driver("finishing the upload", e))
+    }
+
+    /// Queues the copy of `a` (len elements) to `dst` on the copy stream through the
+    /// staging ring, several threads packing while earlier chunks cross the bus.
+    fn upload_staged<T: CudaElement>(&self, a: ArrayView2<T>, dst: u64, len: usize) -> Result<()> {
+        let elem = std::mem::size_of::<T>();
+        let copy = self.copy_stream();
+        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        let slots = self.slots(&mut staging)?;
+        let p = Pipeline::new(self, len * elem, elem)?;
         p.run(|c, slot| {
             let (lo, hi) = p.chunks[c];
             if c >= p.nslots {
@@ -353,7 +358,7 @@ impl Gpu {
             pack(&a, lo / elem, out);
             // SAFETY: dst holds len elements, and [lo, hi) lies within len · elem bytes;
             // the source is the slot just packed, pinned, untouched until the event below
-            // has passed.
+            // has passed (and the copy stream is synchronised before the lock goes).
             unsafe {
                 result::memcpy_htod_async(dst + lo as u64, &*out, copy.cu_stream())
                     .map_err(|e| driver("copying a chunk to the device", e))?;
@@ -362,10 +367,8 @@ impl Gpu {
                 .record(copy)
                 .map_err(|e| driver("recording a transfer event", e))
         })?;
-        self.stream()
-            .join(copy)
-            .map_err(|e| driver("ordering later work after the upload", e))?;
-        // The slots are free again once every copy has read them.
+        // The slots are free again (for the next transfer, which may be waiting for the
+        // lock) once every copy has read them.
         copy.synchronize()
             .map_err(|e| driver("finishing the upload", e))
     }

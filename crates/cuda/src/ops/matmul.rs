@@ -225,13 +225,7 @@ pub(crate) fn gemm_strided<T: CudaElement>(
     }
     let [mi, ni, ki] = [m, n, k].map(|d| d as i32);
     let [lda, ldb, ldc] = [a.ld, b.ld, c.ld].map(|d| d as i32);
-    let rung = RUNGS[0];
-    let tiles = m.div_ceil(rung.tile.0) * n.div_ceil(rung.tile.1);
-    let cfg = LaunchConfig {
-        grid_dim: (grid_1d("gemm", tiles)?, 1, 1),
-        block_dim: (rung.block.0, rung.block.1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = tile_grid(RUNGS[0], m, n)?;
     let form = if trans_a { "tn" } else { "nn" };
     let name = format!("gemm_strided_{form}_{}", T::SUFFIX);
     let f = gpu.function(KernelFile::MatMul, &name)?;
@@ -256,6 +250,17 @@ pub(crate) fn gemm_strided<T: CudaElement>(
     launched(&name, unsafe { l.launch(cfg) })
 }
 
+/// One block of `rung.block` threads per `rung.tile` of the m×n C (the kernels decode
+/// the tile from blockIdx.x).
+fn tile_grid(rung: Rung, m: usize, n: usize) -> Result<LaunchConfig> {
+    let tiles = m.div_ceil(rung.tile.0) * n.div_ceil(rung.tile.1);
+    Ok(LaunchConfig {
+        grid_dim: (grid_1d("gemm", tiles)?, 1, 1),
+        block_dim: (rung.block.0, rung.block.1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn launch_views<T: CudaElement>(
     gpu: &Gpu,
@@ -272,12 +277,7 @@ fn launch_views<T: CudaElement>(
         dim_i32("gemm", n)?,
         dim_i32("gemm", k)?,
     );
-    let tiles = m.div_ceil(rung.tile.0) * n.div_ceil(rung.tile.1);
-    let cfg = LaunchConfig {
-        grid_dim: (grid_1d("gemm", tiles)?, 1, 1),
-        block_dim: (rung.block.0, rung.block.1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = tile_grid(rung, m, n)?;
     let name = format!("gemm_{}_{}", rung.name, T::SUFFIX);
     let f = gpu.function(KernelFile::MatMul, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
@@ -291,8 +291,8 @@ fn launch_views<T: CudaElement>(
         .arg(c);
     // SAFETY: gemm_<variant>_<dtype>(int M, int N, int K, T alpha, const T* A, const T* B,
     // T beta, T* C) with A m×k, B k×n and C m×n row-major, each view checked to hold
-    // rows·cols elements (by the callers: whole matrices by check_buffer, views by
-    // gemm_views); the grid has one block per rung.tile of C, which is what the kernel
+    // rows·cols elements (by the callers, with check_buffer); the grid has one block
+    // per rung.tile of C, which is what the kernel
     // decodes from blockIdx.x; every access is bounds-checked against M, N, K, and the
     // 16-byte loads are used only where the kernel finds the pointers aligned.
     launched(&name, unsafe { l.launch(cfg) })
