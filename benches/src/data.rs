@@ -4,7 +4,7 @@
 
 use ndarray::{Array1, Array2};
 use ndgpu_core::kmeans::SplitMix64;
-use ndgpu_core::Element;
+use ndgpu_core::{Element, Ops, Result};
 
 use crate::cases::{Op, KMEANS_D, KMEANS_K};
 
@@ -198,6 +198,42 @@ pub fn blobs<T: Element>(n: usize, seed: u64) -> (Array2<T>, Array2<T>) {
     let k = KMEANS_K.min(n);
     let centroids = x.slice(ndarray::s![..k, ..]).to_owned();
     (x, centroids)
+}
+
+/// A host array of the transfer op: an ordinary one or the backend's own.
+pub enum HostBuf<T> {
+    /// An ndarray in ordinary (pageable) memory.
+    Pageable(Array2<T>),
+    /// The backend's [`ndgpu_core::HostArray`] (pinned on a GPU).
+    Pinned(ndgpu_core::HostArray<T>),
+}
+
+impl<T: Element> HostBuf<T> {
+    /// A copy of `x`, in the backend's host array when `pinned`.
+    pub(crate) fn of(ops: &dyn Ops<T>, x: &Array2<T>, pinned: bool) -> Result<Self> {
+        Ok(match pinned {
+            false => HostBuf::Pageable(x.clone()),
+            true => {
+                let mut h = ops.host_array(x.nrows(), x.ncols())?;
+                h.view_mut().assign(x);
+                HostBuf::Pinned(h)
+            }
+        })
+    }
+
+    pub(crate) fn view(&self) -> ndarray::ArrayView2<'_, T> {
+        match self {
+            HostBuf::Pageable(a) => a.view(),
+            HostBuf::Pinned(h) => h.view(),
+        }
+    }
+
+    pub(crate) fn view_mut(&mut self) -> ndarray::ArrayViewMut2<'_, T> {
+        match self {
+            HostBuf::Pageable(a) => a.view_mut(),
+            HostBuf::Pinned(h) => h.view_mut(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use ndgpu_core::{
 
 use crate::cases::Op;
 use crate::check::{Math, Output, Reference};
-use crate::data::Inputs;
+use crate::data::{HostBuf, Inputs};
 
 /// What one run returned.
 #[derive(Debug, Clone, Copy)]
@@ -124,42 +124,6 @@ pub const TRANSFER_VARIANTS: [&str; 2] = ["pageable", "pinned"];
 pub fn case_key(op: Op, backend: usize, variant: &str, ceiling: bool) -> (usize, bool, bool) {
     let pinned = op == Op::Transfer && !ceiling && variant == TRANSFER_VARIANTS[1];
     (backend, ceiling, pinned)
-}
-
-/// A host array of the transfer op: an ordinary one or the backend's own.
-pub enum HostBuf<T> {
-    /// An ndarray in ordinary (pageable) memory.
-    Pageable(Array2<T>),
-    /// The backend's [`ndgpu_core::HostArray`] (pinned on a GPU).
-    Pinned(ndgpu_core::HostArray<T>),
-}
-
-impl<T: Element> HostBuf<T> {
-    /// A copy of `x`, in the backend's host array when `pinned`.
-    fn of(ops: &dyn Ops<T>, x: &Array2<T>, pinned: bool) -> Result<Self> {
-        Ok(match pinned {
-            false => HostBuf::Pageable(x.clone()),
-            true => {
-                let mut h = ops.host_array(x.nrows(), x.ncols())?;
-                h.view_mut().assign(x);
-                HostBuf::Pinned(h)
-            }
-        })
-    }
-
-    fn view(&self) -> ndarray::ArrayView2<'_, T> {
-        match self {
-            HostBuf::Pageable(a) => a.view(),
-            HostBuf::Pinned(h) => h.view(),
-        }
-    }
-
-    fn view_mut(&mut self) -> ndarray::ArrayViewMut2<'_, T> {
-        match self {
-            HostBuf::Pageable(a) => a.view_mut(),
-            HostBuf::Pinned(h) => h.view_mut(),
-        }
-    }
 }
 
 /// Selects `variant` of `op`'s family on `b`; for an op of no family, every family's

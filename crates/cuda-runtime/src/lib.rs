@@ -25,6 +25,7 @@ mod indices;
 pub mod kernels;
 pub mod kmeans;
 pub mod launch;
+mod pinned;
 pub mod reduce;
 mod resident;
 mod transfer;
@@ -33,7 +34,7 @@ pub mod triangle;
 pub use gpu::{describe, driver, probe, CudaElement, DeviceMatrix, Gpu};
 pub use indices::{DeviceIndices, IndexStorage};
 pub use launch::{blocks, dim_i32};
-pub use transfer::PinnedPair;
+pub use pinned::PinnedPair;
 
 /// `ndgpu_core`, for [`impl_device_memory!`].
 pub use ndgpu_core as core;

@@ -7,22 +7,23 @@
 //! chunks of the host array into free slots (or unpack the chunks that have arrived).
 //! A strided view is packed once, straight into the slots. The chunks ramp up from
 //! 256 KiB to 4 MiB and back down at the end, so that the first copy starts early and
-//! the last unpack ends soon after the last copy.
+//! the last unpack ends soon after the last copy. A host array that is already pinned
+//! (from [`Gpu::host_array`], see `pinned.rs`) needs no staging: one copy each way.
 //!
 //! The copies run on the copy stream. It waits for the work queued on the compute
 //! stream before the first copy (the destination may be memory that earlier work just
 //! freed, or data it is still computing), and the compute stream waits for the copies
 //! before anything queued after the transfer runs.
 
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
-use cudarc::driver::{result, sys, CudaEvent, DevicePtr, DevicePtrMut, PinnedHostSlice};
+use cudarc::driver::{result, CudaEvent, DevicePtr, DevicePtrMut};
 use ndarray::{s, ArrayView2, ArrayViewMut2};
-use ndgpu_core::{Error, HostArray, Result};
+use ndgpu_core::{Error, Result};
 
 use crate::gpu::{driver, CudaElement, DeviceMatrix, Gpu, Staging};
+use crate::pinned::is_pinned;
 
 /// Transfers of at most this many bytes are one plain copy.
 const SMALL: usize = 1 << 20;
@@ -52,35 +53,6 @@ fn pool() -> Result<&'static rayon::ThreadPool> {
     })
     .as_ref()
     .map_err(|e| Error::backend("cuda", "starting the transfer threads", e.clone()))
-}
-
-/// The host arrays of [`Gpu::host_array`] alive now, as byte ranges: transfers from and
-/// into them skip the staging ring.
-static PINNED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
-
-/// Whether `bytes` bytes from `p` lie inside one pinned host array.
-fn is_pinned(p: *const u8, bytes: usize) -> bool {
-    let (lo, hi) = (p as usize, p as usize + bytes);
-    PINNED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .any(|&(start, len)| start <= lo && hi <= start + len)
-}
-
-/// The memory of a pinned host array, registered while it lives.
-struct PinnedOwner {
-    /// Held only to be freed last.
-    _buf: PinnedHostSlice<u8>,
-    start: usize,
-}
-
-impl Drop for PinnedOwner {
-    fn drop(&mut self) {
-        // Unregistered before `buf` is freed (fields drop after this).
-        let mut pinned = PINNED.lock().unwrap_or_else(|e| e.into_inner());
-        pinned.retain(|&(start, _)| start != self.start);
-    }
 }
 
 /// The byte ranges of the chunks of a transfer of `bytes` (multiples of `elem`): doubling
@@ -232,53 +204,6 @@ impl Gpu {
             .as_mut_ptr()
             .map_err(|e| driver("reaching pinned staging memory", e))?;
         Ok(Slots(p))
-    }
-
-    /// A zeroed rows×cols host array in pinned memory (portable: every context reaches
-    /// it), which [`Gpu::upload_into`] and [`Gpu::download_into`] copy straight to and from
-    /// the device, with no staging.
-    ///
-    /// # Errors
-    /// [`Error::HostOutOfMemory`] when the size overflows or the driver will not pin it.
-    pub fn host_array<T: CudaElement>(&self, rows: usize, cols: usize) -> Result<HostArray<T>> {
-        let elem = std::mem::size_of::<T>();
-        let bytes = rows
-            .checked_mul(cols)
-            .and_then(|l| l.checked_mul(elem))
-            .ok_or(Error::HostOutOfMemory {
-                op: "host_array",
-                requested: None,
-            })?;
-        // SAFETY: every byte is zeroed below before anything reads it.
-        let mut buf = unsafe {
-            self.context()
-                .alloc_pinned_with_flags::<u8>(bytes.max(elem), sys::CU_MEMHOSTALLOC_PORTABLE)
-        }
-        .map_err(|_| Error::HostOutOfMemory {
-            op: "host_array",
-            requested: Some(bytes),
-        })?;
-        let p = buf
-            .as_mut_ptr()
-            .map_err(|e| driver("reaching pinned host memory", e))?;
-        // SAFETY: the allocation holds bytes.max(elem) bytes; all-zero bits are 0.0.
-        unsafe { std::ptr::write_bytes(p, 0, bytes.max(elem)) };
-        let start = p as usize;
-        PINNED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((start, bytes));
-        let ptr = NonNull::new(p.cast::<T>()).expect("the driver returned a pointer");
-        // SAFETY: the pinned allocation is page-aligned (so aligned for T), holds rows ·
-        // cols zeroed (initialised) elements, and lives as long as the owner, which only
-        // this array holds.
-        Ok(unsafe {
-            HostArray::from_raw_parts(
-                ptr,
-                (rows, cols),
-                Box::new(PinnedOwner { _buf: buf, start }),
-            )
-        })
     }
 
     /// Copies a host array of any layout into the row-major device matrix `m` of the
@@ -452,69 +377,6 @@ impl Gpu {
             }
             Ok(())
         })
-    }
-}
-
-/// A pinned host buffer and a device buffer of the same size: the ceiling of transfers
-/// between host and device (what the DMA engines do with no packing, no staging and no
-/// page faults), for benchmarks.
-pub struct PinnedPair {
-    host: PinnedHostSlice<u8>,
-    dev: cudarc::driver::CudaSlice<u8>,
-}
-
-impl PinnedPair {
-    /// Bytes each way.
-    pub fn bytes(&self) -> usize {
-        self.dev.len()
-    }
-}
-
-impl Gpu {
-    /// `bytes` of pinned host memory (filled with a pattern) and as many on the device.
-    ///
-    /// # Errors
-    /// Out of memory; driver errors.
-    pub fn pinned_pair(&self, bytes: usize) -> Result<PinnedPair> {
-        // SAFETY: every byte is written below before any copy reads it.
-        let mut host = unsafe { self.context().alloc_pinned_with_flags::<u8>(bytes, 0) }
-            .map_err(|e| driver("allocating pinned host memory", e))?;
-        host.as_mut_slice()
-            .map_err(|e| driver("reaching pinned host memory", e))?
-            .iter_mut()
-            .enumerate()
-            .for_each(|(i, b)| *b = (i % 251) as u8);
-        let dev = self.alloc::<u8>("pinned", bytes)?;
-        Ok(PinnedPair { host, dev })
-    }
-
-    /// One copy of the pair's host buffer to the device and one back, on the copy
-    /// stream; returns when both are done.
-    ///
-    /// # Errors
-    /// Driver errors.
-    pub fn pinned_round_trip(&self, p: &mut PinnedPair) -> Result<()> {
-        let copy = self.copy_stream();
-        copy.memcpy_htod(&p.host, &mut p.dev)
-            .map_err(|e| driver("copying pinned memory to the device", e))?;
-        copy.memcpy_dtoh(&p.dev, &mut p.host)
-            .map_err(|e| driver("copying to pinned memory", e))?;
-        copy.synchronize()
-            .map_err(|e| driver("finishing the pinned copies", e))
-    }
-
-    /// Whether the pair's host buffer still holds the pattern it was filled with (after
-    /// round trips). Separate from [`Gpu::pinned_round_trip`], so that a timed round
-    /// trip is only the copies.
-    ///
-    /// # Errors
-    /// Driver errors.
-    pub fn pinned_intact(&self, p: &PinnedPair) -> Result<bool> {
-        let back = p
-            .host
-            .as_slice()
-            .map_err(|e| driver("reaching pinned host memory", e))?;
-        Ok(back.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8))
     }
 }
 
