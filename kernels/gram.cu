@@ -3,8 +3,7 @@
 // symmetric. Grids are 1-D over output tiles. Every rung is a template instantiated for
 // float (_f32) and double (_f64). No atomics: each output is summed by one thread in a
 // fixed order, so results are bitwise reproducible run to run.
-// H200, f32, n = K = 4096 (8192): cuBLAS SGEMM computing the same M·Mᵀ takes 2.75 ms
-// (21.5 ms); figures per rung below.
+// Each rung's time on the H200, against cuBLAS, is in docs/kernels.md.
 #include "common.cuh"
 
 // ---- naive (v001) --------------------------------------------------------------------
@@ -12,7 +11,6 @@
 // two rows of A. Both halves of C are computed; C[i][j] and C[j][i] still agree bit for
 // bit, since both run the same multiply-adds in the same order with the two factors
 // swapped, and a product (fused or not) does not depend on its factors' order.
-// H200: 276 ms (2205 ms).
 template <typename T>
 __device__ __forceinline__ void gram_naive(int N, int K, const T* A, T* C) {
     const int tiles_n = (N + 31) / 32;
@@ -36,9 +34,9 @@ __device__ __forceinline__ void gram_naive(int N, int K, const T* A, T* C) {
 //     written twice, C[i][j] and C[j][i]; lower tiles return at once.
 //   diagonal (v006): as symmetric, and a diagonal tile stages one strip only, since both
 //     operands are the same rows.
-// H200: tiled 20.2 ms (160 ms); symmetric 10.1 ms (80.8 ms), half the work; diagonal
-// 10.7 ms (86.9 ms): diagonal tiles are only 1/T of the tiles, and the per-tile branch
-// costs more than the strip it saves (also with one loop over a selected strip).
+// symmetric does half the work of tiled; diagonal gains nothing over symmetric:
+// diagonal tiles are only 1/T of the tiles, and the per-tile branch costs more than the
+// strip it saves (also with one loop over a selected strip).
 template <typename T, bool UPPER, bool ONE_STRIP>
 __device__ __forceinline__ void gram_tiles(int N, int K, const T* A, T* C) {
     __shared__ T As[32][33];
@@ -96,8 +94,7 @@ __device__ __forceinline__ void gram_diagonal(int N, int K, const T* A, T* C) {
 // stored transposed in shared memory; the K-loop's pipelining is chosen per dtype
 // (GramCfg below). Each result is written twice, directly and mirrored, both as 16-byte
 // vectors; diagonal tiles write their upper half and its mirror.
-// H200, f32: 1.67 ms (12.9 ms), 1.67× faster than cuBLAS SGEMM on the same M·Mᵀ, since
-// only half the tiles are computed; f64 (n = 4096): 3.63 ms.
+// Computing only half the tiles is what puts it ahead of a full SGEMM of the same M·Mᵀ.
 // The 16-byte vector helpers (V16, ld4, st4, ldv) are in common.cuh.
 // Rows [r0, r0+128) × columns [k0, k0+BK) of A into S[k][row] (LD = 128 + one vector);
 // zero outside A, element by element where a vector would be unaligned or cross the edge.
@@ -131,11 +128,11 @@ struct Strip {
     }
 };
 
-// How the K-loop is pipelined, per dtype, as measured on the H200 (n = 4096):
-// SINGLE (load, store, barrier, compute, barrier) with BK = 16 for f32: 1.67 ms, against
-// 1.77 ms double-buffered at BK = 8 (at BK = 16 the prefetch registers spill under the
-// 128-register cap that two blocks per SM need); REGS (next tile in registers during the
-// compute, two shared buffers) with BK = 8 for f64: 3.63 ms, against 3.82 ms single at
+// How the K-loop is pipelined, per dtype, the faster of the two as measured on the H200
+// (docs/kernels.md): SINGLE (load, store, barrier, compute, barrier) with BK = 16 for
+// f32, which beat double buffering at BK = 8 (at BK = 16 the prefetch registers spill
+// under the 128-register cap that two blocks per SM need); REGS (next tile in registers
+// during the compute, two shared buffers) with BK = 8 for f64, which beat SINGLE at
 // BK = 16.
 enum Pipe { SINGLE, REGS };
 template <typename T> struct GramCfg;

@@ -5,8 +5,7 @@
 // Every rung is a template instantiated for float (_f32) and double (_f64). No atomics:
 // each output is summed by one thread in a fixed order, so results are bitwise
 // reproducible run to run.
-// H200, f32, n = M = N = K = 4096 (8192): cuBLAS SGEMM 50.8 TFLOP/s (50.9); figures per
-// rung below.
+// Each rung's rate on the H200, against cuBLAS, is in docs/kernels.md.
 #include "common.cuh"
 
 // BLAS epilogue for one element.
@@ -19,7 +18,7 @@ __device__ __forceinline__ T gemm_out(T acc, T alpha, T beta, const T* c) {
 // Block 32×8 threads covers 32 rows × 8 columns of C; each thread sums one output over K.
 // threadIdx.x runs *down* a column, so a warp reads 32 different rows of A and writes 32
 // different rows of C: every access is its own memory transaction (the lecture's
-// uncoalesced first kernel). H200: 0.50 TFLOP/s.
+// uncoalesced first kernel).
 template <typename T>
 __device__ __forceinline__ void gemm_naive(int M, int N, int K, T alpha, const T* A,
                                           const T* B, T beta, T* C) {
@@ -36,8 +35,8 @@ __device__ __forceinline__ void gemm_naive(int M, int N, int K, T alpha, const T
 // ---- coalesced -----------------------------------------------------------------------
 // Block 32×8 threads covers 8 rows × 32 columns of C; one output per thread. threadIdx.x
 // runs along a row of C: a warp reads one broadcast element of A and 32 consecutive
-// elements of B, and writes 32 consecutive outputs. H200: 6.27 TFLOP/s (5.35): the loads
-// now coalesce, but every operand still comes from L2 or memory.
+// elements of B, and writes 32 consecutive outputs: the loads now coalesce, but every
+// operand still comes from L2 or memory.
 template <typename T>
 __device__ __forceinline__ void gemm_coalesced(int M, int N, int K, T alpha, const T* A,
                                               const T* B, T beta, T* C) {
@@ -54,8 +53,8 @@ __device__ __forceinline__ void gemm_coalesced(int M, int N, int K, T alpha, con
 // ---- tiled (report 000) --------------------------------------------------------------
 // Block 32×32 threads, 32×32 tile of C, one output per thread. Each K-step the block
 // stages a 32×32 tile of A and of B in shared memory (zero outside the matrices), so
-// every element fetched from global memory is used 32 times. H200: 6.38 TFLOP/s (6.43):
-// with L1 and L2 absorbing coalesced's re-reads, the tile alone gains little here.
+// every element fetched from global memory is used 32 times. With L1 and L2 absorbing
+// coalesced's re-reads, the tile alone gains little on Hopper.
 template <typename T>
 __device__ __forceinline__ void gemm_tiled(int M, int N, int K, T alpha, const T* A,
                                           const T* B, T beta, T* C) {
@@ -84,7 +83,6 @@ __device__ __forceinline__ void gemm_tiled(int M, int N, int K, T alpha, const T
 // As `tiled`, with the 32-term inner product fully unrolled over the compile-time tile
 // (no loop counter or branch per term) and the index arithmetic strength-reduced: the
 // operand pointers advance by one tile per step instead of being recomputed.
-// H200: 8.82 TFLOP/s (8.87).
 template <typename T>
 __device__ __forceinline__ void gemm_tiled_unrolled(int M, int N, int K, T alpha,
                                                    const T* A, const T* B, T beta, T* C) {
@@ -117,8 +115,7 @@ __device__ __forceinline__ void gemm_tiled_unrolled(int M, int N, int K, T alpha
 // Block tile 128×128, BK = 8, 256 threads as 16×16; each thread keeps an 8×8 block of C
 // in registers. Per k it reads 8 values of A and 8 of B from shared memory and does 64
 // multiply-adds: 4 FMAs per shared load instead of the tiled kernels' 1/2. Loads are
-// scalar and A is stored as it lies (one shared read per A value). H200: 21.7 TFLOP/s
-// (22.1).
+// scalar and A is stored as it lies (one shared read per A value).
 template <typename T>
 __device__ __forceinline__ void gemm_reg_blocked(int M, int N, int K, T alpha, const T* A,
                                                 const T* B, T beta, T* C) {
@@ -369,15 +366,14 @@ __device__ __forceinline__ void grouped_tile(int tiles_m, int tiles_n, int& tm, 
 // Block tile 128×128, 256 threads, 8×8 outputs per thread in the warp layout above.
 // vectorized: BK = 8; 16-byte global loads, A stored transposed so that the inner loop
 // reads 16-byte vectors of both operands; one shared buffer (load, barrier, compute,
-// barrier). H200 f32: 38.8 TFLOP/s (39.8); the same at BK = 16 reached 42.8 (44.3).
+// barrier). (BK = 16 was faster here, but double_buffered below is faster still.)
 // double_buffered (PIPELINED): BK = 16 for f32 (8 for f64, whose stages would pass the
 // 48 KB of static shared memory); two shared buffers, one barrier per K-tile. The next
 // K-tile is in flight while the current one is computed, without holding registers:
 // B's vectors are copied straight into the other buffer with cp.async, A's into this
 // thread's own slots of a staging area (its transposing store waits until after the
 // compute). Prefetching into registers instead needs more than the 128 registers that
-// let two blocks share an SM: it spilled at BK = 16 and ran at 39.6 TFLOP/s at BK = 8.
-// H200 f32: 44.6 TFLOP/s, 0.88× cuBLAS SGEMM (45.1, 0.89×); f64: 19.5 TFLOP/s.
+// let two blocks share an SM: it spilled at BK = 16, and was slower at BK = 8.
 template <typename T> struct FastCfg;
 template <> struct FastCfg<float> { static const int BK = 16; };
 template <> struct FastCfg<double> { static const int BK = 8; };

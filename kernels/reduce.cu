@@ -10,19 +10,18 @@
 // it; every technique here except `atomic` combines in an order fixed by (n, grid), so
 // it gives the same bits on every run.
 //
-// The story, top to bottom (report 004 and the classic reduction ladder; H200, sum of
-// 2^28 f32 as a fraction of a 4.2 TB/s device copy moving the same bytes):
+// The story, top to bottom (report 004 and the classic reduction ladder; each rung's
+// share of a device copy of the same bytes on the H200 is in docs/kernels.md):
 //   atomic         report 004: grid-stride loop, shared-memory tree, one atomicAdd per
 //                  block into the result; sum-like ops only; the order of the atomics
-//                  varies from run to run (0.78)
+//                  varies from run to run
 //   interleaved    one element per thread, tree with interleaved addressing: the
-//                  `tid % (2s)` test leaves most lanes of every warp idle (0.21)
-//   sequential     sequential addressing: the active threads are contiguous (0.22)
-//   first_add      each thread combines two elements while loading: half the blocks (0.40)
-//   unrolled_warp  the last 6 tree steps run in one warp without block barriers (0.53)
+//                  `tid % (2s)` test leaves most lanes of every warp idle
+//   sequential     sequential addressing: the active threads are contiguous
+//   first_add      each thread combines two elements while loading: half the blocks
+//   unrolled_warp  the last 6 tree steps run in one warp without block barriers
 //   shuffle        16-byte loads, 4 independent accumulators, warp shuffles, ~4×SM
 //                  blocks, and the last block to finish folds the partials: one launch
-//                  (0.93; dot 1.00)
 // The ladder techniques write one partial per block; `finish` folds partials 2048 to
 // one, launched until one value remains (a fixed order).
 //

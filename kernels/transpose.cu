@@ -7,19 +7,18 @@
 // may exceed 2^31. gridDim.y is capped at 65535, so the kernels walk tile rows with a
 // grid-stride loop over blockIdx.y (block-uniform, so the barriers inside stay legal).
 //
-// The story, top to bottom (H200, 16384² f32: fraction of a 4.26 TB/s device copy,
-// bytes read + written):
-//   naive       one thread per element: reads coalesced, writes strided by `rows` (0.12)
+// The story, top to bottom (each rung's share of a device copy of the same bytes on the
+// H200 is in docs/kernels.md):
+//   naive       one thread per element: reads coalesced, writes strided by `rows`
 //   smem        32×32 tile staged in shared memory: both global sides coalesced, but the
-//               column read of the tile hits one bank 32 times (0.37)
+//               column read of the tile hits one bank 32 times
 //   padded      the same tile 32×33: the extra column spreads a tile column over all
-//               banks (0.83)
+//               banks
 //   tile64      report 001's "optimal": 64×64 tile padded to 65, 64×16 threads, each
-//               moving 4 elements, 4-way unrolled (0.81)
+//               moving 4 elements, 4-way unrolled
 //   tile64_ilp  64×64 tile padded to 65 with 32×8 threads, each moving 16 elements:
 //               a quarter of tile64's threads keep as many loads in flight, and small
 //               blocks let 8 of them share an SM, so one block's barrier never idles it
-//               (0.93)
 #include "common.cuh"
 
 // ---- naive -------------------------------------------------------------------------

@@ -65,7 +65,7 @@ impl fmt::Display for Unit {
 /// Which default size ladder to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
-    /// The full ladder on the GPU (the default run, about 8 minutes on an H200).
+    /// The full ladder on the GPU (the default run: minutes).
     Gpu,
     /// A few small sizes on the GPU (`quick`).
     GpuQuick,

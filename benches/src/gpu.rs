@@ -21,8 +21,8 @@ pub struct DeviceInfo {
 }
 
 /// Peak non-tensor FLOP rate in GFLOP/s: SMs × lanes × 2 (an FMA is two FLOPs) ×
-/// clock, with 128 FP32 lanes or 64 FP64 lanes per SM (Hopper; on an H200 with 132 SMs
-/// at 1.98 GHz: 66.9 TFLOP/s for f32, 33.5 for f64).
+/// clock, with 128 FP32 lanes or 64 FP64 lanes per SM (Hopper; the H200's figures are
+/// in docs/performance.md).
 pub fn peak_gflops(sms: usize, clock_khz: u64, dtype: DType) -> f64 {
     let lanes = match dtype {
         DType::F32 => 128.0,

@@ -25,8 +25,7 @@
 //! - with [`ShootoutOptions::transfers`], also the ndarray-level call (upload, kernels,
 //!   download), with the wall clock, as the CPU is;
 //! - the median of the samples (at most [`ShootoutOptions::reps`], at least 3); fewer at
-//!   large sizes, so that a cell takes about 2 s of timed runs on the GPU (the default
-//!   ladder of every op, 320 rows, took about 2 minutes on an H200), and a size is
+//!   large sizes, so that a cell takes about 2 s of timed runs on the GPU, and a size is
 //!   skipped when the previous size predicts more than 5 s per run (2 s on the CPU).
 //!
 //! ```no_run
