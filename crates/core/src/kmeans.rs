@@ -2,7 +2,7 @@
 
 use ndarray::{Array1, Array2};
 
-use crate::{Indices, Matrix};
+use crate::{Element, Indices, Matrix};
 
 /// How the starting centroids are chosen.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,5 +134,21 @@ impl SplitMix64 {
     /// Uniform in [0, n) (n > 0), without modulo bias worth speaking of for n < 2³².
     pub fn below(&mut self, n: usize) -> usize {
         ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+}
+
+/// The update step's last part on the host: each centroid (row of the k×d `centroids`)
+/// becomes the mean of its points from their f64 `sums` (k×d) and `counts` (k), rounded
+/// once; a centroid with no points stays where it was.
+pub fn write_means<T: Element>(sums: &[f64], counts: &[usize], centroids: &mut [T]) {
+    let d = if counts.is_empty() {
+        0
+    } else {
+        centroids.len() / counts.len()
+    };
+    for (j, &count) in counts.iter().enumerate().filter(|(_, &c)| c > 0) {
+        for col in 0..d {
+            centroids[j * d + col] = T::from_f64(sums[j * d + col] / count as f64);
+        }
     }
 }

@@ -75,14 +75,7 @@ impl<T: Element> KMeans<T> for CpuBackend {
             }
         }
         let c: &mut HostStorage<T> = HERE.matrix_mut("kmeans", "centroids", centroids)?;
-        // Each centroid is the f64 mean of its points, rounded once; an empty one stays.
-        for (j, &count) in counts.iter().enumerate() {
-            if count > 0 {
-                for col in 0..d {
-                    c.data[j * d + col] = T::from_f64(sums[j * d + col] / count as f64);
-                }
-            }
-        }
+        ndgpu_core::kmeans::write_means(&sums, &counts, &mut c.data);
         Ok(())
     }
 }

@@ -130,13 +130,7 @@ impl<T: FaerElement> KMeans<T> for FaerBackend {
             counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
         }
         let c: &mut HostStorage<T> = HERE.matrix_mut("kmeans", "centroids", centroids)?;
-        for (j, &count) in counts.iter().enumerate() {
-            if count > 0 {
-                for col in 0..d {
-                    c.data[j * d + col] = T::from_f64(sums[j * d + col] / count as f64);
-                }
-            }
-        }
+        ndgpu_core::kmeans::write_means(&sums, &counts, &mut c.data);
         Ok(())
     }
 }
