@@ -16,6 +16,13 @@ impl Variants {
         Variants { backend, table }
     }
 
+    /// A table for `backend` with the same variants for every family.
+    pub fn uniform(backend: &'static str, names: &'static [&'static str]) -> Self {
+        let entries: Vec<(Family, &'static [&'static str])> =
+            Family::ALL.iter().map(|&f| (f, names)).collect();
+        Variants::new(backend, &entries)
+    }
+
     fn entry(&self, family: Family) -> Option<&(Family, &'static [&'static str], usize)> {
         self.table.iter().find(|e| e.0 == family)
     }

@@ -69,10 +69,8 @@ pub struct CpuBackend {
 impl CpuBackend {
     /// The reference backend (it cannot fail: it needs nothing but the CPU).
     pub fn new() -> Self {
-        let entries: Vec<(Family, &'static [&'static str])> =
-            Family::ALL.iter().map(|&f| (f, VARIANTS)).collect();
         CpuBackend {
-            variants: Variants::new("cpu", &entries),
+            variants: Variants::uniform("cpu", VARIANTS),
         }
     }
 }

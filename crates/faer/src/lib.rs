@@ -67,10 +67,8 @@ impl FaerBackend {
     /// The backend (it cannot fail: it needs nothing but the CPU). It runs on rayon's
     /// global thread pool, one thread per core unless `RAYON_NUM_THREADS` says otherwise.
     pub fn new() -> Self {
-        let entries: Vec<(Family, &'static [&'static str])> =
-            Family::ALL.iter().map(|&f| (f, VARIANTS)).collect();
         FaerBackend {
-            variants: Variants::new("faer", &entries),
+            variants: Variants::uniform("faer", VARIANTS),
         }
     }
 }
