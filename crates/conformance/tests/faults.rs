@@ -10,6 +10,7 @@ use ndgpu_core::backend::{self, Here, HostStorage};
 use ndgpu_core::{
     tolerance, ArgOp, Assignment, Backend, Cholesky, CholeskyFactor, Element, Error, Family, Gemm,
     Gram, Indices, KMeans, MatMul, Matrix, Place, Reduce, ReduceOp, Result, Trans, Transpose,
+    Variants,
 };
 use ndgpu_cpu::CpuBackend;
 
@@ -287,14 +288,11 @@ impl Backend for Faulty {
     fn description(&self) -> String {
         format!("the cpu reference with {:?}", self.fault)
     }
-    fn variants(&self, family: Family) -> Vec<&'static str> {
-        self.cpu.variants(family)
+    fn variant_table(&self) -> &Variants {
+        self.cpu.variant_table()
     }
-    fn variant(&self, family: Family) -> &'static str {
-        self.cpu.variant(family)
-    }
-    fn set_variant(&mut self, family: Family, name: &str) -> Result<()> {
-        self.cpu.set_variant(family, name)
+    fn variant_table_mut(&mut self) -> &mut Variants {
+        self.cpu.variant_table_mut()
     }
 }
 

@@ -8,7 +8,7 @@ use ndgpu_conformance::{assert_chains, host_memory_of, run_family, Sizes};
 use ndgpu_core::backend::{self, Here, HostStorage};
 use ndgpu_core::{
     check, ArgOp, Assignment, Backend, Cholesky, CholeskyFactor, Element, Error, Family, Gemm,
-    Gram, Indices, KMeans, MatMul, Matrix, Place, Reduce, ReduceOp, Result, Transpose,
+    Gram, Indices, KMeans, MatMul, Matrix, Place, Reduce, ReduceOp, Result, Transpose, Variants,
 };
 use ndgpu_cpu::CpuBackend;
 
@@ -241,14 +241,11 @@ impl Backend for InT {
     fn description(&self) -> String {
         "everything in the element type".into()
     }
-    fn variants(&self, family: Family) -> Vec<&'static str> {
-        self.0.variants(family)
+    fn variant_table(&self) -> &Variants {
+        self.0.variant_table()
     }
-    fn variant(&self, family: Family) -> &'static str {
-        self.0.variant(family)
-    }
-    fn set_variant(&mut self, family: Family, name: &str) -> Result<()> {
-        self.0.set_variant(family, name)
+    fn variant_table_mut(&mut self) -> &mut Variants {
+        self.0.variant_table_mut()
     }
 }
 

@@ -49,7 +49,7 @@ mod reduce;
 
 use ndarray::{Array2, ArrayView2};
 use ndgpu_core::backend::Here;
-use ndgpu_core::{Backend, Element, Family, Place, Result, Variants};
+use ndgpu_core::{Backend, Element, Place, Variants};
 
 /// The one variant of every family.
 pub const VARIANTS: &[&str] = &["reference"];
@@ -89,14 +89,11 @@ impl Backend for CpuBackend {
         "single-threaded reference on the host, f64 accumulation, one rounding per result"
             .to_string()
     }
-    fn variants(&self, family: Family) -> Vec<&'static str> {
-        self.variants.list(family)
+    fn variant_table(&self) -> &Variants {
+        &self.variants
     }
-    fn variant(&self, family: Family) -> &'static str {
-        self.variants.current(family)
-    }
-    fn set_variant(&mut self, family: Family, name: &str) -> Result<()> {
-        self.variants.set(family, name)
+    fn variant_table_mut(&mut self) -> &mut Variants {
+        &mut self.variants
     }
     fn notes(&self) -> Vec<String> {
         vec![
@@ -115,6 +112,7 @@ pub(crate) fn to_f64<T: Element>(a: &ArrayView2<T>) -> Array2<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ndgpu_core::Family;
 
     #[test]
     fn one_reference_variant_per_family() {

@@ -225,14 +225,11 @@ impl Backend for CublasBackend {
             total as f64 / (1u64 << 30) as f64,
         )
     }
-    fn variants(&self, family: Family) -> Vec<&'static str> {
-        self.variants.list(family)
+    fn variant_table(&self) -> &Variants {
+        &self.variants
     }
-    fn variant(&self, family: Family) -> &'static str {
-        self.variants.current(family)
-    }
-    fn set_variant(&mut self, family: Family, name: &str) -> Result<()> {
-        self.variants.set(family, name)
+    fn variant_table_mut(&mut self) -> &mut Variants {
+        &mut self.variants
     }
     fn notes(&self) -> Vec<String> {
         NOTES.iter().map(|s| s.to_string()).collect()

@@ -41,7 +41,7 @@ mod reduce;
 
 use faer::traits::RealField;
 use ndgpu_core::backend::Here;
-use ndgpu_core::{Backend, Element, Family, Place, Result, Variants};
+use ndgpu_core::{Backend, Element, Place, Variants};
 
 /// The one variant of every family.
 pub const VARIANTS: &[&str] = &["faer"];
@@ -91,14 +91,11 @@ impl Backend for FaerBackend {
             rayon::current_num_threads()
         )
     }
-    fn variants(&self, family: Family) -> Vec<&'static str> {
-        self.variants.list(family)
+    fn variant_table(&self) -> &Variants {
+        &self.variants
     }
-    fn variant(&self, family: Family) -> &'static str {
-        self.variants.current(family)
-    }
-    fn set_variant(&mut self, family: Family, name: &str) -> Result<()> {
-        self.variants.set(family, name)
+    fn variant_table_mut(&mut self) -> &mut Variants {
+        &mut self.variants
     }
     fn notes(&self) -> Vec<String> {
         vec![
@@ -128,6 +125,7 @@ pub(crate) fn mat_mut<T>(data: &mut [T], rows: usize, cols: usize) -> faer::MatM
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ndgpu_core::Family;
 
     #[test]
     fn one_variant_per_family() {

@@ -19,7 +19,7 @@ mod reduce;
 
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
 
-use crate::{Element, Family, HostArray, Indices, Matrix, Place, Result, Trans};
+use crate::{Element, Family, HostArray, Indices, Matrix, Place, Result, Trans, Variants};
 
 pub use cholesky::Cholesky;
 pub use kmeans::KMeans;
@@ -203,18 +203,30 @@ pub trait Backend: Ops<f32> + Ops<f64> {
     /// One line: what it runs on (device name, library versions, ...).
     fn description(&self) -> String;
 
+    /// The backend's variants per family, and which is selected.
+    fn variant_table(&self) -> &Variants;
+
+    /// The same, to select from.
+    fn variant_table_mut(&mut self) -> &mut Variants;
+
     /// The variants offered for `family`, default first. Backends with one way of
     /// doing a family return one name.
-    fn variants(&self, family: Family) -> Vec<&'static str>;
+    fn variants(&self, family: Family) -> Vec<&'static str> {
+        self.variant_table().list(family)
+    }
 
     /// The variant currently used for `family`.
-    fn variant(&self, family: Family) -> &'static str;
+    fn variant(&self, family: Family) -> &'static str {
+        self.variant_table().current(family)
+    }
 
     /// Selects the variant used for `family` from now on.
     ///
     /// # Errors
     /// [`Error::UnknownVariant`](crate::Error::UnknownVariant).
-    fn set_variant(&mut self, family: Family, name: &str) -> Result<()>;
+    fn set_variant(&mut self, family: Family, name: &str) -> Result<()> {
+        self.variant_table_mut().set(family, name)
+    }
 
     /// Per-variant notes for documentation and `ndgpu info` (for example which
     /// variants are bitwise reproducible, which parts use a vendor library).
