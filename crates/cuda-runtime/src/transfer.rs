@@ -186,6 +186,15 @@ impl Pipeline {
 }
 
 impl Gpu {
+    /// Makes this device's context current on the calling thread: the staging pool's
+    /// threads serve every device, and the raw copies they queue act on the current
+    /// context.
+    fn bind(&self) -> Result<()> {
+        self.context()
+            .bind_to_thread()
+            .map_err(|e| driver("making the device's context current", e))
+    }
+
     /// The pinned slots, allocated on first use.
     fn slots(&self, staging: &mut Staging) -> Result<Slots> {
         if staging.buf.is_none() {
@@ -267,6 +276,7 @@ impl Gpu {
         let slots = self.slots(&mut staging)?;
         let p = Pipeline::new(self, len * elem, elem)?;
         p.run(|c, slot| {
+            self.bind()?;
             let (lo, hi) = p.chunks[c];
             if c >= p.nslots {
                 p.events[slot]
@@ -355,6 +365,7 @@ impl Gpu {
         let p = Pipeline::new(self, len * elem, elem)?;
         let base = Slots(dst.as_mut_ptr().cast());
         p.run(|c, slot| {
+            self.bind()?;
             let (lo, hi) = p.chunks[c];
             // SAFETY: this thread owns the slot (the chunk that used it before is done,
             // so unpacked); the copy writes hi − lo bytes of it, from [lo, hi) of the
