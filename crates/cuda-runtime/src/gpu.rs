@@ -190,6 +190,11 @@ impl Gpu {
         }
     }
 
+    /// The device's ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
     /// This runtime as a shared handle (what its resident arrays hold, so that it lives
     /// as long as any of them).
     pub fn handle(&self) -> Arc<Gpu> {

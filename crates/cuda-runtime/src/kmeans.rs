@@ -6,7 +6,9 @@
 //! then adds the chunks in chunk order; the chunking depends on N, K and D only, so the
 //! summation order, hence the bits, are the same on every run.
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchArgs, LaunchConfig, PushKernelArg,
+};
 use ndgpu_core::{Assignment, Error, Result};
 
 use crate::gpu::driver;
@@ -61,7 +63,9 @@ pub unsafe fn go(mut b: LaunchArgs<'_>, name: &str, cfg: LaunchConfig) -> Result
 /// The chunking of the deterministic centroid sums; depends on the shape only.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
-    chunk: usize,
+    /// Points per chunk: chunk `c` sums points `c·chunk ..` of the whole of X, wherever
+    /// they are stored (a backend over several devices sums the chunks of its shards).
+    pub chunk: usize,
     /// Number of chunks (partials).
     pub g: usize,
     kb: usize,
@@ -188,57 +192,109 @@ pub fn update<T: CudaElement>(
     let plan = Plan::new::<T>(n, k, d);
     let mut partial = gpu.alloc::<T>("kmeans", plan.g * k * d)?;
     let mut pcount = gpu.alloc::<i32>("kmeans", plan.g * k)?;
-    accumulate_partials(gpu, &plan, x, labels, k, &mut partial, &mut pcount)?;
+    let rows = Rows {
+        x: &x.data.slice(0..n * d),
+        labels: &labels.slice(0..n),
+        n,
+        d,
+    };
+    accumulate_chunks(
+        gpu,
+        &plan,
+        rows,
+        k,
+        &mut partial.slice_mut(..),
+        &mut pcount.slice_mut(..),
+    )?;
     finalize(gpu, &plan, &partial, &pcount, c)
 }
 
-fn accumulate_partials<T: CudaElement>(
+/// Consecutive points of X (row-major, `n`×`d`) and their labels, starting at the first
+/// point of a chunk.
+#[derive(Debug, Clone, Copy)]
+pub struct Rows<'a, 'b, T> {
+    /// The points.
+    pub x: &'a CudaView<'b, T>,
+    /// Their labels.
+    pub labels: &'a CudaView<'b, i32>,
+    /// How many.
+    pub n: usize,
+    /// Dimensions.
+    pub d: usize,
+}
+
+/// The per-chunk sums and counts of the chunks that `rows` covers (⌈n / chunk⌉ of them,
+/// the last possibly short), written to the start of `partial` (chunks × K × D) and
+/// `pcount` (chunks × K). A chunk's sum is formed in the same order wherever its points
+/// are stored, so shards that start at chunk boundaries give the partials of the whole.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for more clusters than the kernel's grid takes;
+/// [`Error::ShapeMismatch`] for views too short; driver errors.
+pub fn accumulate_chunks<T: CudaElement>(
     gpu: &Gpu,
     plan: &Plan,
-    x: &DeviceMatrix<T>,
-    labels: &CudaSlice<i32>,
+    rows: Rows<'_, '_, T>,
     k: usize,
-    partial: &mut CudaSlice<T>,
-    pcount: &mut CudaSlice<i32>,
+    partial: &mut CudaViewMut<'_, T>,
+    pcount: &mut CudaViewMut<'_, i32>,
 ) -> Result<()> {
+    let Rows { x, labels, n, d } = rows;
+    let chunks = n.div_ceil(plan.chunk);
+    if n == 0 || d == 0 {
+        return Ok(());
+    }
+    if x.len() < n * d
+        || labels.len() < n
+        || partial.len() < chunks * k * d
+        || pcount.len() < chunks * k
+    {
+        return Err(Error::shape(
+            "kmeans",
+            format!("{n} points of {d} dimensions in {chunks} chunks: views too short"),
+        ));
+    }
     let gy = k.div_ceil(plan.kb);
-    let gz = x.cols.div_ceil(plan.db);
+    let gz = d.div_ceil(plan.db);
     if gy > 65535 || gz > 65535 {
         return Err(Error::invalid(
             "kmeans",
-            format!(
-                "k = {k}, D = {}: too many clusters for the update kernel",
-                x.cols
-            ),
+            format!("k = {k}, D = {d}: too many clusters for the update kernel"),
         ));
     }
-    let (n, d, ki) = (
-        dim_i32("kmeans", x.rows)?,
-        dim_i32("kmeans", x.cols)?,
+    let (ni, di, ki) = (
+        dim_i32("kmeans", n)?,
+        dim_i32("kmeans", d)?,
         dim_i32("kmeans", k)?,
     );
     let (chunk, kb, db) = (plan.chunk as i32, plan.kb as i32, plan.db as i32);
     let (f, name) = kernel(gpu, format!("kmeans_accumulate_partials_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&x.data)
+    b.arg(x)
         .arg(labels)
-        .arg(&n)
-        .arg(&d)
+        .arg(&ni)
+        .arg(&di)
         .arg(&ki)
         .arg(&chunk)
         .arg(&kb)
         .arg(&db)
         .arg(partial)
         .arg(pcount);
-    // SAFETY: (x, labels, n, d, k, chunk, kb, db, partial, pcount): grid (g, ⌈k/kb⌉,
-    // ⌈d/db⌉) with g·chunk ≥ n; labels hold n values in [0, k) (written by an
-    // assignment); partial holds g×k×d, pcount g×k; the dynamic shared memory is
-    // 8·kb·(db·size_of T + 4) bytes ≤ 40 KB, as the kernel lays it out.
-    let grid = (plan.g as u32, gy as u32, gz as u32);
+    // SAFETY: (x, labels, n, d, k, chunk, kb, db, partial, pcount): grid (chunks,
+    // ⌈k/kb⌉, ⌈d/db⌉) with chunks·chunk ≥ n; x holds n×d, labels n values in [0, k)
+    // (written by an assignment); partial holds chunks×k×d, pcount chunks×k (checked
+    // above); the dynamic shared memory is 8·kb·(db·size_of T + 4) bytes ≤ 40 KB, as the
+    // kernel lays it out.
+    let grid = (chunks as u32, gy as u32, gz as u32);
     unsafe { go(b, &name, cfg(grid, plan.smem::<T>())) }
 }
 
-fn finalize<T: CudaElement>(
+/// Moves each centroid to the sum of the `plan.g` chunk partials divided by the sum of
+/// the counts, adding them in chunk order; a centroid with no points stays.
+///
+/// # Errors
+/// Driver errors.
+pub fn finalize<T: CudaElement>(
     gpu: &Gpu,
     plan: &Plan,
     partial: &CudaSlice<T>,

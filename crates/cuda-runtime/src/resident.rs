@@ -89,26 +89,28 @@ impl Gpu {
             .map_err(|e| driver("copying on the device", e))
     }
 
-    /// Copies the block of `src` that starts at row `r0`, column `c0` and has `dst`'s
-    /// shape into `dst` (both row-major), device to device on the compute stream.
+    /// Copies the rows×cols block of `src` at (`r0`, `c0`) into `dst` at (`r1`, `c1`)
+    /// (both row-major), device to device on the compute stream.
     ///
     /// # Errors
-    /// [`Error::ShapeMismatch`] when the block does not lie inside `src`; driver errors.
-    pub fn copy_block<T: CudaElement>(
+    /// [`Error::ShapeMismatch`] when a block does not lie inside its matrix; driver
+    /// errors.
+    pub fn copy_region<T: CudaElement>(
         &self,
-        src: &DeviceMatrix<T>,
-        (r0, c0): (usize, usize),
-        dst: &mut DeviceMatrix<T>,
+        (src, (r0, c0)): (&DeviceMatrix<T>, (usize, usize)),
+        (dst, (r1, c1)): (&mut DeviceMatrix<T>, (usize, usize)),
+        (rows, cols): (usize, usize),
     ) -> Result<()> {
-        let (rows, cols) = dst.dim();
-        if r0 + rows > src.rows || c0 + cols > src.cols {
-            return Err(Error::shape(
-                "copy",
-                format!(
-                    "a {rows}x{cols} block at ({r0}, {c0}) of a {}x{} matrix",
-                    src.rows, src.cols
-                ),
-            ));
+        for (m, r, c) in [(src.dim(), r0, c0), (dst.dim(), r1, c1)] {
+            if r + rows > m.0 || c + cols > m.1 {
+                return Err(Error::shape(
+                    "copy",
+                    format!(
+                        "a {rows}x{cols} block at ({r}, {c}) of a {}x{} matrix",
+                        m.0, m.1
+                    ),
+                ));
+            }
         }
         if rows == 0 || cols == 0 {
             return Ok(());
@@ -126,19 +128,19 @@ impl Gpu {
             srcDevice: from,
             srcArray: std::ptr::null_mut(),
             srcPitch: src.cols * size,
-            dstXInBytes: 0,
-            dstY: 0,
+            dstXInBytes: c1 * size,
+            dstY: r1,
             dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
             dstHost: std::ptr::null_mut(),
             dstDevice: to,
             dstArray: std::ptr::null_mut(),
-            dstPitch: cols * size,
+            dstPitch: dst.cols * size,
             WidthInBytes: cols * size,
             Height: rows,
         };
-        // SAFETY: both pointers are device buffers of this context; the block [r0, r0 +
-        // rows) × [c0, c0 + cols) lies inside src's rows·cols elements (checked above),
-        // and dst holds rows·cols; queued on the compute stream, where both are used.
+        // SAFETY: both pointers are device buffers of this context; each block lies
+        // inside its matrix's rows·cols elements (checked above); queued on the compute
+        // stream, where both are used.
         unsafe { cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) }
             .result()
             .map_err(|e| driver("copying a block on the device", e))
