@@ -26,6 +26,14 @@ pub enum Place {
         /// The runtime's number, unique in the process.
         runtime: u64,
     },
+    /// Several CUDA devices of one host, as one backend over them uses them: the arrays
+    /// of one group of runtimes (`ndgpu-multi`).
+    CudaGroup {
+        /// Bit d is set for device d.
+        devices: u64,
+        /// The group's number, unique in the process.
+        group: u64,
+    },
 }
 
 impl fmt::Display for Place {
@@ -34,6 +42,13 @@ impl fmt::Display for Place {
             Place::Host => f.write_str("host memory"),
             Place::Cuda { device, runtime } => {
                 write!(f, "CUDA device {device} (runtime {runtime})")
+            }
+            Place::CudaGroup { devices, group } => {
+                let list: Vec<String> = (0..64)
+                    .filter(|d| devices >> d & 1 == 1)
+                    .map(|d: u32| d.to_string())
+                    .collect();
+                write!(f, "CUDA devices {} (group {group})", list.join(", "))
             }
         }
     }

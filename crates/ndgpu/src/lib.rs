@@ -43,6 +43,8 @@ pub use ndgpu_cublas::CublasBackend;
 pub use ndgpu_cuda::CudaBackend;
 #[cfg(feature = "faer")]
 pub use ndgpu_faer::FaerBackend;
+#[cfg(feature = "multi")]
+pub use ndgpu_multi::{Layout, MultiBackend};
 
 /// The environment variable that overrides what `auto` picks.
 pub const BACKEND_ENV: &str = "NDGPU_BACKEND";
@@ -113,7 +115,8 @@ fn static_variants(name: &str) -> Vec<(Family, Vec<&'static str>)> {
 }
 
 /// A backend by name: `cpu`, `faer`, `cuda`, `cublas`, or `auto` (the value of `NDGPU_BACKEND`
-/// if set, else the first available of [`compiled_in`]).
+/// if set, else the first available of [`compiled_in`]). `cuda:0,1` or `cuda:all` (and
+/// `cublas:…`) is one backend over those devices ([`MultiBackend`]).
 ///
 /// # Errors
 /// [`Error::UnknownBackend`] for a name that is not compiled in;
@@ -148,15 +151,47 @@ fn open(name: &str) -> Result<Box<dyn Backend>> {
         "cuda" => Ok(Box::new(CudaBackend::new(0)?)),
         #[cfg(feature = "cublas")]
         "cublas" => Ok(Box::new(CublasBackend::new(0)?)),
+        #[cfg(feature = "multi")]
+        group if group.starts_with("cuda:") || group.starts_with("cublas:") => open_group(group),
         other => Err(Error::UnknownBackend {
             name: other.to_string(),
             known: {
                 let mut k = compiled_in();
                 k.push("auto");
+                #[cfg(feature = "multi")]
+                k.push("cuda:<devices>");
                 k.join(", ")
             },
         }),
     }
+}
+
+/// A backend over several devices: `kind:0,1` or `kind:all`.
+#[cfg(feature = "multi")]
+fn open_group(name: &str) -> Result<Box<dyn Backend>> {
+    use ndgpu_multi::Rank;
+    let (kind, spec) = name.split_once(':').expect("a group name has a colon");
+    let devices = ndgpu_multi::parse_devices(kind, spec)?;
+    let group = match kind {
+        #[cfg(feature = "cublas")]
+        "cublas" => MultiBackend::open(kind, &devices, |d| {
+            let b = CublasBackend::new(d)?;
+            let gpu = b.gpu().clone();
+            Ok(Rank::new(Box::new(b), gpu))
+        })?,
+        "cuda" => MultiBackend::open(kind, &devices, |d| {
+            let b = CudaBackend::new(d)?;
+            let gpu = b.gpu().clone();
+            Ok(Rank::new(Box::new(b), gpu))
+        })?,
+        other => {
+            return Err(Error::UnknownBackend {
+                name: name.to_string(),
+                known: format!("{other} is not compiled in"),
+            })
+        }
+    };
+    Ok(Box::new(group))
 }
 
 /// Opens a backend and selects variants, e.g. `[(Family::MatMul, "tiled")]`.

@@ -68,3 +68,35 @@ fn unknown_variant_is_an_error_listing_the_variants() {
         other => panic!("expected UnknownVariant, got {other:?}"),
     }
 }
+
+/// Without a usable GPU a group is unavailable with the reason; with one, it opens over
+/// the devices named, and a device that is not there is named.
+#[test]
+fn a_group_of_devices_opens_or_says_why_not() {
+    let b = ndgpu::backend("cuda:0,1");
+    if ndgpu_cuda_probe_fails() {
+        match b {
+            Err(Error::Unavailable { backend, .. }) => assert_eq!(backend, "cuda:0,1"),
+            other => panic!("expected Unavailable, got {:?}", other.map(|b| b.name())),
+        }
+    } else {
+        match b {
+            Ok(b) => assert_eq!(b.name(), "cuda:0,1"),
+            Err(Error::Unavailable { reason, .. }) => assert!(
+                reason.contains("no device 1") || reason.contains("NCCL"),
+                "{reason}"
+            ),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(matches!(
+        ndgpu::backend("cuda:0,0"),
+        Err(Error::InvalidArgument { .. })
+    ));
+}
+
+fn ndgpu_cuda_probe_fails() -> bool {
+    ndgpu::backends()
+        .iter()
+        .any(|i| i.name == "cuda" && i.status.is_err())
+}
