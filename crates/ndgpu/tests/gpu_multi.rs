@@ -126,3 +126,20 @@ fn missing_devices_and_foreign_arrays_are_clear_errors() {
     let cublas = group("cublas");
     assert_eq!(cublas.download(&on_all).unwrap(), a);
 }
+
+/// A matrix whose share is larger than one device is out of memory, named as such; the
+/// group goes on working.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn out_of_memory_on_a_rank_is_an_error_and_the_group_goes_on() {
+    let all = group("cuda");
+    let cols = 1 << 20;
+    let rows = 64 * 1024 * ndgpu_multi_count(); // 256 GiB of f32 on each device
+    match Memory::<f32>::alloc(&*all, rows, cols) {
+        Err(Error::OutOfMemory { requested, .. }) => assert!(requested >= 1 << 38),
+        other => panic!("expected OutOfMemory, got {other:?}"),
+    }
+    let a = Array2::from_shape_fn((9, 3), |(i, j)| (i * 3 + j) as f32);
+    let m = all.upload(a.view()).unwrap();
+    assert_eq!(all.download(&m).unwrap(), a);
+}
