@@ -92,6 +92,10 @@ class Case:
             x = centres[np.arange(n) % KMEANS_K] + uniform(rng, (n, KMEANS_D), np.float64)
             x = x.astype(dtype)
             self.host = [x, x[:KMEANS_K].copy()]
+        elif op == "solve":
+            el = np.tril(uniform(rng, (n, n), dtype), -1)
+            el[np.diag_indices(n)] = dtype(n)
+            self.host = [el, uniform(rng, (n, n), dtype)]
         elif op == "chain":
             m = uniform(rng, (n, n), dtype)
             m[np.diag_indices(n)] += dtype(2.0 * math.sqrt(n))
@@ -140,6 +144,8 @@ class Case:
             sums = torch.zeros_like(c).index_add_(0, labels, x)
             counts = torch.bincount(labels, minlength=c.shape[0]).to(x.dtype)[:, None]
             return labels, torch.where(counts > 0, sums / counts.clamp(min=1), c)
+        if op == "solve":
+            return torch.cholesky_solve(s[1], s[0])
         if op == "chain":
             a = s[0] @ s[0].T
             el = torch.linalg.cholesky(a)
@@ -190,12 +196,13 @@ class Case:
             picked = d[np.arange(len(pts)), labels[pts]]
             slack = 4.0 * (KMEANS_D + 2) * e * ((x[pts] ** 2).sum(1) + (c ** 2).sum(1).max())
             return None if np.all(picked - best <= slack) else "a label is not the nearest centroid"
-        if op == "chain":
+        if op in ("chain", "solve"):
+            # X solves M·Mᵀ·X = B, M the chain's matrix or the given factor.
             m, b = (v.astype(np.float64) for v in h)
             x = f(out)
             n = m.shape[0]
             norm = np.abs(m).sum(0).max() * np.abs(m).sum(1).max()
-            limit = CHOLESKY_RATIO + SOLVE_RATIO + 1.0
+            limit = SOLVE_RATIO + (CHOLESKY_RATIO + 1.0 if op == "chain" else 0.0)
             for j in sample(n):
                 r = b[:, j] - m @ (m.T @ x[:, j])
                 ratio = np.abs(r).sum() / (n * e * norm * np.abs(x[:, j]).sum())
@@ -208,7 +215,7 @@ class Case:
 
 
 def run_numpy(op, s):
-    """One run of `op` through NumPy (SciPy for the triangular solves of the chain)."""
+    """One run of `op` through NumPy (SciPy for the triangular solves)."""
     if op == "matmul":
         return s[0] @ s[1]
     if op == "gram":
@@ -230,10 +237,10 @@ def run_numpy(op, s):
         np.add.at(sums, labels, x)
         means = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], c)
         return labels, means.astype(c.dtype)
-    if op == "chain":
+    if op in ("chain", "solve"):
         import scipy.linalg
 
-        el = np.linalg.cholesky(s[0] @ s[0].T)
+        el = np.linalg.cholesky(s[0] @ s[0].T) if op == "chain" else s[0]
         return scipy.linalg.cho_solve((el, True), s[1])
     raise ValueError(op)
 
@@ -321,7 +328,7 @@ def main():
     for n in (int(s) for s in args.sizes.split(",")):
         row = dict(base, size=n)
         if previous is not None:
-            work = lambda m: m ** 3 if args.op in ("matmul", "gram", "cholesky", "chain") else m
+            work = lambda m: m ** 3 if args.op in ("matmul", "gram", "cholesky", "solve", "chain") else m
             predicted = previous[1] * work(n) / work(previous[0])
             if predicted > args.max_run_s:
                 row.update(status="skipped", reason=f"too slow: about {predicted:.1f} s per run predicted")

@@ -28,6 +28,9 @@ pub enum Op {
     Dot,
     /// Cholesky factorization of an n×n SPD matrix.
     Cholesky,
+    /// `A·X = B` with A's Cholesky factor (made outside the timed region), n×n, and n
+    /// right-hand sides, into a new X.
+    Solve,
     /// One Lloyd iteration of k-means on N points, D = 32, K = 128.
     KMeans,
     /// A resident chain: `G = M·Mᵀ` of an n×n M, its Cholesky factor, then the solve
@@ -75,13 +78,14 @@ pub enum Target {
 
 impl Op {
     /// Every op, in report order.
-    pub const ALL: [Op; 9] = [
+    pub const ALL: [Op; 10] = [
         Op::Matmul,
         Op::Gram,
         Op::Transpose,
         Op::Sum,
         Op::Dot,
         Op::Cholesky,
+        Op::Solve,
         Op::KMeans,
         Op::Chain,
         Op::Transfer,
@@ -96,6 +100,7 @@ impl Op {
             Op::Sum => "sum",
             Op::Dot => "dot",
             Op::Cholesky => "cholesky",
+            Op::Solve => "solve",
             Op::KMeans => "kmeans",
             Op::Chain => "chain",
             Op::Transfer => "transfer",
@@ -115,7 +120,7 @@ impl Op {
             Op::Gram => Some(Family::Gram),
             Op::Transpose => Some(Family::Transpose),
             Op::Sum | Op::Dot => Some(Family::Reduce),
-            Op::Cholesky => Some(Family::Cholesky),
+            Op::Cholesky | Op::Solve => Some(Family::Cholesky),
             Op::KMeans => Some(Family::KMeans),
             Op::Chain | Op::Transfer => None,
         }
@@ -148,6 +153,7 @@ impl Op {
             Op::Sum => n * s,
             Op::Dot => 2.0 * n * s,
             Op::Cholesky => n * n * n / 3.0,
+            Op::Solve => 2.0 * n * n * n,
             Op::KMeans => 2.0 * n * (KMEANS_K * KMEANS_D) as f64,
             Op::Chain => 2.0 * n * n * n + n * n * n / 3.0 + 2.0 * n * n * n,
             Op::Transfer => 2.0 * n * s,
@@ -166,6 +172,7 @@ impl Op {
             Op::Sum => "n·size bytes (each element read once)",
             Op::Dot => "2n·size bytes (each element of x and y read once)",
             Op::Cholesky => "n³/3 FLOPs (the leading term of the factorization)",
+            Op::Solve => "2n³ FLOPs (two triangular solves with n right-hand sides)",
             Op::KMeans => {
                 "2·N·K·D FLOPs with K = 128, D = 32: the distances' inner products only; \
                  the argmin (N·K compares) and the centroid update (N·D adds) are not counted"
@@ -181,7 +188,9 @@ impl Op {
     /// What the size means, for the reports' axes.
     pub fn size_label(self) -> &'static str {
         match self {
-            Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky | Op::Chain => "n (n×n matrices)",
+            Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky | Op::Solve | Op::Chain => {
+                "n (n×n matrices)"
+            }
             Op::Sum | Op::Dot | Op::Transfer => "n (elements)",
             Op::KMeans => "N (points; D = 32, K = 128)",
         }
@@ -191,9 +200,9 @@ impl Op {
     pub fn default_sizes(self, target: Target) -> Vec<usize> {
         let pow2 = |lo: u32, hi: u32| (lo..=hi).map(|e| 1usize << e).collect::<Vec<_>>();
         match (self, target) {
-            (Op::Matmul | Op::Gram | Op::Cholesky, Target::Gpu) => pow2(8, 13),
-            (Op::Matmul | Op::Gram | Op::Cholesky, Target::GpuQuick) => pow2(8, 9),
-            (Op::Matmul | Op::Gram | Op::Cholesky, Target::Cpu) => pow2(6, 8),
+            (Op::Matmul | Op::Gram | Op::Cholesky | Op::Solve, Target::Gpu) => pow2(8, 13),
+            (Op::Matmul | Op::Gram | Op::Cholesky | Op::Solve, Target::GpuQuick) => pow2(8, 9),
+            (Op::Matmul | Op::Gram | Op::Cholesky | Op::Solve, Target::Cpu) => pow2(6, 8),
             (Op::Transpose, Target::Gpu) => pow2(10, 14),
             (Op::Transpose, Target::GpuQuick) => pow2(10, 11),
             (Op::Transpose, Target::Cpu) => pow2(8, 10),
@@ -216,7 +225,7 @@ impl Op {
     /// checked against a full host reference before it is timed.
     pub fn check_size(self) -> usize {
         match self {
-            Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky | Op::Chain => 131,
+            Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky | Op::Solve | Op::Chain => 131,
             Op::Sum | Op::Dot | Op::Transfer => 100_003,
             Op::KMeans => 1_031,
         }
@@ -304,7 +313,7 @@ mod tests {
         for op in Op::ALL {
             let max = *op.default_sizes(Target::Cpu).iter().max().unwrap();
             let limit = match op {
-                Op::Matmul | Op::Gram | Op::Cholesky => 256,
+                Op::Matmul | Op::Gram | Op::Cholesky | Op::Solve => 256,
                 Op::Chain => 128,
                 Op::Transpose => 1024,
                 Op::Sum | Op::Dot | Op::Transfer => 1 << 20,

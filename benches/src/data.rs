@@ -47,6 +47,15 @@ pub enum Inputs<T> {
         /// The SPD matrix (both triangles filled).
         a: Array2<T>,
     },
+    /// A solve with a given factor: L lower triangular with n on the diagonal and
+    /// entries uniform in [-1, 1) below it (strictly diagonally dominant, so L and
+    /// A = L·Lᵀ are well conditioned at every n); B n×n uniform in [-1, 1).
+    Solve {
+        /// The factor.
+        l: Array2<T>,
+        /// The right-hand sides.
+        b: Array2<T>,
+    },
     /// One Lloyd iteration: N points in K = 128 blobs of D = 32 dimensions (point i in
     /// blob i mod K, centres uniform in [-10, 10)ᴰ, noise uniform in [-1, 1)ᴰ), and
     /// as starting centroids the first K points (one per blob).
@@ -99,6 +108,20 @@ impl<T: Element> Inputs<T> {
             Op::Cholesky => Inputs::Cholesky {
                 a: spd_matrix(n, seed),
             },
+            Op::Solve => {
+                let mut l: Array2<T> = uniform_matrix(n, n, seed, 1.0);
+                for ((i, j), v) in l.indexed_iter_mut() {
+                    if j > i {
+                        *v = T::zero();
+                    } else if j == i {
+                        *v = T::from_f64(n as f64);
+                    }
+                }
+                Inputs::Solve {
+                    l,
+                    b: uniform_matrix(n, n, seed.wrapping_add(1), 1.0),
+                }
+            }
             Op::KMeans => {
                 let (x, centroids) = blobs(n.max(KMEANS_K), seed);
                 Inputs::KMeans { x, centroids }
@@ -131,7 +154,7 @@ impl<T: Element> Inputs<T> {
             Inputs::Sum { x } => x.len(),
             Inputs::Dot { x, y } => x.len() + y.len(),
             Inputs::KMeans { x, centroids } => x.len() + centroids.len(),
-            Inputs::Chain { m, b } => m.len() + b.len(),
+            Inputs::Chain { m, b } | Inputs::Solve { l: m, b } => m.len() + b.len(),
             Inputs::Transfer { x } => x.len(),
         }
     }

@@ -18,17 +18,48 @@ pub struct DeviceInfo {
     pub clock_khz: u64,
     /// L2 cache bytes.
     pub l2_bytes: usize,
+    /// The architecture (`sm_90`), which the ceilings' table is keyed by.
+    pub arch: String,
 }
 
-/// Peak non-tensor FLOP rate in GFLOP/s: SMs × lanes × 2 (an FMA is two FLOPs) ×
-/// clock, with 128 FP32 lanes or 64 FP64 lanes per SM (Hopper; the H200's figures are
-/// in docs/performance.md).
-pub fn peak_gflops(sms: usize, clock_khz: u64, dtype: DType) -> f64 {
-    let lanes = match dtype {
-        DType::F32 => 128.0,
-        DType::F64 => 64.0,
-    };
-    sms as f64 * lanes * 2.0 * clock_khz as f64 * 1e3 * 1e-9
+/// FLOPs per SM and clock of each unit (dense: no structured sparsity), per
+/// architecture, from NVIDIA's architecture whitepapers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PerClock {
+    fp32: f64,
+    fp64: f64,
+    fp64_tensor: f64,
+    tf32_tensor: f64,
+}
+
+fn per_clock(arch: &str) -> Option<PerClock> {
+    match arch {
+        // A100: 64 FP32 and 32 FP64 lanes per SM.
+        "sm_80" => Some(PerClock {
+            fp32: 128.0,
+            fp64: 64.0,
+            fp64_tensor: 128.0,
+            tf32_tensor: 1024.0,
+        }),
+        // H100, H200: 128 FP32 and 64 FP64 lanes per SM, tensor cores twice the
+        // A100's per SM and clock.
+        "sm_90" => Some(PerClock {
+            fp32: 256.0,
+            fp64: 128.0,
+            fp64_tensor: 256.0,
+            tf32_tensor: 2048.0,
+        }),
+        _ => None,
+    }
+}
+
+/// A compute ceiling: the peak rate of one unit of the device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Peak {
+    /// GFLOP/s.
+    pub gflops: f64,
+    /// Which unit and precision (for the reports).
+    pub of: String,
 }
 
 impl DeviceInfo {
@@ -48,12 +79,35 @@ impl DeviceInfo {
             sms: gpu.sm_count()?,
             clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "clock rate")?.max(0) as u64,
             l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2 size")?.max(0) as usize,
+            arch: gpu.arch().to_string(),
         })
     }
 
-    /// The peak FLOP rate for `dtype`, GFLOP/s.
-    pub fn peak_gflops(&self, dtype: DType) -> f64 {
-        peak_gflops(self.sms, self.clock_khz, dtype)
+    /// The ceiling of a compute-bound op in `dtype`: the FP32 FMA rate of the CUDA
+    /// cores for f32 (the TF32 tensor-core rate for a variant that rounds its operands
+    /// to TF32); for f64 the FP64 tensor-core rate, the device's f64 peak, which the
+    /// vendor's DGEMM reaches (the CUDA cores' rate is named beside it). SMs × FLOPs per
+    /// SM and clock × the clock attribute; `None` for an architecture not in the table.
+    pub fn peak(&self, dtype: DType, tf32: bool) -> Option<Peak> {
+        let pc = per_clock(&self.arch)?;
+        let rate = |per: f64| self.sms as f64 * per * self.clock_khz as f64 * 1e-6;
+        Some(match (dtype, tf32) {
+            (DType::F32, false) => Peak {
+                gflops: rate(pc.fp32),
+                of: "FP32 FMA, CUDA cores".into(),
+            },
+            (DType::F32, true) => Peak {
+                gflops: rate(pc.tf32_tensor),
+                of: "TF32, tensor cores".into(),
+            },
+            (DType::F64, _) => Peak {
+                gflops: rate(pc.fp64_tensor),
+                of: format!(
+                    "FP64, tensor cores; the CUDA cores alone: {} GFLOP/s",
+                    crate::format::format_rate(rate(pc.fp64))
+                ),
+            },
+        })
     }
 
     /// How many copies of a case's buffers to rotate through so that consecutive runs
@@ -74,6 +128,8 @@ pub fn traffic(op: Op, n: usize, elem_bytes: usize) -> usize {
         Op::Sum => n * elem_bytes,
         Op::Dot => 2 * n * elem_bytes,
         Op::Cholesky => n * n * elem_bytes,
+        // L and B read, X written.
+        Op::Solve => 3 * n * n * elem_bytes,
         // The points and centroids, and the labels (i32).
         Op::KMeans => points * elem_bytes + 4 * n,
         // The chain's G, L and X are n×n; a transfer is never rotated (too large, and
@@ -98,11 +154,28 @@ mod tests {
 
     #[test]
     fn h200_peaks() {
-        // 132 SMs at 1980 MHz.
-        let f32_peak = peak_gflops(132, 1_980_000, DType::F32);
-        assert!((f32_peak - 66_908.16).abs() < 0.01, "{f32_peak}");
-        let f64_peak = peak_gflops(132, 1_980_000, DType::F64);
-        assert!((f64_peak - f32_peak / 2.0).abs() < 1e-9);
+        let h200 = DeviceInfo {
+            name: "NVIDIA H200".into(),
+            sms: 132,
+            clock_khz: 1_980_000,
+            l2_bytes: 60 << 20,
+            arch: "sm_90".into(),
+        };
+        let close = |p: Option<Peak>, want: f64| {
+            let got = p.expect("sm_90 is in the table").gflops;
+            assert!((got - want).abs() < 0.01, "{got} vs {want}");
+        };
+        // 132 SMs × FLOPs per SM and clock × 1.98 GHz.
+        close(h200.peak(DType::F32, false), 66_908.16);
+        close(h200.peak(DType::F32, true), 535_265.28);
+        close(h200.peak(DType::F64, false), 66_908.16);
+        let f64_peak = h200.peak(DType::F64, false).unwrap();
+        assert!(f64_peak.of.contains("33454 GFLOP/s"), "{}", f64_peak.of);
+        let unknown = DeviceInfo {
+            arch: "sm_120".into(),
+            ..h200
+        };
+        assert_eq!(unknown.peak(DType::F32, false), None);
     }
 
     #[test]

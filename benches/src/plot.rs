@@ -75,6 +75,20 @@ pub fn write_svg(op: Op, rows: &[&Row], path: &Path) -> io::Result<()> {
     let (lo, hi) = ok.iter().fold((f64::INFINITY, 0.0f64), |(a, b), r| {
         (a.min(r.rate), b.max(r.rate))
     });
+    // The compute ceilings, each a horizontal line (a bandwidth-bound op's ceiling is
+    // the copy, drawn as a line of its own).
+    let mut ceilings: Vec<(String, f64)> = Vec::new();
+    for r in ok
+        .iter()
+        .filter(|r| r.backend != COPY && !r.op.bandwidth_bound())
+    {
+        if let Some(c) = r.ceiling.filter(|c| c.is_finite() && *c > 0.0) {
+            if !ceilings.iter().any(|(of, _)| *of == r.ceiling_of) {
+                ceilings.push((r.ceiling_of.clone(), c));
+            }
+        }
+    }
+    let hi = ceilings.iter().fold(hi, |h, c| h.max(c.1));
 
     let (dtype, device, unit) = rows
         .first()
@@ -101,22 +115,23 @@ pub fn write_svg(op: Op, rows: &[&Row], path: &Path) -> io::Result<()> {
         let chart = builder
             .build_cartesian_2d(frame.x.clone(), y)
             .map_err(plot_error)?;
-        draw(chart, &frame, &lines, true)?;
+        draw(chart, &frame, (&lines, &ceilings), true)?;
     } else {
         let chart = builder
             .build_cartesian_2d(frame.x.clone(), 0.0..(hi.max(1e-9) * 1.08))
             .map_err(plot_error)?;
-        draw(chart, &frame, &lines, false)?;
+        draw(chart, &frame, (&lines, &ceilings), false)?;
     }
     root.present().map_err(plot_error)?;
     Ok(())
 }
 
-/// The mesh, the lines (dashed with transfers) with their points, and the legend.
+/// The mesh, the ceilings (grey, dotted), the lines (dashed with transfers) with their
+/// points, and the legend.
 fn draw<'a, Y>(
     mut chart: ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, Y>>,
     frame: &Frame,
-    lines: &[Vec<&Row>],
+    (lines, ceilings): (&[Vec<&Row>], &[(String, f64)]),
     log_y: bool,
 ) -> io::Result<()>
 where
@@ -136,6 +151,19 @@ where
         .draw()
         .map_err(plot_error)?;
 
+    for (of, c) in ceilings {
+        let grey = RGBColor(120, 120, 120).stroke_width(1);
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(frame.x.start, *c), (frame.x.end, *c)],
+                2,
+                4,
+                grey,
+            ))
+            .map_err(plot_error)?
+            .label(format!("ceiling: {of}"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], grey));
+    }
     // A variant keeps its colour with and without transfers.
     let mut keys: Vec<String> = Vec::new();
     for line in lines {
@@ -187,7 +215,7 @@ where
             ))
             .map_err(plot_error)?;
     }
-    if !lines.is_empty() {
+    if !lines.is_empty() || !ceilings.is_empty() {
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)

@@ -39,13 +39,24 @@ fn ops_in(rows: &[Row]) -> Vec<Op> {
 /// Every op's table, with a header saying what is counted and how it was timed.
 pub fn markdown(rows: &[Row]) -> String {
     let mut s = String::from("# ndgpu shootout\n\n");
-    s.push_str(
+    let on_gpu = rows.iter().any(|r| r.device != crate::runner::HOST);
+    let clock = match on_gpu {
+        true => "with CUDA events on a GPU, with the wall clock on the host",
+        false => "with the wall clock (the arrays live in host memory)",
+    };
+    let transfers = match on_gpu {
+        true => {
+            " `+transfers` rows time the ndarray-level call (upload, kernels, download) \
+             with the wall clock, as are the transfer rows."
+        }
+        false => "",
+    };
+    let _ = writeln!(
+        s,
         "Median of the timed runs. Rows time the resident forms of the operations, on \
-         arrays already where the backend computes, through `&dyn Backend`: with CUDA \
-         events on a GPU, with the wall clock on the CPU (its arrays live in host memory). \
-         `+transfers` rows time the ndarray-level call (upload, kernels, download) with \
-         the wall clock, as are the transfer rows. Every variant's result was checked \
-         before it was timed; a wrong one is listed as failed, never timed.\n",
+         arrays already where the backend computes, through `&dyn Backend`: {clock}.\
+         {transfers} Every variant's result was checked before it was timed; a wrong one \
+         is listed as failed, never timed."
     );
     for op in ops_in(rows) {
         let of_op: Vec<&Row> = rows.iter().filter(|r| r.op == op).collect();
@@ -58,21 +69,42 @@ pub fn markdown(rows: &[Row]) -> String {
 fn op_table(op: Op, rows: &[&Row]) -> String {
     let mut s = String::new();
     let first = rows[0];
-    let vendor = match rows.iter().any(|r| r.backend == VENDOR) {
-        true => format!("; in brackets the ratio to {VENDOR}'s default variant"),
-        false => String::new(),
+    let mut refs: Vec<String> = Vec::new();
+    for r in rows.iter().filter(|r| r.is_vendor()) {
+        let name = if r.backend == VENDOR {
+            format!("`{VENDOR}`'s default variant")
+        } else {
+            format!("`{}`", r.backend)
+        };
+        if !refs.contains(&name) {
+            refs.push(name);
+        }
+    }
+    let vendor = match refs.len() {
+        0 => String::new(),
+        1 => format!("; in brackets the ratio to {}", refs[0]),
+        _ => format!(
+            "; in brackets the ratio to the best vendor figure at that size, the faster of {}",
+            refs.join(" and ")
+        ),
     };
     let _ = writeln!(
         s,
-        "## {op} ({}, {})\n\nWork: {}. Rates in {}{vendor}.",
+        "## {op} ({}, {})\n\nWork: {}. Rates in {}{vendor}; ± half the range (min to max) \
+         of the timed runs, relative to the median.",
         first.dtype,
         first.device,
         op.work_formula(),
         first.unit
     );
-    let ceiling = rows
-        .iter()
-        .find_map(|r| r.ceiling.filter(|_| r.backend != COPY));
+    let mut peaks: Vec<(&str, f64)> = Vec::new();
+    for r in rows.iter().filter(|r| r.backend != COPY) {
+        if let Some(c) = r.ceiling {
+            if !peaks.iter().any(|p| p.0 == r.ceiling_of) {
+                peaks.push((&r.ceiling_of, c));
+            }
+        }
+    }
     if op == Op::Transfer && rows.iter().any(|r| r.backend == COPY) {
         let _ = writeln!(
             s,
@@ -87,18 +119,16 @@ fn op_table(op: Op, rows: &[&Row]) -> String {
              the same run (it reads and writes; a stream that only reads can beat it by \
              a few percent)."
         );
-    } else if let Some(c) = ceiling {
+    } else if !peaks.is_empty() {
+        let list: Vec<String> = peaks
+            .iter()
+            .map(|(of, c)| format!("{of}: {} GFLOP/s", format_rate(*c)))
+            .collect();
         let _ = writeln!(
             s,
-            "Ceiling: the {} peak without tensor cores, {} GFLOP/s (SMs × {} lanes × 2 × \
-             clock, from the device attributes); TF32 tensor-core variants can exceed it.",
-            first.dtype,
-            format_rate(c),
-            if first.dtype == ndgpu_core::DType::F64 {
-                64
-            } else {
-                128
-            }
+            "Ceiling, the peak of the unit a row can use (SMs × FLOPs per SM and clock × \
+             the clock attribute): {}.",
+            list.join("; ")
         );
     }
     if let Some(note) = op_note(op) {
@@ -127,12 +157,18 @@ fn op_table(op: Op, rows: &[&Row]) -> String {
             let cell = match line.iter().find(|r| r.size == *n) {
                 None => String::new(),
                 Some(r) => match &r.status {
-                    Status::Ok => match r.vs_vendor {
-                        Some(v) if r.backend != VENDOR || !r.default_variant => {
-                            format!("{} ({v:.2}×)", format_rate(r.rate))
+                    Status::Ok => {
+                        let spread = match r.median_s > 0.0 {
+                            true => 50.0 * (r.max_s - r.min_s) / r.median_s,
+                            false => 0.0,
+                        };
+                        match r.vs_vendor {
+                            Some(v) if !r.is_best_vendor => {
+                                format!("{} ({v:.2}×) ±{spread:.1}%", format_rate(r.rate))
+                            }
+                            _ => format!("{} ±{spread:.1}%", format_rate(r.rate)),
                         }
-                        _ => format_rate(r.rate),
-                    },
+                    }
                     Status::Failed(why) => {
                         problems.push(format!("{} at {n}: failed: {why}", r.label()));
                         "FAILED".into()
@@ -180,6 +216,11 @@ fn op_note(op: Op) -> Option<&'static str> {
         Op::Cholesky => {
             "Each run factors a fresh copy of the matrix, restored outside the timed \
              region (so it starts from L2 at small sizes)."
+        }
+        Op::Solve => {
+            "The factor is given (uploaded once, outside the timed region); each run \
+             solves into a new X, as `torch.cholesky_solve` does. `+transfers` rows take \
+             L and B from the host and return X."
         }
         Op::KMeans => {
             "Rows run one Lloyd iteration (assignment and centroid update) on resident \
@@ -240,7 +281,7 @@ fn opt(v: Option<f64>) -> String {
 
 /// Header of [`csv`].
 pub const CSV_HEADER: &str = "op,backend,variant,default_variant,dtype,size,transfers,status,\
-reps,batch,median_s,min_s,max_s,rate,unit,vs_vendor,ceiling,of_ceiling,device,reason";
+reps,batch,median_s,min_s,max_s,rate,unit,vs_vendor,ceiling,ceiling_of,of_ceiling,device,reason";
 
 /// Every row as CSV (times in seconds, rates in `unit`, empty where not measured).
 pub fn csv(rows: &[Row]) -> String {
@@ -265,6 +306,7 @@ pub fn csv(rows: &[Row]) -> String {
             r.unit.name().to_string(),
             opt(r.vs_vendor),
             opt(r.ceiling),
+            field(&r.ceiling_of),
             opt(r.of_ceiling),
             field(&r.device),
             field(r.status.reason().unwrap_or("")),

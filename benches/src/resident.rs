@@ -8,7 +8,8 @@ use std::collections::HashMap;
 
 use ndarray::{Array2, Axis};
 use ndgpu_core::{
-    Assignment, Backend, Element, Error, Gemm, Indices, Matrix, Ops, ReduceOp, Result,
+    Assignment, Backend, CholeskyFactor, Element, Error, Gemm, Indices, Matrix, Ops, ReduceOp,
+    Result,
 };
 
 use crate::cases::Op;
@@ -60,6 +61,12 @@ enum Set<T> {
     Copy {
         src: Matrix<T>,
         dst: Matrix<T>,
+    },
+    /// A solve with a given factor into a new X.
+    Solve {
+        l: CholeskyFactor<T>,
+        b: Matrix<T>,
+        x: Option<Matrix<T>>,
     },
     /// Gram, Cholesky, solve; the solution kept for the check.
     Chain {
@@ -250,6 +257,11 @@ impl<T: Element> Case<T> {
                     labels: ops.unlabeled(x.nrows())?,
                 }
             }
+            Inputs::Solve { l, b } => Set::Solve {
+                l: ops.factor_from_lower(l.view())?,
+                b: ops.upload(b.view())?,
+                x: None,
+            },
             Inputs::Chain { m, b } => Set::Chain {
                 m: ops.upload(m.view())?,
                 b: ops.upload(b.view())?,
@@ -329,6 +341,10 @@ impl<T: Element> Case<T> {
             }
             Set::Copy { src, dst } => {
                 ops.copy_into(src, dst)?;
+                Ran::Done
+            }
+            Set::Solve { l, b, x } => {
+                *x = Some(ops.cholesky_solve_dev(l, b)?);
                 Ran::Done
             }
             Set::Chain { m, b, x } => {
@@ -423,7 +439,8 @@ impl<T: Element> Case<T> {
             }
             (Set::Gram { out, .. }, _)
             | (Set::Transpose { out, .. }, _)
-            | (Set::Chain { x: out, .. }, _) => Output::Matrix(matrix(out)?),
+            | (Set::Chain { x: out, .. }, _)
+            | (Set::Solve { x: out, .. }, _) => Output::Matrix(matrix(out)?),
             (Set::Transfer { back, .. }, _) => Output::Matrix(back.view().to_owned()),
             (Set::Pinned { .. }, _) => Output::Scalar(T::zero()),
             (Set::Cholesky { a }, _) => Output::Matrix(matrix(a)?),

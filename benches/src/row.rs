@@ -6,8 +6,11 @@ use ndgpu_core::DType;
 use crate::cases::{Op, Unit};
 use crate::timing::Stats;
 
-/// The backend every row is compared with (its default variant).
+/// The vendor backend (its default variant is one of the references every row is
+/// compared with).
 pub const VENDOR: &str = "cublas";
+/// The peer libraries, timed by their own script: the other references.
+pub const PEERS: [&str; 2] = ["torch", "numpy"];
 /// The pseudo-backend of the bandwidth ceiling: a device-to-device copy of the same
 /// bytes, timed in the same run.
 pub const COPY: &str = "copy";
@@ -76,12 +79,16 @@ pub struct Row {
     pub rate: f64,
     /// GFLOP/s or GB/s.
     pub unit: Unit,
-    /// Rate divided by the vendor's (its default variant, same op, size, dtype and
-    /// transfer mode).
+    /// Rate divided by the best vendor figure of the same op, size, dtype and transfer
+    /// mode: the faster of the vendor backend's default variant and the peers.
     pub vs_vendor: Option<f64>,
+    /// Whether this row is that best vendor figure.
+    pub is_best_vendor: bool,
     /// The ceiling in `unit`: the device's peak FLOP rate for compute-bound ops, the
     /// copy's rate for bandwidth-bound ones.
     pub ceiling: Option<f64>,
+    /// What the ceiling is the peak of (`FP32 FMA, CUDA cores`, `copy/d2d`, ...).
+    pub ceiling_of: String,
     /// `rate / ceiling`.
     pub of_ceiling: Option<f64>,
     /// What it ran on (device name, or `host CPU`).
@@ -118,7 +125,9 @@ impl Row {
             rate: f64::NAN,
             unit: op.unit(),
             vs_vendor: None,
+            is_best_vendor: false,
             ceiling: None,
+            ceiling_of: String::new(),
             of_ceiling: None,
             device: device.to_string(),
         }
@@ -152,9 +161,10 @@ impl Row {
         self
     }
 
-    /// Sets a fixed ceiling (the peak FLOP rate).
-    pub fn with_ceiling(mut self, ceiling: Option<f64>) -> Row {
-        self.ceiling = ceiling;
+    /// Sets a fixed ceiling: a peak FLOP rate and what it is the peak of.
+    pub fn with_ceiling(mut self, ceiling: Option<(f64, &str)>) -> Row {
+        self.ceiling = ceiling.map(|c| c.0);
+        self.ceiling_of = ceiling.map_or(String::new(), |c| c.1.to_string());
         self
     }
 
@@ -172,34 +182,39 @@ impl Row {
     fn same_case(&self, other: &Row) -> bool {
         self.op == other.op && self.size == other.size && self.dtype == other.dtype
     }
+
+    /// Whether this row is a vendor figure: the vendor's default variant or a peer.
+    pub fn is_vendor(&self) -> bool {
+        (self.backend == VENDOR && self.default_variant) || PEERS.contains(&self.backend.as_str())
+    }
 }
 
-/// Fills in the comparisons: the ratio to the vendor's default variant (same case and
-/// transfer mode), the copy ceiling of bandwidth-bound ops, and the fraction of the
-/// ceiling.
+/// Fills in the comparisons: the ratio to the best vendor figure (the fastest of the
+/// vendor's default variant and the peers, same case and transfer mode), the copy
+/// ceiling of bandwidth-bound ops, and the fraction of the ceiling.
 pub fn annotate(rows: &mut [Row]) {
     let snapshot: Vec<Row> = rows.to_vec();
-    for row in rows.iter_mut() {
+    for (i, row) in rows.iter_mut().enumerate() {
         if !row.is_ok() {
             continue;
         }
         if row.backend != COPY {
-            row.vs_vendor = snapshot
+            let best = snapshot
                 .iter()
-                .find(|v| {
-                    v.backend == VENDOR
-                        && v.default_variant
-                        && v.is_ok()
-                        && v.transfers == row.transfers
-                        && v.same_case(row)
+                .enumerate()
+                .filter(|(_, v)| {
+                    v.is_vendor() && v.is_ok() && v.transfers == row.transfers && v.same_case(row)
                 })
-                .map(|v| row.rate / v.rate);
+                .max_by(|a, b| a.1.rate.total_cmp(&b.1.rate));
+            row.vs_vendor = best.map(|(_, v)| row.rate / v.rate);
+            row.is_best_vendor = best.is_some_and(|(j, _)| j == i);
         }
         if row.op.bandwidth_bound() && !crate::HOST_BACKENDS.contains(&row.backend.as_str()) {
-            row.ceiling = snapshot
+            let copy = snapshot
                 .iter()
-                .find(|c| c.backend == COPY && c.is_ok() && !c.transfers && c.same_case(row))
-                .map(|c| c.rate);
+                .find(|c| c.backend == COPY && c.is_ok() && !c.transfers && c.same_case(row));
+            row.ceiling = copy.map(|c| c.rate);
+            row.ceiling_of = copy.map_or(String::new(), |c| c.label());
         }
         row.of_ceiling = row.ceiling.map(|c| row.rate / c);
     }
@@ -236,8 +251,10 @@ mod tests {
     #[test]
     fn ratios_and_ceilings() {
         let mut rows = vec![
-            ok(Op::Matmul, "cuda", "naive", false, 1000, 1.0).with_ceiling(Some(20.0)),
-            ok(Op::Matmul, VENDOR, "sgemm", true, 1000, 0.25).with_ceiling(Some(20.0)),
+            ok(Op::Matmul, "cuda", "naive", false, 1000, 1.0)
+                .with_ceiling(Some((20.0, "FP32 FMA, CUDA cores"))),
+            ok(Op::Matmul, VENDOR, "sgemm", true, 1000, 0.25)
+                .with_ceiling(Some((20.0, "FP32 FMA, CUDA cores"))),
             ok(Op::Matmul, VENDOR, "tf32", false, 1000, 0.1),
             ok(Op::Sum, "cuda", "tree", true, 1000, 2e-6),
             ok(Op::Sum, COPY, "d2d", true, 1000, 1e-6),
@@ -247,6 +264,7 @@ mod tests {
         assert_eq!(rows[0].vs_vendor, Some(0.25));
         assert_eq!(rows[0].of_ceiling, Some(0.1));
         assert_eq!(rows[1].vs_vendor, Some(1.0));
+        assert!(rows[1].is_best_vendor && !rows[0].is_best_vendor);
         assert_eq!(rows[2].vs_vendor, Some(2.5));
         // The vendor row failed: no ratio; the copy is the ceiling.
         assert_eq!(rows[3].vs_vendor, None);
@@ -254,6 +272,20 @@ mod tests {
         assert_eq!(rows[4].of_ceiling, Some(1.0));
         assert_eq!(rows[4].vs_vendor, None);
         assert_eq!(rows[5].of_ceiling, None);
+    }
+
+    #[test]
+    fn the_best_vendor_figure_is_the_faster_of_the_vendor_and_the_peers() {
+        let mut rows = vec![
+            ok(Op::Matmul, "cuda", "tiled", true, 1000, 0.4),
+            ok(Op::Matmul, VENDOR, "sgemm", true, 1000, 0.25),
+            ok(Op::Matmul, "torch", "2.11", true, 1000, 0.2),
+        ];
+        annotate(&mut rows);
+        assert_eq!(rows[0].vs_vendor, Some(0.5));
+        assert_eq!(rows[1].vs_vendor, Some(0.8));
+        assert_eq!(rows[2].vs_vendor, Some(1.0));
+        assert!(rows[2].is_best_vendor && !rows[1].is_best_vendor);
     }
 
     #[test]

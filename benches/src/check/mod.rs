@@ -91,6 +91,8 @@ enum Expect {
     /// The solve of `M·Mᵀ·X = B` at the end of the chain: sampled columns of the
     /// residual against the backward error the three steps may add up to.
     Chain { columns: Vec<usize>, norm: f64 },
+    /// Columns of X for [`residual`] with A = L·Lᵀ, and ‖L‖₁·‖L‖∞.
+    Solve { columns: Vec<usize>, norm: f64 },
     /// The input itself, bit for bit (a transfer).
     Same,
 }
@@ -150,14 +152,18 @@ impl<'a, T: Element> Reference<'a, T> {
             }
             Inputs::KMeans { .. } => Expect::KMeans,
             Inputs::Chain { m, .. } => {
-                let n = m.nrows();
-                let abs = |f: &dyn Fn(usize) -> f64| (0..n).map(f).fold(0.0, f64::max);
                 // ‖M‖₁·‖M‖∞ bounds ‖M·Mᵀ‖₁ and ‖|M|·|Mᵀ|‖₁, the scale of the gram's error.
-                let norm1 = abs(&|j| m.column(j).iter().map(|v| v.as_f64().abs()).sum());
-                let norm_inf = abs(&|i| m.row(i).iter().map(|v| v.as_f64().abs()).sum());
+                let (n1, ninf) = norms(m);
                 Expect::Chain {
-                    columns: lines::sample_lines(n, n <= FULL_CHECK_MAX_N),
-                    norm: norm1 * norm_inf,
+                    columns: lines::sample_lines(m.nrows(), m.nrows() <= FULL_CHECK_MAX_N),
+                    norm: n1 * ninf,
+                }
+            }
+            Inputs::Solve { l, .. } => {
+                let (n1, ninf) = norms(l);
+                Expect::Solve {
+                    columns: lines::sample_lines(l.nrows(), l.nrows() <= FULL_CHECK_MAX_N),
+                    norm: n1 * ninf,
                 }
             }
             Inputs::Transfer { .. } => Expect::Same,
@@ -222,7 +228,15 @@ impl<'a, T: Element> Reference<'a, T> {
             (Expect::Chain { columns, norm }, Inputs::Chain { m, b }, Output::Matrix(x)) => {
                 dims(x, b.dim())?;
                 finite(x)?;
-                chain(m, b, x, columns, *norm)
+                // Backward errors add up along the chain: the gram's (at most about
+                // n·ε·‖|M|·|Mᵀ|‖₁), the factorization's and the solve's.
+                let limit = tolerance::CHOLESKY_RATIO + tolerance::SOLVE_RATIO + 1.0;
+                residual(m, b, x, columns, *norm, limit)
+            }
+            (Expect::Solve { columns, norm }, Inputs::Solve { l, b }, Output::Matrix(x)) => {
+                dims(x, b.dim())?;
+                finite(x)?;
+                residual(l, b, x, columns, *norm, tolerance::SOLVE_RATIO)
             }
             (Expect::Same, Inputs::Transfer { x }, Output::Matrix(y)) => {
                 dims(y, x.dim())?;
@@ -233,19 +247,33 @@ impl<'a, T: Element> Reference<'a, T> {
     }
 }
 
-/// Checks columns of the chain's X: `‖B − M·(Mᵀ·x)‖₁ / (n·ε·‖M‖₁‖M‖∞·‖x‖₁)` in f64.
-/// Backward errors add up along the chain: the gram's (at most about n·ε·‖|M|·|Mᵀ|‖₁),
-/// the factorization's and the solve's (LAPACK's ratios, at most
-/// `CHOLESKY_RATIO` and `SOLVE_RATIO` each); so the limit is their sum plus one.
-fn chain<T: Element>(
+/// `(‖M‖₁, ‖M‖∞)` in f64.
+fn norms<T: Element>(m: &Array2<T>) -> (f64, f64) {
+    let abs = |f: &dyn Fn(usize) -> f64, n: usize| (0..n).map(f).fold(0.0, f64::max);
+    (
+        abs(
+            &|j| m.column(j).iter().map(|v| v.as_f64().abs()).sum(),
+            m.ncols(),
+        ),
+        abs(
+            &|i| m.row(i).iter().map(|v| v.as_f64().abs()).sum(),
+            m.nrows(),
+        ),
+    )
+}
+
+/// Checks columns of X solving `M·Mᵀ·X = B`:
+/// `‖B − M·(Mᵀ·x)‖₁ / (n·ε·‖M‖₁‖M‖∞·‖x‖₁) ≤ limit` in f64 (‖M‖₁‖M‖∞ bounds
+/// ‖M·Mᵀ‖₁, the norm LAPACK's ratio takes).
+fn residual<T: Element>(
     m: &Array2<T>,
     b: &Array2<T>,
     x: &Array2<T>,
     columns: &[usize],
     norm: f64,
+    limit: f64,
 ) -> Result<(), String> {
     let n = m.nrows();
-    let limit = tolerance::CHOLESKY_RATIO + tolerance::SOLVE_RATIO + 1.0;
     let m64 = m.mapv(|v| v.as_f64());
     for &j in columns {
         let xj = x.column(j).mapv(|v| v.as_f64());

@@ -23,10 +23,14 @@ fn row(op: Op, backend: &str, variant: &str, size: usize, secs: f64) -> Row {
 
 fn sample() -> Vec<Row> {
     let mut rows = vec![
-        row(Op::Matmul, "cuda", "tiled", 256, 1e-3).with_ceiling(Some(60_000.0)),
-        row(Op::Matmul, "cuda", "tiled", 512, 4e-3).with_ceiling(Some(60_000.0)),
-        row(Op::Matmul, VENDOR, "sgemm", 256, 5e-4).with_ceiling(Some(60_000.0)),
-        row(Op::Matmul, VENDOR, "sgemm", 512, 2e-3).with_ceiling(Some(60_000.0)),
+        row(Op::Matmul, "cuda", "tiled", 256, 1e-3)
+            .with_ceiling(Some((60_000.0, "FP32 FMA, CUDA cores"))),
+        row(Op::Matmul, "cuda", "tiled", 512, 4e-3)
+            .with_ceiling(Some((60_000.0, "FP32 FMA, CUDA cores"))),
+        row(Op::Matmul, VENDOR, "sgemm", 256, 5e-4)
+            .with_ceiling(Some((60_000.0, "FP32 FMA, CUDA cores"))),
+        row(Op::Matmul, VENDOR, "sgemm", 512, 2e-3)
+            .with_ceiling(Some((60_000.0, "FP32 FMA, CUDA cores"))),
         Row::new(
             Op::Matmul,
             "cuda",
@@ -68,17 +72,17 @@ fn markdown_tables_per_op() {
     );
     // 2·256³ FLOPs in 1 ms = 33.6 GFLOP/s, half of the vendor's.
     assert!(
-        md.contains("| cuda/tiled | 33.6 (0.50×) | 67.1 (0.50×) |"),
+        md.contains("| cuda/tiled | 33.6 (0.50×) ±10.0% | 67.1 (0.50×) ±10.0% |"),
         "{md}"
     );
-    assert!(md.contains("| cublas/sgemm | 67.1 | 134 |"), "{md}");
+    assert!(md.contains("| cublas/sgemm | 67.1 ±"), "{md}");
     assert!(md.contains("| cuda/broken | FAILED |  |"), "{md}");
     assert!(
         md.contains("- cuda/broken at 256: failed: C[0, 1] = 3"),
         "{md}"
     );
     assert!(
-        md.contains("Ceiling: the f32 peak without tensor cores, 60000 GFLOP/s"),
+        md.contains("(SMs × FLOPs per SM and clock × the clock attribute): FP32 FMA, CUDA cores: 60000 GFLOP/s."),
         "{md}"
     );
     // The sum at half the copy's rate.
@@ -86,7 +90,8 @@ fn markdown_tables_per_op() {
         md.contains("| backend/variant | 2²⁰ | 2²² | best of ceiling |"),
         "{md}"
     );
-    assert!(md.contains("| cuda/tree | 210 |  | 50.0% |"), "{md}");
+    assert!(md.contains("| cuda/tree | 210 ±"), "{md}");
+    assert!(md.contains("|  | 50.0% |"), "{md}");
     assert!(md.contains("skipped: too slow"), "{md}");
 }
 
@@ -98,10 +103,14 @@ fn csv_has_every_row_and_quotes_reasons() {
     assert_eq!(lines[0], CSV_HEADER);
     assert_eq!(lines.len(), rows.len() + 1);
     let columns = CSV_HEADER.split(',').count();
-    assert_eq!(columns, 20);
+    assert_eq!(columns, 21);
     assert!(lines[1].starts_with("matmul,cuda,tiled,true,f32,256,false,ok,3,1,1e-3,"));
     // The vendor ratio of the first row.
-    assert!(lines[1].contains(",GFLOP/s,5e-1,6e4,"), "{}", lines[1]);
+    assert!(
+        lines[1].contains(",GFLOP/s,5e-1,6e4,\"FP32 FMA, CUDA cores\","),
+        "{}",
+        lines[1]
+    );
     // A reason with commas and quotes is one quoted field.
     let skipped = lines.last().unwrap();
     assert!(

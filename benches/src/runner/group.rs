@@ -151,9 +151,10 @@ pub(super) fn run_op<T: BackendElement>(
     let names: Vec<&'static str> = group.iter().map(|b| b.name()).collect();
     let (target, policy) = super::target_policy(ctx, info.is_some());
     let device = info.map_or(HOST.to_string(), |i| i.name.clone());
-    let peak = info
-        .filter(|_| !op.bandwidth_bound())
-        .map(|i| i.peak_gflops(T::DTYPE));
+    let peak = |variant: &str| {
+        info.filter(|_| !op.bandwidth_bound())
+            .and_then(|i| i.peak(T::DTYPE, Math::of_variant(variant) == Math::Tf32))
+    };
     let elem = std::mem::size_of::<T>();
 
     // Every implementation is checked once at a size that is no multiple of a tile.
@@ -196,7 +197,7 @@ pub(super) fn run_op<T: BackendElement>(
                 transfers,
                 &device,
             )
-            .with_ceiling(peak)
+            .with_ceiling(peak(w.variant).as_ref().map(|p| (p.gflops, p.of.as_str())))
         };
         let inputs = Inputs::<T>::generate(op, n, SEED);
         let reference = Reference::new(&inputs);

@@ -48,9 +48,9 @@ pub enum Command {
 /// Options of `ndgpu shootout`.
 #[derive(Debug, Args)]
 pub struct ShootoutArgs {
-    /// Ops, comma separated: matmul, gram, transpose, sum, dot, cholesky, kmeans, chain
-    /// (gram, Cholesky and a solve on resident data), transfer (upload and download)
-    /// (default: all).
+    /// Ops, comma separated: matmul, gram, transpose, sum, dot, cholesky, solve (with a
+    /// given factor, n right-hand sides), kmeans, chain (gram, Cholesky and a solve on
+    /// resident data), transfer (upload and download) (default: all).
     #[arg(long, value_delimiter = ',')]
     pub ops: Vec<String>,
     /// Sizes, comma separated, for every op instead of each op's default ladder.
