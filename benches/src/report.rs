@@ -122,7 +122,7 @@ fn op_table(op: Op, rows: &[&Row]) -> String {
     } else if !peaks.is_empty() {
         let list: Vec<String> = peaks
             .iter()
-            .map(|(of, c)| format!("{of}: {} GFLOP/s", format_rate(*c)))
+            .map(|(of, c)| format!("{} GFLOP/s ({of})", format_rate(*c)))
             .collect();
         let _ = writeln!(
             s,

@@ -82,7 +82,7 @@ fn markdown_tables_per_op() {
         "{md}"
     );
     assert!(
-        md.contains("(SMs × FLOPs per SM and clock × the clock attribute): FP32 FMA, CUDA cores: 60000 GFLOP/s."),
+        md.contains("(SMs × FLOPs per SM and clock × the clock attribute): 60000 GFLOP/s (FP32 FMA, CUDA cores)."),
         "{md}"
     );
     // The sum at half the copy's rate.
