@@ -102,6 +102,38 @@ pub struct Gpu {
     modules: Mutex<HashMap<KernelFile, Arc<CudaModule>>>,
     functions: Mutex<HashMap<String, CudaFunction>>,
     pub(crate) staging: Mutex<Staging>,
+    pool: MemPool,
+}
+
+/// The device's default memory pool, which stream-ordered allocations come from.
+struct MemPool(sys::CUmemoryPool);
+
+// SAFETY: a memory pool handle may be used from any thread; the driver synchronises
+// its use.
+unsafe impl Send for MemPool {}
+// SAFETY: as above.
+unsafe impl Sync for MemPool {}
+
+/// The device's default memory pool, set to keep the memory that arrays give back for
+/// the next allocation (at its default, the driver returns it to the system at every
+/// synchronisation, and each large allocation after one maps its pages again: that
+/// tripled the time of a 16384² transpose that allocates its result).
+fn keep_freed_memory(ordinal: usize) -> std::result::Result<MemPool, DriverError> {
+    // SAFETY: plain driver calls on the device `ordinal`, whose context exists; the
+    // attribute's value is a u64, as the driver reads it.
+    unsafe {
+        let dev = cudarc::driver::result::device::get(ordinal as i32)?;
+        let mut pool = std::ptr::null_mut();
+        sys::cuDeviceGetDefaultMemPool(&mut pool, dev).result()?;
+        let mut keep = u64::MAX;
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut keep as *mut u64).cast(),
+        )
+        .result()?;
+        Ok(MemPool(pool))
+    }
 }
 
 impl std::fmt::Debug for Gpu {
@@ -161,6 +193,7 @@ impl Gpu {
         // the copy stream, which wait for the compute stream before they start and
         // which the compute stream waits for before it goes on (crate::transfer).
         unsafe { ctx.disable_event_tracking() };
+        let pool = keep_freed_memory(ordinal).map_err(unavailable)?;
         let stream = ctx.default_stream();
         let copy = ctx.new_stream().map_err(unavailable)?;
         let side = ctx.new_stream().map_err(unavailable)?;
@@ -179,6 +212,7 @@ impl Gpu {
             modules: Mutex::default(),
             functions: Mutex::default(),
             staging: Mutex::default(),
+            pool,
         }))
     }
 
@@ -251,6 +285,20 @@ impl Gpu {
             .mem_get_info()
             .map_err(|e| driver("reading free memory", e))
     }
+    /// Gives the memory that freed arrays left in the device's pool back to the system
+    /// (the pool keeps it for the next allocation otherwise; an allocation that finds
+    /// the device full does this once itself before it fails). Waits for queued work.
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub fn release_cached(&self) -> Result<()> {
+        self.synchronize()?;
+        // SAFETY: the pool is the device's default pool, alive as long as the device.
+        unsafe { sys::cuMemPoolTrimTo(self.pool.0, 0) }
+            .result()
+            .map_err(|e| driver("releasing pooled memory", e))
+    }
+
     /// Waits for all queued work and reports any error it raised.
     pub fn synchronize(&self) -> Result<()> {
         self.stream
@@ -325,9 +373,19 @@ impl Gpu {
         };
         // SAFETY: the memory is uninitialised; every kernel writes before it reads, and
         // downloads only read what was written.
-        match unsafe { self.stream.alloc::<T>(len) } {
+        let alloc = || unsafe { self.stream.alloc::<T>(len) };
+        let oom = |e: &DriverError| e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY;
+        let first = match alloc() {
+            Err(e) if oom(&e) => {
+                // Memory the pool keeps may be what is missing: give it back, once.
+                self.release_cached()?;
+                alloc()
+            }
+            other => other,
+        };
+        match first {
             Ok(s) => Ok(s),
-            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {
+            Err(e) if oom(&e) => {
                 let (free, total) = self.mem_info().unwrap_or((0, 0));
                 Err(Error::OutOfMemory {
                     op,
