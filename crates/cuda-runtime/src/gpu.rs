@@ -386,6 +386,9 @@ impl Gpu {
         match first {
             Ok(s) => Ok(s),
             Err(e) if oom(&e) => {
+                // The failed attempt can leave the pool holding what it reserved: give
+                // it back, so that the device is as free as before the call.
+                self.release_cached()?;
                 let (free, total) = self.mem_info().unwrap_or((0, 0));
                 Err(Error::OutOfMemory {
                     op,
