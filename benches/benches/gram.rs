@@ -3,7 +3,7 @@
 mod common;
 
 use criterion::Criterion;
-use ndgpu_benches::Op;
+use ndgpu_shootout::Op;
 
 fn gram(c: &mut Criterion) {
     common::bench_op(c, Op::Gram);

@@ -3,7 +3,7 @@
 mod common;
 
 use criterion::Criterion;
-use ndgpu_benches::Op;
+use ndgpu_shootout::Op;
 
 fn matmul(c: &mut Criterion) {
     common::bench_op(c, Op::Matmul);

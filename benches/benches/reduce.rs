@@ -4,7 +4,7 @@
 mod common;
 
 use criterion::Criterion;
-use ndgpu_benches::Op;
+use ndgpu_shootout::Op;
 
 fn sum(c: &mut Criterion) {
     common::bench_op(c, Op::Sum);

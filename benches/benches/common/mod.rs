@@ -17,14 +17,14 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
-use ndgpu_benches::cases::{Op, Target};
-use ndgpu_benches::check::{Math, Reference};
-use ndgpu_benches::data::Inputs;
-use ndgpu_benches::gpu::{traffic, DeviceInfo};
-use ndgpu_benches::host::call;
-use ndgpu_benches::resident::{case_key, copy_source, select_variant, variants_of, Cases};
-use ndgpu_benches::SEED;
 use ndgpu_core::{Backend, Ops};
+use ndgpu_shootout::cases::{Op, Target};
+use ndgpu_shootout::check::{Math, Reference};
+use ndgpu_shootout::data::Inputs;
+use ndgpu_shootout::gpu::{traffic, DeviceInfo};
+use ndgpu_shootout::host::call;
+use ndgpu_shootout::resident::{case_key, copy_source, select_variant, variants_of, Cases};
+use ndgpu_shootout::SEED;
 
 /// A run slower than this is left to the shootout: criterion needs at least ten.
 const MAX_RUN_S: f64 = 1.0;

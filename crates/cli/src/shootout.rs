@@ -1,9 +1,9 @@
-//! `ndgpu shootout`: the backend comparison of ndgpu-benches, from the command line.
+//! `ndgpu shootout`: the backend comparison of ndgpu-shootout, from the command line.
 
 use std::io::Write;
 
 use ndgpu::DType;
-use ndgpu_benches::{Op, ShootoutOptions, Status};
+use ndgpu_shootout::{Op, ShootoutOptions, Status};
 
 use crate::args::{DTypeArg, ShootoutArgs};
 use crate::error::{Failure, Result};
@@ -39,8 +39,8 @@ pub fn shootout(args: &ShootoutArgs) -> Result<()> {
         DTypeArg::F64 => DType::F64,
     };
     let rows =
-        ndgpu_benches::run_dtype(&opts, dtype).map_err(|e| Failure::failed(e.to_string()))?;
-    ndgpu_benches::write_reports(&rows, &args.out)
+        ndgpu_shootout::run_dtype(&opts, dtype).map_err(|e| Failure::failed(e.to_string()))?;
+    ndgpu_shootout::write_reports(&rows, &args.out)
         .map_err(|e| Failure::failed(format!("writing reports to {}: {e}", args.out.display())))?;
     let failed = rows
         .iter()

@@ -3,7 +3,7 @@ A's rows split and B copied to the other devices inside the timed region (what t
 `cuda:all` backend does). TF32 off, as ndgpu's f32 products. Median of 7 runs after one
 untimed run, CUDA events on device 0, which waits for the others.
 
-    python3 benches/peer/multi_gemm.py [N]
+    python3 crates/shootout/peer/multi_gemm.py [N]
 """
 import sys
 

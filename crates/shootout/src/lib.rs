@@ -1,15 +1,16 @@
-//! # ndgpu-benches
+//! # ndgpu-shootout
 //!
-//! The backend shootout behind `ndgpu shootout`, and the criterion benches
-//! (`benches/*.rs`, one target per op family).
+//! The backend shootout behind `ndgpu shootout` (the criterion benches in `benches/` run
+//! its cases too).
 //!
 //! [`run`] measures every op of [`ShootoutOptions::ops`] at a ladder of sizes on every
-//! variant of the hand-written `cuda` backend, on the vendor (`cublas`, every variant;
-//! its default is the yardstick of the `vs_vendor` ratios) and, for the bandwidth-bound
-//! ops, on a device-to-device copy of the same bytes (the `copy` rows, their ceiling).
-//! Compute-bound ops are rated in GFLOP/s against the device's peak
-//! (SMs × 128 FP32 lanes × 2 × clock; 64 lanes for f64). Without a GPU the CPU
-//! reference runs at small sizes instead.
+//! variant of the hand-written `cuda` backend, on the vendor (`cublas`, every variant),
+//! on PyTorch where python3 imports a CUDA torch (NumPy beside the host backends), and,
+//! for the bandwidth-bound ops, on a device-to-device copy of the same bytes (the `copy`
+//! rows, their ceiling). The `vs_vendor` ratios are to the best vendor figure: the faster
+//! of `cublas`'s default variant and the peer. Compute-bound ops are rated in GFLOP/s
+//! against the peak of the unit a row can use (`gpu::DeviceInfo::peak`: FP32 FMA, TF32 or
+//! FP64 tensor cores). Without a GPU the host backends run at small sizes instead.
 //!
 //! How it measures:
 //! - every implementation is first checked at a size that is no multiple of a tile,
@@ -29,7 +30,7 @@
 //!   skipped when the previous size predicts more than 5 s per run (2 s on the CPU).
 //!
 //! ```no_run
-//! use ndgpu_benches::{run, write_reports, Op, ShootoutOptions};
+//! use ndgpu_shootout::{run, write_reports, Op, ShootoutOptions};
 //! let opts = ShootoutOptions {
 //!     ops: vec![Op::Matmul, Op::Transpose],
 //!     quick: true,
@@ -92,7 +93,7 @@ pub struct ShootoutOptions {
     pub transfers: bool,
     /// Time the same ops through PyTorch beside the GPU backends, where `python3` can
     /// import a CUDA-enabled torch, and through NumPy beside the host backends, where it
-    /// can import numpy (`benches/peer/peer.py`).
+    /// can import numpy (`crates/shootout/peer/peer.py`).
     pub peer: bool,
 }
 

@@ -1,7 +1,7 @@
 """The CPU bars of the users-without-a-GPU issue, on this machine: NumPy and
 scikit-learn against `ndgpu run ... --backend B` on the same inputs.
 
-    python3 benches/peer/cpu_vs_numpy.py [NDGPU_BINARY] [BACKEND ...]
+    python3 crates/shootout/peer/cpu_vs_numpy.py [NDGPU_BINARY] [BACKEND ...]
 
 Writes the inputs to a temporary folder, times each peer call (best of 5 after a
 warm-up) and each ndgpu call (the `seconds` its --json reports, which time the

@@ -6,7 +6,7 @@ warms up, CUDA events around the timed region on the GPU and the wall clock on t
 back-to-back runs for short ones, enough copies of small inputs to rotate through twice
 the L2, the median of the samples).
 
-    python3 benches/peer/peer.py --lib torch --op chain --sizes 1024,4096 --dtype f32 \\
+    python3 crates/shootout/peer/peer.py --lib torch --op chain --sizes 1024,4096 --dtype f32 \\
         --reps 20 --budget 2.0
 
 Prints one JSON object per size on stdout:

@@ -1,5 +1,5 @@
 //! The peers: the same ops, sizes and dtype timed through PyTorch on the same GPU, or
-//! through NumPy on the host, by `benches/peer/peer.py` (embedded here, written to a
+//! through NumPy on the host, by `crates/shootout/peer/peer.py` (embedded here, written to a
 //! temporary file and run with `python3`), measured the shootout's way. Where Python or
 //! the library is missing, the shootout says so in one line and goes on without it.
 
