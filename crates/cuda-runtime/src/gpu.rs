@@ -16,6 +16,7 @@ use ndgpu_core::backend::{Here, Storage};
 use ndgpu_core::{Element, Error, Place, Result};
 
 use crate::kernels::{self, KernelFile};
+use crate::pool::{keep_freed_memory, MemPool};
 
 /// An element type with device kernels: `f32` (suffix `f32`) or `f64` (suffix `f64`).
 pub trait CudaElement: Element + DeviceRepr + ValidAsZeroBits + Unpin {
@@ -102,38 +103,7 @@ pub struct Gpu {
     modules: Mutex<HashMap<KernelFile, Arc<CudaModule>>>,
     functions: Mutex<HashMap<String, CudaFunction>>,
     pub(crate) staging: Mutex<Staging>,
-    pool: MemPool,
-}
-
-/// The device's default memory pool, which stream-ordered allocations come from.
-struct MemPool(sys::CUmemoryPool);
-
-// SAFETY: a memory pool handle may be used from any thread; the driver synchronises
-// its use.
-unsafe impl Send for MemPool {}
-// SAFETY: as above.
-unsafe impl Sync for MemPool {}
-
-/// The device's default memory pool, set to keep the memory that arrays give back for
-/// the next allocation (at its default, the driver returns it to the system at every
-/// synchronisation, and each large allocation after one maps its pages again: that
-/// tripled the time of a 16384² transpose that allocates its result).
-fn keep_freed_memory(ordinal: usize) -> std::result::Result<MemPool, DriverError> {
-    // SAFETY: plain driver calls on the device `ordinal`, whose context exists; the
-    // attribute's value is a u64, as the driver reads it.
-    unsafe {
-        let dev = cudarc::driver::result::device::get(ordinal as i32)?;
-        let mut pool = std::ptr::null_mut();
-        sys::cuDeviceGetDefaultMemPool(&mut pool, dev).result()?;
-        let mut keep = u64::MAX;
-        sys::cuMemPoolSetAttribute(
-            pool,
-            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-            (&mut keep as *mut u64).cast(),
-        )
-        .result()?;
-        Ok(MemPool(pool))
-    }
+    pub(crate) pool: MemPool,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -285,20 +255,6 @@ impl Gpu {
             .mem_get_info()
             .map_err(|e| driver("reading free memory", e))
     }
-    /// Gives the memory that freed arrays left in the device's pool back to the system
-    /// (the pool keeps it for the next allocation otherwise; an allocation that finds
-    /// the device full does this once itself before it fails). Waits for queued work.
-    ///
-    /// # Errors
-    /// Driver errors.
-    pub fn release_cached(&self) -> Result<()> {
-        self.synchronize()?;
-        // SAFETY: the pool is the device's default pool, alive as long as the device.
-        unsafe { sys::cuMemPoolTrimTo(self.pool.0, 0) }
-            .result()
-            .map_err(|e| driver("releasing pooled memory", e))
-    }
-
     /// Waits for all queued work and reports any error it raised.
     pub fn synchronize(&self) -> Result<()> {
         self.stream

@@ -26,6 +26,7 @@ pub mod kernels;
 pub mod kmeans;
 pub mod launch;
 mod pinned;
+mod pool;
 pub mod reduce;
 mod resident;
 mod transfer;
