@@ -50,19 +50,9 @@ impl Variants {
                     e.2 = i;
                     Ok(())
                 }
-                None => Err(Error::UnknownVariant {
-                    backend: backend.into(),
-                    family,
-                    name: name.into(),
-                    available: e.1.join(", "),
-                }),
+                None => Err(Error::unknown_variant(backend, family, name, e.1)),
             },
-            None => Err(Error::UnknownVariant {
-                backend: backend.into(),
-                family,
-                name: name.into(),
-                available: String::new(),
-            }),
+            None => Err(Error::unknown_variant(backend, family, name, &[])),
         }
     }
 }

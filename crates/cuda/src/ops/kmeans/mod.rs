@@ -51,12 +51,12 @@ fn parse(variant: &str) -> Result<Variant> {
     match variant {
         "fused" => Ok(Variant::Fused),
         "atomic" => Ok(Variant::Atomic),
-        _ => Err(Error::UnknownVariant {
-            backend: "cuda".into(),
-            family: Family::KMeans,
-            name: variant.into(),
-            available: VARIANTS.join(", "),
-        }),
+        _ => Err(Error::unknown_variant(
+            "cuda",
+            Family::KMeans,
+            variant,
+            VARIANTS,
+        )),
     }
 }
 
