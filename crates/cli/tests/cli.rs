@@ -893,7 +893,23 @@ fn info_lists_every_backends_variants_even_without_a_gpu() {
         .unwrap();
     let matmul = cuda["variants"]["matmul"]["all"].as_array().unwrap();
     assert!(matmul.iter().any(|n| n == "naive"), "{cuda}");
-    assert!(text.contains("variants (* = default)"), "{text}");
+    assert_eq!(
+        cuda["variants"]["matmul"]["precision"],
+        serde_json::json!({})
+    );
+    assert!(text.contains("variants (* = default"), "{text}");
+    // The vendor's TF32 product is the variant that does not compute in IEEE f32.
+    let cublas = v["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "cublas")
+        .unwrap();
+    assert_eq!(
+        cublas["variants"]["matmul"]["precision"],
+        serde_json::json!({ "gemm_tf32": "tf32" })
+    );
+    assert!(text.contains("gemm_tf32 [tf32]"), "{text}");
 }
 
 #[test]
