@@ -5,6 +5,7 @@
 // fixed order, so results are bitwise reproducible run to run.
 // Each rung's time on the H200, against cuBLAS, is in docs/kernels.md.
 #include "common.cuh"
+#include "tiles.cuh"
 
 // ---- naive (v001) --------------------------------------------------------------------
 // Block 32×8 threads covers 8 rows × 32 columns of C; each thread sums one dot product of
@@ -95,38 +96,8 @@ __device__ __forceinline__ void gram_diagonal(int N, int K, const T* A, T* C) {
 // (GramCfg below). Each result is written twice, directly and mirrored, both as 16-byte
 // vectors; diagonal tiles write their upper half and its mirror.
 // Computing only half the tiles is what puts it ahead of a full SGEMM of the same M·Mᵀ.
-// The 16-byte vector helpers (V16, ld4, st4, ldv) are in common.cuh.
-// Rows [r0, r0+128) × columns [k0, k0+BK) of A into S[k][row] (LD = 128 + one vector);
-// zero outside A, element by element where a vector would be unaligned or cross the edge.
-template <typename T, int BK>
-struct Strip {
-    static const int ROWS = 128, THREADS = 256, V = V16<T>::N, PER_ROW = BK / V;
-    static const int LOADS = ROWS * PER_ROW / THREADS, STEP = THREADS / PER_ROW;
-    static const int LD = ROWS + V;
-    static_assert(THREADS % PER_ROW == 0 && LOADS * STEP == ROWS, "whole rows per pass");
-    __device__ __forceinline__ static void load(const T* X, int rows, int K, int r0, int k0,
-                                                bool vec, T reg[LOADS][V]) {
-        const int r = r0 + threadIdx.x / PER_ROW, c = k0 + (threadIdx.x % PER_ROW) * V;
-#pragma unroll
-        for (int s = 0; s < LOADS; ++s) {
-            const T* q = X + (i64)(r + s * STEP) * K + c;
-            const bool in = r + s * STEP < rows;
-            if (vec && in && c < K) {
-                ldv(q, reg[s]);
-            } else {
-#pragma unroll
-                for (int e = 0; e < V; ++e) reg[s][e] = (in && c + e < K) ? q[e] : T(0);
-            }
-        }
-    }
-    __device__ __forceinline__ static void store(T* S, const T reg[LOADS][V]) {
-        const int row = threadIdx.x / PER_ROW, col = (threadIdx.x % PER_ROW) * V;
-#pragma unroll
-        for (int s = 0; s < LOADS; ++s)
-#pragma unroll
-            for (int e = 0; e < V; ++e) S[(col + e) * LD + row + s * STEP] = reg[s][e];
-    }
-};
+// The panels (A's strips are RowPanel tiles), the warp layout and the rank-1 updates are
+// tiles.cuh's.
 
 // How the K-loop is pipelined, per dtype, the faster of the two as measured on the H200
 // (docs/kernels.md): SINGLE (load, store, barrier, compute, barrier) with BK = 16 for
@@ -154,60 +125,38 @@ __device__ __forceinline__ void upper_tile(int id, int& bi, int& bj) {
     bi = id - (int)((i64)j * (j + 1) / 2);
 }
 
-// BK rank-1 updates of the thread's 8×8 block from staged strips (As[k][m], Bs[k][n]).
-template <typename T, int BK, int LD>
-__device__ __forceinline__ void gram_mma(const T* as, const T* bs, int ar, int bc,
-                                         T acc[8][8]) {
-#pragma unroll
-    for (int k = 0; k < BK; ++k) {
-        T a[8], b[8];
-        ld4(as + k * LD + ar, a);
-        ld4(as + k * LD + ar + 16, a + 4);
-        ld4(bs + k * LD + bc, b);
-        ld4(bs + k * LD + bc + 32, b + 4);
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-#pragma unroll
-            for (int j = 0; j < 8; ++j) acc[i][j] += a[i] * b[j];
-    }
-}
-
 template <typename T>
 __device__ __forceinline__ void gram_reg_blocked(int N, int K, const T* A, T* C) {
     constexpr int BK = GramCfg<T>::BK, BM = 128;
     constexpr Pipe PIPE = GramCfg<T>::PIPE;
     constexpr int BUFS = PIPE == REGS ? 2 : 1;
-    typedef Strip<T, BK> S;
+    typedef RowPanel<T, BM, BK, 256> S;  // rows [r0, r0+128) of A, stored S[k][row]
     __shared__ __align__(16) T As[BUFS][BK * S::LD];
     __shared__ __align__(16) T Bs[BUFS][BK * S::LD];
     int bi, bj;
     upper_tile(blockIdx.x, bi, bj);
     const int m0 = bi * BM, n0 = bj * BM;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int ar = (warp / 2) * 32 + (lane / 8) * 4;  // first row of the thread's block
-    const int bc = (warp % 2) * 64 + (lane % 8) * 4;  // first column
+    int ar, bc;
+    warp_block(ar, bc);
     const bool vec = K % S::V == 0 && aligned16(A);
     T acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = T(0);
+    zero_block(acc);
     const int tiles = (K + BK - 1) / BK;
     if (PIPE == SINGLE) {
         T ra[S::LOADS][S::V], rb[S::LOADS][S::V];
         for (int t = 0; t < tiles; ++t) {
-            S::load(A, N, K, m0, t * BK, vec, ra);
-            S::load(A, N, K, n0, t * BK, vec, rb);
+            S::load(A, N, K, K, m0, t * BK, vec, ra);
+            S::load(A, N, K, K, n0, t * BK, vec, rb);
             S::store(As[0], ra);
             S::store(Bs[0], rb);
             __syncthreads();
-            gram_mma<T, BK, S::LD>(As[0], Bs[0], ar, bc, acc);
+            mma_tile<T, BK, S::LD, S::LD>(As[0], Bs[0], ar, bc, acc);
             __syncthreads();
         }
     } else {
         T ra[S::LOADS][S::V], rb[S::LOADS][S::V];
-        S::load(A, N, K, m0, 0, vec, ra);
-        S::load(A, N, K, n0, 0, vec, rb);
+        S::load(A, N, K, K, m0, 0, vec, ra);
+        S::load(A, N, K, K, n0, 0, vec, rb);
         S::store(As[0], ra);
         S::store(Bs[0], rb);
         __syncthreads();
@@ -215,10 +164,10 @@ __device__ __forceinline__ void gram_reg_blocked(int N, int K, const T* A, T* C)
             const int cur = t & 1;
             const bool more = t + 1 < tiles;  // uniform across the block
             if (more) {
-                S::load(A, N, K, m0, (t + 1) * BK, vec, ra);
-                S::load(A, N, K, n0, (t + 1) * BK, vec, rb);
+                S::load(A, N, K, K, m0, (t + 1) * BK, vec, ra);
+                S::load(A, N, K, K, n0, (t + 1) * BK, vec, rb);
             }
-            gram_mma<T, BK, S::LD>(As[cur], Bs[cur], ar, bc, acc);
+            mma_tile<T, BK, S::LD, S::LD>(As[cur], Bs[cur], ar, bc, acc);
             if (more) {  // the other buffer was last read before the previous barrier
                 S::store(As[cur ^ 1], ra);
                 S::store(Bs[cur ^ 1], rb);

@@ -7,6 +7,7 @@
 // reproducible run to run.
 // Each rung's rate on the H200, against cuBLAS, is in docs/kernels.md.
 #include "common.cuh"
+#include "tiles.cuh"
 
 // BLAS epilogue for one element.
 template <typename T>
@@ -14,40 +15,37 @@ __device__ __forceinline__ T gemm_out(T acc, T alpha, T beta, const T* c) {
     return beta == T(0) ? alpha * acc : alpha * acc + beta * *c;
 }
 
-// ---- naive ---------------------------------------------------------------------------
-// Block 32×8 threads covers 32 rows × 8 columns of C; each thread sums one output over K.
-// threadIdx.x runs *down* a column, so a warp reads 32 different rows of A and writes 32
-// different rows of C: every access is its own memory transaction (the lecture's
-// uncoalesced first kernel).
-template <typename T>
-__device__ __forceinline__ void gemm_naive(int M, int N, int K, T alpha, const T* A,
-                                          const T* B, T beta, T* C) {
-    const int tiles_n = (N + 7) / 8;
-    const int row = (blockIdx.x / tiles_n) * 32 + threadIdx.x;
-    const int col = (blockIdx.x % tiles_n) * 8 + threadIdx.y;
+// ---- naive and coalesced ------------------------------------------------------------
+// One output per thread, summed over K straight from global memory; a block of 32×8
+// threads covers TR×TC outputs of C.
+// naive (DOWN): 32 rows × 8 columns, threadIdx.x runs *down* a column, so a warp reads 32
+// different rows of A and writes 32 different rows of C: every access is its own memory
+// transaction (the lecture's uncoalesced first kernel).
+// coalesced: 8 rows × 32 columns, threadIdx.x runs along a row of C: a warp reads one
+// broadcast element of A and 32 consecutive elements of B, and writes 32 consecutive
+// outputs: the loads now coalesce, but every operand still comes from L2 or memory.
+template <typename T, bool DOWN>
+__device__ __forceinline__ void gemm_one_per_thread(int M, int N, int K, T alpha,
+                                                   const T* A, const T* B, T beta, T* C) {
+    constexpr int TR = DOWN ? 32 : 8, TC = DOWN ? 8 : 32;
+    const int tiles_n = (N + TC - 1) / TC;
+    const int row = (blockIdx.x / tiles_n) * TR + (DOWN ? threadIdx.x : threadIdx.y);
+    const int col = (blockIdx.x % tiles_n) * TC + (DOWN ? threadIdx.y : threadIdx.x);
     if (row >= M || col >= N) return;
     T acc = T(0);
     for (int k = 0; k < K; ++k) acc += A[(i64)row * K + k] * B[(i64)k * N + col];
     const i64 idx = (i64)row * N + col;
     C[idx] = gemm_out(acc, alpha, beta, C + idx);
 }
-
-// ---- coalesced -----------------------------------------------------------------------
-// Block 32×8 threads covers 8 rows × 32 columns of C; one output per thread. threadIdx.x
-// runs along a row of C: a warp reads one broadcast element of A and 32 consecutive
-// elements of B, and writes 32 consecutive outputs: the loads now coalesce, but every
-// operand still comes from L2 or memory.
+template <typename T>
+__device__ __forceinline__ void gemm_naive(int M, int N, int K, T alpha, const T* A,
+                                          const T* B, T beta, T* C) {
+    gemm_one_per_thread<T, true>(M, N, K, alpha, A, B, beta, C);
+}
 template <typename T>
 __device__ __forceinline__ void gemm_coalesced(int M, int N, int K, T alpha, const T* A,
                                               const T* B, T beta, T* C) {
-    const int tiles_n = (N + 31) / 32;
-    const int row = (blockIdx.x / tiles_n) * 8 + threadIdx.y;
-    const int col = (blockIdx.x % tiles_n) * 32 + threadIdx.x;
-    if (row >= M || col >= N) return;
-    T acc = T(0);
-    for (int k = 0; k < K; ++k) acc += A[(i64)row * K + k] * B[(i64)k * N + col];
-    const i64 idx = (i64)row * N + col;
-    C[idx] = gemm_out(acc, alpha, beta, C + idx);
+    gemm_one_per_thread<T, false>(M, N, K, alpha, A, B, beta, C);
 }
 
 // ---- tiled (report 000) --------------------------------------------------------------
@@ -172,152 +170,8 @@ __device__ __forceinline__ void gemm_reg_blocked(int M, int N, int K, T alpha, c
 }
 
 // ---- shared machinery of the vectorized and double_buffered rungs --------------------
-// Block tile 128×128, 256 threads = 8 warps as 4 (M) × 2 (N); a warp covers 32×64 of C
-// and its lanes form 4 (M) × 8 (N). Each thread owns an 8×8 block of C split 2×2 into
-// 4×4 pieces: rows r0 + {0..3, 16..19}, columns c0 + {0..3, 32..35}. With that split the
-// 8 lanes of a quarter-warp read 8 consecutive 16-byte vectors of B from shared memory
-// (no bank conflict) and the lanes of A's read broadcast, and stores to C are 16-byte
-// vectors of whole 128-byte rows per 8 lanes.
-// 16 bytes global → shared without passing through registers (sm_80+), L2 only.
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-    const unsigned dst = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem));
-}
-__device__ __forceinline__ void cp_async_wait_all() {
-    asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
-}
-
-// A's tiles: rows [r0, r0+ROWS) × columns [k0, k0+BK) of a rows×K matrix, fetched as
-// 16-byte vectors along k (zero outside the matrix; element by element where a vector
-// would be unaligned or cross the edge) and stored transposed, S[k][row], so that the
-// inner loop reads 4 consecutive rows as one vector. LD = ROWS + one vector: the
-// transposing stores of a warp then fall in different banks. Addresses are recomputed
-// per tile from (r0, k0) rather than carried, which spares registers in the inner loop.
-template <typename T, int ROWS, int BK, int THREADS>
-struct RowPanel {
-    static const int V = V16<T>::N, PER_ROW = BK / V, LOADS = ROWS * PER_ROW / THREADS;
-    static const int STEP = THREADS / PER_ROW;  // rows between one thread's vectors
-    static const int LD = ROWS + V;
-    static_assert(THREADS % PER_ROW == 0 && LOADS * STEP == ROWS, "whole rows per pass");
-    __device__ __forceinline__ static void load(const T* X, int rows, int K, int ld, int r0,
-                                                int k0, bool vec, T reg[LOADS][V]) {
-        const int r = r0 + threadIdx.x / PER_ROW, c = k0 + (threadIdx.x % PER_ROW) * V;
-#pragma unroll
-        for (int s = 0; s < LOADS; ++s) {
-            const T* q = X + (i64)(r + s * STEP) * ld + c;
-            const bool in = r + s * STEP < rows;
-            if (vec && in && c < K) {
-                ldv(q, reg[s]);
-            } else {
-#pragma unroll
-                for (int e = 0; e < V; ++e) reg[s][e] = (in && c + e < K) ? q[e] : T(0);
-            }
-        }
-    }
-    __device__ __forceinline__ static void store(T* S, const T reg[LOADS][V]) {
-        const int row = threadIdx.x / PER_ROW, col = (threadIdx.x % PER_ROW) * V;
-#pragma unroll
-        for (int s = 0; s < LOADS; ++s)
-#pragma unroll
-            for (int e = 0; e < V; ++e) S[(col + e) * LD + row + s * STEP] = reg[s][e];
-    }
-    // Prefetch without registers: the thread's vectors go to its own slots of a staging
-    // area W (LOADS·THREADS vectors), asynchronously where whole, by plain stores at the
-    // edges; after cp_async_wait_all the same thread moves them, transposed, into S.
-    __device__ __forceinline__ static void stage(const T* X, int rows, int K, int ld, int r0,
-                                                 int k0, bool vec, T* W) {
-        const int r = r0 + threadIdx.x / PER_ROW, c = k0 + (threadIdx.x % PER_ROW) * V;
-#pragma unroll
-        for (int s = 0; s < LOADS; ++s) {
-            const T* q = X + (i64)(r + s * STEP) * ld + c;
-            T* d = W + (s * THREADS + threadIdx.x) * V;
-            const bool in = r + s * STEP < rows;
-            if (vec && in && c < K) {
-                cp_async16(d, q);
-            } else {
-                T v[V];
-#pragma unroll
-                for (int e = 0; e < V; ++e) v[e] = (in && c + e < K) ? q[e] : T(0);
-                stv(d, v);
-            }
-        }
-    }
-    __device__ __forceinline__ static void unstage(T* S, const T* W) {
-        T reg[LOADS][V];
-#pragma unroll
-        for (int s = 0; s < LOADS; ++s) ldv(W + (s * THREADS + threadIdx.x) * V, reg[s]);
-        store(S, reg);
-    }
-};
-
-// B's tiles: rows [k0, k0+BK) × columns [c0, c0+COLS) of a K×N matrix, fetched as 16-byte
-// vectors along n (same edge rules) and stored as they lie, S[k][col].
-template <typename T, int BK, int COLS, int THREADS>
-struct ColPanel {
-    static const int V = V16<T>::N, PER_ROW = COLS / V, LOADS = BK * PER_ROW / THREADS;
-    static const int STEP = THREADS / PER_ROW;  // rows between one thread's vectors
-    static const int LD = COLS;
-    static_assert(THREADS % PER_ROW == 0 && LOADS * STEP == BK, "whole rows per pass");
-    __device__ __forceinline__ static void load(const T* X, int K, int N, int ld, int k0,
-                                                int c0, bool vec, T reg[LOADS][V]) {
-        const int r = k0 + threadIdx.x / PER_ROW, c = c0 + (threadIdx.x % PER_ROW) * V;
-#pragma unroll
-        for (int s = 0; s < LOADS; ++s) {
-            const T* q = X + (i64)(r + s * STEP) * ld + c;
-            const bool in = r + s * STEP < K;
-            if (vec && in && c < N) {
-                ldv(q, reg[s]);
-            } else {
-#pragma unroll
-                for (int e = 0; e < V; ++e) reg[s][e] = (in && c + e < N) ? q[e] : T(0);
-            }
-        }
-    }
-    __device__ __forceinline__ static void store(T* S, const T reg[LOADS][V]) {
-        const int row = threadIdx.x / PER_ROW, col = (threadIdx.x % PER_ROW) * V;
-#pragma unroll
-        for (int s = 0; s < LOADS; ++s) stv(S + (row + s * STEP) * LD + col, reg[s]);
-    }
-    // As load + store, with whole vectors copied asynchronously (cp_async_wait_all and a
-    // barrier before the tile is read); edge vectors go through registers.
-    __device__ __forceinline__ static void copy(const T* X, int K, int N, int ld, int k0,
-                                                int c0, bool vec, T* S) {
-        const int row = threadIdx.x / PER_ROW, col = (threadIdx.x % PER_ROW) * V;
-        const int r = k0 + row, c = c0 + col;
-#pragma unroll
-        for (int s = 0; s < LOADS; ++s) {
-            const T* q = X + (i64)(r + s * STEP) * ld + c;
-            T* d = S + (row + s * STEP) * LD + col;
-            const bool in = r + s * STEP < K;
-            if (vec && in && c < N) {
-                cp_async16(d, q);
-            } else {
-                T v[V];
-#pragma unroll
-                for (int e = 0; e < V; ++e) v[e] = (in && c + e < N) ? q[e] : T(0);
-                stv(d, v);
-            }
-        }
-    }
-};
-
-// BK rank-1 updates of the thread's 8×8 block from staged tiles (As[k][m], Bs[k][n]).
-template <typename T, int BK, int LDA, int LDB>
-__device__ __forceinline__ void mma_tile(const T* As, const T* Bs, int ar, int bc,
-                                         T acc[8][8]) {
-#pragma unroll
-    for (int k = 0; k < BK; ++k) {
-        T a[8], b[8];
-        ld4(As + k * LDA + ar, a);
-        ld4(As + k * LDA + ar + 16, a + 4);
-        ld4(Bs + k * LDB + bc, b);
-        ld4(Bs + k * LDB + bc + 32, b + 4);
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-#pragma unroll
-            for (int j = 0; j < 8; ++j) acc[i][j] += a[i] * b[j];
-    }
-}
+// The warp layout, the panels and the rank-1 updates are in tiles.cuh (gram.cu's
+// reg_blocked rung uses them too).
 
 // Writes the thread's 8×8 block (first row r0, first column c0) with the BLAS epilogue.
 template <typename T>
@@ -399,18 +253,14 @@ __device__ __forceinline__ void gemm_warp_tiled(int M, int N, int K, T alpha, co
     int tm, tn;
     grouped_tile((M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
     const int m0 = tm * BM, n0 = tn * BN;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int ar = (warp / 2) * 32 + (lane / 8) * 4;  // first row of the thread's block
-    const int bc = (warp % 2) * 64 + (lane % 8) * 4;  // first column
+    int ar, bc;
+    warp_block(ar, bc);
     // A vector may be used only where it cannot run past the matrix's edge into the
     // next row of a larger one: the extent and the leading dimension both whole vectors.
     const bool vec_a = (TA ? M : K) % PA::V == 0 && lda % PA::V == 0 && aligned16(A);
     const bool vec_b = N % PB::V == 0 && ldb % PB::V == 0 && aligned16(B);
     T acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = T(0);
+    zero_block(acc);
     const int tiles = (K + BK - 1) / BK;
     if (!PIPELINED) {
         T ra[PA::LOADS][PA::V], rb[PB::LOADS][PB::V];

@@ -35,65 +35,43 @@ __device__ void transpose_naive(int rows, int cols, const T* __restrict__ in,
     }
 }
 
-// ---- smem / padded ------------------------------------------------------------------
-// Tile 32×32 (PAD = 0) or 32×33 (PAD = 1), block 32×8: each thread moves 4 elements.
-// Phase 1: a warp reads one tile row (coalesced) into a row of shared memory. Phase 2:
-// a warp reads one tile *column* from shared memory and writes it as a row of `out`
-// (coalesced). Without padding that column read has stride 32 words: every thread hits
-// the same bank, a 32-way conflict. With PAD = 1 the stride is 33, so consecutive
-// threads land in consecutive banks.
-template <typename T, int PAD>
-__device__ void transpose_tile32(int rows, int cols, const T* __restrict__ in,
-                                 T* __restrict__ out) {
-    __shared__ T tile[32][32 + PAD];
+// ---- smem, padded, tile64 ---------------------------------------------------------
+// A TILE×TILE tile staged in shared memory, rows padded by PAD; block TILE×(TILE/STEP)
+// threads, each moving rows y, y+STEP, ... of column x, unrolled so that its loads are
+// independent. Phase 1: a warp reads a tile row (coalesced) into a row of shared memory.
+// Phase 2: a warp reads a tile *column* from shared memory and writes it as a row of
+// `out` (coalesced).
+//   smem (32, PAD 0, STEP 8): the column read has stride 32 words: every thread hits
+//     the same bank, a 32-way conflict.
+//   padded (32, PAD 1, STEP 8): stride 33, so consecutive threads land in consecutive
+//     banks.
+//   tile64 (64, PAD 1, STEP 16; report 001's "optimal"): 1024 threads, 4 elements
+//     each; each warp covers half a tile row (32 consecutive elements, one 128-byte
+//     line). Stride 65 puts tile[r][c] in bank (r + c) mod 32, so neither phase
+//     conflicts (also for f64: 130·r mod 32 = 2r, distinct over the 16 lanes of a 64-bit
+//     half-warp access).
+template <typename T, int TILE, int PAD, int STEP>
+__device__ void transpose_tiled(int rows, int cols, const T* __restrict__ in,
+                                T* __restrict__ out) {
+    __shared__ T tile[TILE][TILE + PAD];
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int c0 = blockIdx.x * 32;
-    const int tiles_y = (rows + 31) / 32;
+    const int c0 = blockIdx.x * TILE;
+    const int tiles_y = (rows + TILE - 1) / TILE;
     for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
-        const int r0 = by * 32;
+        const int r0 = by * TILE;
 #pragma unroll
-        for (int j = 0; j < 32; j += 8) {
+        for (int j = 0; j < TILE; j += STEP) {
             const int r = r0 + ty + j, c = c0 + tx;
             if (r < rows && c < cols) tile[ty + j][tx] = in[(i64)r * cols + c];
         }
         __syncthreads();
         // out[c][r]: the output row is a tile column (c0 + ty + j), its column r0 + tx.
 #pragma unroll
-        for (int j = 0; j < 32; j += 8) {
+        for (int j = 0; j < TILE; j += STEP) {
             const int orow = c0 + ty + j, ocol = r0 + tx;
             if (orow < cols && ocol < rows) out[(i64)orow * rows + ocol] = tile[tx][ty + j];
         }
         __syncthreads();  // the next tile overwrites this one
-    }
-}
-
-// ---- tile64: report 001's "optimal" -----------------------------------------------
-// Tile 64×64 padded to 65, block 64×16 (1024 threads): thread (x, y) moves rows y,
-// y+16, y+32, y+48 of column x, fully unrolled so the 4 loads are independent. Each
-// warp covers half a tile row (32 consecutive elements, one 128-byte line). Stride 65
-// puts tile[r][c] in bank (r + c) mod 32, so neither phase conflicts (also for f64:
-// 130·r mod 32 = 2r, distinct over the 16 lanes of a 64-bit half-warp access).
-template <typename T>
-__device__ void transpose_tile64(int rows, int cols, const T* __restrict__ in,
-                                 T* __restrict__ out) {
-    __shared__ T tile[64][65];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int c0 = blockIdx.x * 64;
-    const int tiles_y = (rows + 63) / 64;
-    for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
-        const int r0 = by * 64;
-#pragma unroll
-        for (int j = 0; j < 64; j += 16) {
-            const int r = r0 + ty + j, c = c0 + tx;
-            if (r < rows && c < cols) tile[ty + j][tx] = in[(i64)r * cols + c];
-        }
-        __syncthreads();
-#pragma unroll
-        for (int j = 0; j < 64; j += 16) {
-            const int orow = c0 + ty + j, ocol = r0 + tx;
-            if (orow < cols && ocol < rows) out[(i64)orow * rows + ocol] = tile[tx][ty + j];
-        }
-        __syncthreads();
     }
 }
 
@@ -163,11 +141,15 @@ __device__ void transpose_tile64_ilp(int rows, int cols, const T* __restrict__ i
 
 template <typename T>
 __device__ void transpose_smem(int rows, int cols, const T* in, T* out) {
-    transpose_tile32<T, 0>(rows, cols, in, out);
+    transpose_tiled<T, 32, 0, 8>(rows, cols, in, out);
 }
 template <typename T>
 __device__ void transpose_padded(int rows, int cols, const T* in, T* out) {
-    transpose_tile32<T, 1>(rows, cols, in, out);
+    transpose_tiled<T, 32, 1, 8>(rows, cols, in, out);
+}
+template <typename T>
+__device__ void transpose_tile64(int rows, int cols, const T* in, T* out) {
+    transpose_tiled<T, 64, 1, 16>(rows, cols, in, out);
 }
 
 NDGPU_TRANSPOSE(naive, 256, transpose_naive)

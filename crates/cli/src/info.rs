@@ -1,8 +1,9 @@
 //! `ndgpu info`: what each compiled-in backend is, whether it can run here and why
-//! not, its variants per family (default first) and its notes.
+//! not, its variants per family (default first, with the precision of those that do
+//! not compute in IEEE arithmetic) and its notes.
 //! The GPU backends' variants are listed also where they cannot open.
 
-use ndgpu::BackendInfo;
+use ndgpu::{BackendInfo, Family, Precision};
 use serde_json::{json, Map, Value};
 
 use crate::error::{emit, Result};
@@ -18,28 +19,37 @@ pub fn info(json_out: bool) -> Result<()> {
     }
 }
 
+/// The families a backend lists variants for, with them, default first.
+fn families(b: &BackendInfo) -> Vec<(Family, Vec<&'static str>)> {
+    Family::ALL
+        .iter()
+        .map(|&f| (f, b.variants.list(f)))
+        .filter(|(_, names)| !names.is_empty())
+        .collect()
+}
+
 fn to_text(b: &BackendInfo) -> String {
     let mut s = match &b.status {
         Ok(description) => format!("{}: available\n  {description}\n", b.name),
         Err(reason) => format!("{}: unavailable: {reason}\n", b.name),
     };
-    if !b.variants.is_empty() {
-        s.push_str("  variants (* = default):\n");
-        let width = b
-            .variants
+    let families = families(b);
+    if !families.is_empty() {
+        s.push_str("  variants (* = default, [precision] where not IEEE):\n");
+        let width = families
             .iter()
             .map(|(f, _)| f.name().len())
             .max()
             .unwrap_or(0);
-        for (family, names) in &b.variants {
+        for (family, names) in &families {
             let listed: Vec<String> = names
                 .iter()
                 .enumerate()
-                .map(|(i, n)| {
-                    if i == 0 {
-                        format!("{n}*")
-                    } else {
-                        n.to_string()
+                .map(|(i, &n)| {
+                    let default = if i == 0 { "*" } else { "" };
+                    match b.variants.precision_of(*family, n) {
+                        Precision::Ieee => format!("{n}{default}"),
+                        p => format!("{n}{default} [{}]", p.name()),
                     }
                 })
                 .collect();
@@ -61,10 +71,17 @@ fn to_text(b: &BackendInfo) -> String {
 
 fn to_json(b: &BackendInfo) -> Value {
     let mut variants = Map::new();
-    for (family, names) in &b.variants {
+    for (family, names) in families(b) {
+        // The variants that do not compute in IEEE arithmetic, with their precision.
+        let precision: Map<String, Value> = names
+            .iter()
+            .map(|&n| (n, b.variants.precision_of(family, n)))
+            .filter(|&(_, p)| p != Precision::Ieee)
+            .map(|(n, p)| (n.to_string(), json!(p.name())))
+            .collect();
         variants.insert(
             family.name().into(),
-            json!({ "default": names.first(), "all": names }),
+            json!({ "default": names.first(), "all": names, "precision": precision }),
         );
     }
     let mut m = Map::new();

@@ -47,6 +47,29 @@ fn fails(args: &[&str], code: i32, needle: &str) {
     );
 }
 
+/// `ndgpu run <args> --backend cpu`, the command line most tests run.
+fn on_cpu<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--backend", "cpu"]);
+    all
+}
+
+/// [`ok`] of `ndgpu run <args> --backend cpu`.
+fn cpu_ok(args: &[&str]) -> String {
+    ok(&on_cpu(args))
+}
+
+/// [`json`] of `ndgpu run <args> --backend cpu`.
+fn cpu_json(args: &[&str]) -> Value {
+    json(&on_cpu(args))
+}
+
+/// [`fails`] of `ndgpu run <args> --backend cpu`.
+fn cpu_fails(args: &[&str], code: i32, needle: &str) {
+    fails(&on_cpu(args), code, needle)
+}
+
 struct Dir(tempfile::TempDir);
 
 impl Dir {
@@ -139,7 +162,7 @@ fn matmul_and_gemm() {
     let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0], [5.0, 6.0]]);
     let b = d.put("b.npy", &array![[7.0f64, 8.0, 9.0], [10.0, 11.0, 12.0]]);
     let c = d.out("c.npy");
-    let v = json(&["run", "matmul", &a, &b, "-o", &c, "--backend", "cpu"]);
+    let v = cpu_json(&["matmul", &a, &b, "-o", &c]);
     assert_eq!(v["op"], "matmul");
     assert_eq!(v["backend"], "cpu");
     assert_eq!(v["dtype"], "f64");
@@ -155,7 +178,6 @@ fn matmul_and_gemm() {
     let c0 = d.put("c0.npy", &Array2::<f64>::ones((3, 3)));
     let g = d.out("g.npy");
     let args = [
-        "run",
         "matmul",
         &at,
         &bt,
@@ -168,21 +190,19 @@ fn matmul_and_gemm() {
         "-1",
         "-o",
         &g,
-        "--backend",
-        "cpu",
     ];
-    let v = json(&args);
+    let v = cpu_json(&args);
     assert_eq!(v["alpha"], 2.0);
     assert_eq!(v["beta"], -1.0);
     assert_eq!(read2(&g), expected.mapv(|x| 2.0 * x - 1.0));
 
     // f32 in, f32 out; without -o the JSON carries the result.
     let a32 = d.put("a32.npy", &array![[1.0f32, 2.0], [3.0, 4.0]]);
-    let v = json(&["run", "matmul", &a32, &a32, "--backend", "cpu"]);
+    let v = cpu_json(&["matmul", &a32, &a32]);
     assert_eq!(v["dtype"], "f32");
     assert_eq!(v["output"], serde_json::json!([[7.0, 10.0], [15.0, 22.0]]));
     let o32 = d.out("o32.npy");
-    ok(&["run", "matmul", &a32, &a32, "-o", &o32, "--backend", "cpu"]);
+    cpu_ok(&["matmul", &a32, &a32, "-o", &o32]);
     let r: Array2<f32> = read_npy(&o32).unwrap();
     assert_eq!(r, array![[7.0f32, 10.0], [15.0, 22.0]]);
 }
@@ -193,18 +213,18 @@ fn gram_transpose_and_text_output() {
     let m = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
     let mp = d.put("m.npy", &m);
     let g = d.out("g.npy");
-    let v = json(&["run", "gram", &mp, "-o", &g, "--backend", "cpu"]);
+    let v = cpu_json(&["gram", &mp, "-o", &g]);
     assert_eq!(v["op"], "gram");
     assert_eq!(read2(&g), array![[14.0, 32.0], [32.0, 77.0]]);
     let t = d.out("t.npy");
-    json(&["run", "transpose", &mp, "-o", &t, "--backend", "cpu"]);
+    cpu_json(&["transpose", &mp, "-o", &t]);
     assert_eq!(read2(&t), m.t().to_owned());
     // A Fortran-ordered file reads as the same matrix.
     let fp = d.put("f.npy", &m.clone().reversed_axes());
-    json(&["run", "transpose", &fp, "-o", &t, "--backend", "cpu"]);
+    cpu_json(&["transpose", &fp, "-o", &t]);
     assert_eq!(read2(&t), m);
     // Without -o and --json the result is printed.
-    let text = ok(&["run", "transpose", &mp, "--backend", "cpu"]);
+    let text = cpu_ok(&["transpose", &mp]);
     assert!(text.contains("transpose on cpu"), "{text}");
     assert!(text.contains("[[1, 4],"), "{text}");
 }
@@ -213,64 +233,28 @@ fn gram_transpose_and_text_output() {
 fn reductions_whole_and_per_axis() {
     let d = Dir::new();
     let a = d.put("a.npy", &array![[3.0f64, -1.0, 4.0], [1.0, 5.0, -9.0]]);
-    let v = json(&["run", "reduce", &a, "--op", "sum", "--backend", "cpu"]);
+    let v = cpu_json(&["reduce", &a, "--op", "sum"]);
     assert_eq!(v["result"], 3.0);
     let o = d.out("sumsq.npy");
-    let v = json(&[
-        "run",
-        "reduce",
-        &a,
-        "--op",
-        "sumsq",
-        "-o",
-        &o,
-        "--backend",
-        "cpu",
-    ]);
+    let v = cpu_json(&["reduce", &a, "--op", "sumsq", "-o", &o]);
     assert_eq!(v["result"], 133.0);
     let r: Array0<f64> = read_npy(&o).unwrap();
     assert_eq!(r[()], 133.0);
     assert_eq!(
-        ok(&["run", "reduce", &a, "--op", "max", "--backend", "cpu"])
-            .lines()
-            .nth(1),
+        cpu_ok(&["reduce", &a, "--op", "max"]).lines().nth(1),
         Some("5")
     );
-    let v = json(&["run", "reduce", &a, "--op", "argmin", "--backend", "cpu"]);
+    let v = cpu_json(&["reduce", &a, "--op", "argmin"]);
     assert_eq!(
         (v["result"].as_u64(), v["row"].as_u64(), v["col"].as_u64()),
         (Some(5), Some(1), Some(2))
     );
     let o = d.out("min0.npy");
-    json(&[
-        "run",
-        "reduce",
-        &a,
-        "--op",
-        "min",
-        "--axis",
-        "0",
-        "-o",
-        &o,
-        "--backend",
-        "cpu",
-    ]);
+    cpu_json(&["reduce", &a, "--op", "min", "--axis", "0", "-o", &o]);
     let r: Array1<f64> = read_npy(&o).unwrap();
     assert_eq!(r, array![1.0, -1.0, -9.0]);
     let o = d.out("argmax1.npy");
-    json(&[
-        "run",
-        "reduce",
-        &a,
-        "--op",
-        "argmax",
-        "--axis",
-        "1",
-        "-o",
-        &o,
-        "--backend",
-        "cpu",
-    ]);
+    cpu_json(&["reduce", &a, "--op", "argmax", "--axis", "1", "-o", &o]);
     let r: Array1<i64> = read_npy(&o).unwrap();
     assert_eq!(r, array![2i64, 1]);
 }
@@ -281,7 +265,7 @@ fn dot_of_vectors() {
     let x = d.put("x.npy", &array![1.0f32, 2.0, 3.0]);
     let y = d.put("y.npy", &array![4.0f32, 5.0, 6.0]);
     let o = d.out("dot.npy");
-    let v = json(&["run", "dot", &x, &y, "-o", &o, "--backend", "cpu"]);
+    let v = cpu_json(&["dot", &x, &y, "-o", &o]);
     assert_eq!(v["result"], 32.0);
     assert_eq!(v["dtype"], "f32");
     let r: Array0<f32> = read_npy(&o).unwrap();
@@ -294,7 +278,7 @@ fn dot_of_vectors() {
         .collect();
     let dict = "{'descr': '>f8', 'fortran_order': False, 'shape': (2,), }";
     std::fs::write(&be, raw_npy(dict, &data)).unwrap();
-    let v = json(&["run", "dot", &s(&be), &s(&be), "--backend", "cpu"]);
+    let v = cpu_json(&["dot", &s(&be), &s(&be)]);
     assert_eq!(v["result"], 6.25);
 }
 
@@ -304,30 +288,20 @@ fn cholesky_and_solve() {
     let (a, l) = spd();
     let ap = d.put("a.npy", &a);
     let lo = d.out("l.npy");
-    json(&["run", "cholesky", &ap, "-o", &lo, "--backend", "cpu"]);
+    cpu_json(&["cholesky", &ap, "-o", &lo]);
     assert!(close(&read2(&lo), &l, 1e-12), "{}", read2(&lo));
 
     let x = array![[1.0f64, -2.0], [2.0, 0.5], [3.0, 4.0]];
     let bp = d.put("b.npy", &a.dot(&x));
     let xo = d.out("x.npy");
-    json(&["run", "solve", &ap, &bp, "-o", &xo, "--backend", "cpu"]);
+    cpu_json(&["solve", &ap, &bp, "-o", &xo]);
     assert!(close(&read2(&xo), &x, 1e-9), "{}", read2(&xo));
 
     // With the factor given, and a 1-D right-hand side (X is 1-D too).
     let lp = d.put("lf.npy", &l);
     let b1 = d.put("b1.npy", &a.dot(&x.column(0)));
     let x1 = d.out("x1.npy");
-    let v = json(&[
-        "run",
-        "solve",
-        &lp,
-        &b1,
-        "--factor",
-        "-o",
-        &x1,
-        "--backend",
-        "cpu",
-    ]);
+    let v = cpu_json(&["solve", &lp, &b1, "--factor", "-o", &x1]);
     assert_eq!(v["shapes"]["output"], serde_json::json!([3]));
     let r: Array1<f64> = read_npy(&x1).unwrap();
     assert!(
@@ -350,24 +324,20 @@ fn two_clusters() -> Array2<f64> {
     ]
 }
 
+/// `run kmeans` with k = 2 and seed 3 on the file `x` (of [`two_clusters`]), with
+/// `outputs` (options naming where results go) added; its JSON summary.
+fn two_clusters_k2(x: &str, outputs: &[&str]) -> Value {
+    let mut args = vec!["kmeans", x, "--k", "2", "--seed", "3"];
+    args.extend_from_slice(outputs);
+    cpu_json(&args)
+}
+
 #[test]
 fn kmeans_and_predict() {
     let d = Dir::new();
     let x = d.put("x.npy", &two_clusters());
     let out = d.path("km");
-    let v = json(&[
-        "run",
-        "kmeans",
-        &x,
-        "--k",
-        "2",
-        "--seed",
-        "3",
-        "--out-dir",
-        &s(&out),
-        "--backend",
-        "cpu",
-    ]);
+    let v = two_clusters_k2(&x, &["--out-dir", &s(&out)]);
     assert_eq!(v["converged"], true);
     assert_eq!(v["inertia"], 4.0);
     assert!(v["iterations"].as_u64().unwrap() >= 1);
@@ -383,8 +353,7 @@ fn kmeans_and_predict() {
     // Given starting centroids (f32 file for f64 data is fine: they are converted).
     let init = d.put("init.npy", &array![[10.0f32, 10.0], [0.0, 0.0]]);
     let (cp, lp) = (d.out("c.npy"), d.out("l.npy"));
-    json(&[
-        "run",
+    cpu_json(&[
         "kmeans",
         &x,
         "--k",
@@ -395,8 +364,6 @@ fn kmeans_and_predict() {
         &cp,
         "--labels",
         &lp,
-        "--backend",
-        "cpu",
     ]);
     let labels: Array1<i64> = read_npy(&lp).unwrap();
     assert_eq!(labels, array![1i64, 1, 1, 1, 0, 0, 0, 0]);
@@ -404,7 +371,7 @@ fn kmeans_and_predict() {
 
     let q = d.put("q.npy", &array![[9.0f64, 9.0], [-1.0, 2.0]]);
     let po = d.out("p.npy");
-    json(&["run", "predict", &q, &cp, "-o", &po, "--backend", "cpu"]);
+    cpu_json(&["predict", &q, &cp, "-o", &po]);
     let p: Array1<i64> = read_npy(&po).unwrap();
     assert_eq!(p, array![0i64, 1]);
 }
@@ -445,71 +412,65 @@ fn bad_input_is_one_error_line() {
     let cube = d.put("cube.npy", &Array3::<f64>::zeros((2, 2, 2)));
     let vec = d.put("v.npy", &array![1.0f64, 2.0]);
     let missing = d.out("missing.npy");
-    let run = |args: &[&str], code: i32, needle: &str| {
-        let mut all = vec!["run"];
-        all.extend_from_slice(args);
-        all.extend_from_slice(&["--backend", "cpu"]);
-        fails(&all, code, needle);
-    };
 
     // Files that cannot be read as f32/f64 arrays, or written: usage or I/O (2).
-    run(&["matmul", &missing, &a], 2, "cannot read");
-    run(&["matmul", &ints, &a], 2, "int64");
-    run(&["matmul", &a, &a, &a], 2, "--beta");
+    cpu_fails(&["matmul", &missing, &a], 2, "cannot read");
+    cpu_fails(&["matmul", &ints, &a], 2, "int64");
+    cpu_fails(&["matmul", &a, &a, &a], 2, "--beta");
     let under_a_file = format!("{a}/out.npy");
-    run(&["gram", &a, "-o", &under_a_file], 2, "cannot create");
+    cpu_fails(&["gram", &a, "-o", &under_a_file], 2, "cannot create");
     // Arrays whose rank or shape the operation cannot take: refused input (1).
-    run(&["matmul", &cube, &a], 1, "rank 3");
-    run(&["matmul", &vec, &cube], 1, "rank 3");
-    run(&["gram", &vec], 1, "rank 1");
-    run(&["dot", &a, &a], 1, "expected a vector");
-    run(&["matmul", &a, &b3], 1, "inner dimensions");
-    run(&["cholesky", &b3], 1, "square");
+    cpu_fails(&["matmul", &cube, &a], 1, "rank 3");
+    cpu_fails(&["matmul", &vec, &cube], 1, "rank 3");
+    cpu_fails(&["gram", &vec], 1, "rank 1");
+    cpu_fails(&["dot", &a, &a], 1, "expected a vector");
+    cpu_fails(&["matmul", &a, &b3], 1, "inner dimensions");
+    cpu_fails(&["cholesky", &b3], 1, "square");
 
     // Truncated data, a garbage file, and a header that promises far more than is there.
     let bytes = std::fs::read(&a).unwrap();
     let trunc = d.path("trunc.npy");
     std::fs::write(&trunc, &bytes[..bytes.len() - 5]).unwrap();
-    run(&["gram", &s(&trunc)], 2, "truncated");
+    cpu_fails(&["gram", &s(&trunc)], 2, "truncated");
     let garbage = d.path("garbage.npy");
     std::fs::write(&garbage, b"this is not an npy file at all").unwrap();
-    run(&["gram", &s(&garbage)], 2, "magic");
+    cpu_fails(&["gram", &s(&garbage)], 2, "magic");
     let huge = d.path("huge.npy");
     let dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000000, 100000000), }";
     std::fs::write(&huge, raw_npy(dict, &[0u8; 32])).unwrap();
-    run(&["gram", &s(&huge)], 2, "truncated");
+    cpu_fails(&["gram", &s(&huge)], 2, "truncated");
     let structured = d.path("structured.npy");
     let dict = "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (2, 2), }";
     std::fs::write(&structured, raw_npy(dict, &[0u8; 32])).unwrap();
-    run(&["gram", &s(&structured)], 2, "structured");
+    cpu_fails(&["gram", &s(&structured)], 2, "structured");
     let half = d.path("half.npy");
     std::fs::write(&half, &bytes[..9]).unwrap();
-    run(&["gram", &s(&half)], 2, "not a valid .npy");
+    cpu_fails(&["gram", &s(&half)], 2, "not a valid .npy");
 
     // NaN where the operation cannot take it, and a matrix that is not SPD: refused
     // input (1), both.
     let nan = d.put("nan.npy", &array![[1.0f64, 0.0], [f64::NAN, 1.0]]);
-    run(&["cholesky", &nan], 1, "non-finite");
-    run(&["kmeans", &nan, "--k", "1"], 1, "non-finite");
+    cpu_fails(&["cholesky", &nan], 1, "non-finite");
+    cpu_fails(&["kmeans", &nan, "--k", "1"], 1, "non-finite");
     let indefinite = d.put("ind.npy", &array![[1.0f64, 2.0], [2.0, 1.0]]);
-    run(&["cholesky", &indefinite], 1, "pivot 1");
-    run(&["solve", &indefinite, &vec], 1, "pivot");
+    cpu_fails(&["cholesky", &indefinite], 1, "pivot 1");
+    cpu_fails(&["solve", &indefinite, &vec], 1, "pivot");
 
     // k, tol and max_iter: out of range whatever the data is a bad argument (2); k
     // larger than the data is refused input (1).
-    run(&["kmeans", &a, "--k", "0"], 2, "--k");
-    run(&["kmeans", &a, "--k", "1", "--tol", "2"], 2, "--tol");
-    run(
+    cpu_fails(&["kmeans", &a, "--k", "0"], 2, "--k");
+    cpu_fails(&["kmeans", &a, "--k", "1", "--tol", "2"], 2, "--tol");
+    cpu_fails(
         &["kmeans", &a, "--k", "1", "--max-iter", "0"],
         2,
         "--max-iter",
     );
-    run(
+    cpu_fails(
         &["kmeans", &a, "--k", "3"],
         1,
         "larger than the number of points",
     );
-    run(
+    cpu_fails(
         &["kmeans", &a, "--k", "1", "--init", "nosuchfile.npy"],
         2,
         "--init",
@@ -535,8 +496,8 @@ fn bad_input_is_one_error_line() {
     }
 
     // Usage errors from the parser are one line too.
-    run(&["reduce", &a, "--op", "median"], 2, "median");
-    run(&["reduce", &a, "--op", "sum", "--axis", "2"], 2, "--axis");
+    cpu_fails(&["reduce", &a, "--op", "median"], 2, "median");
+    cpu_fails(&["reduce", &a, "--op", "sum", "--axis", "2"], 2, "--axis");
     fails(&["verify", "--backends", "nosuch"], 2, "unknown backend");
 }
 
@@ -582,19 +543,7 @@ fn kmeans_o_writes_the_labels() {
     let d = Dir::new();
     let x = d.put("x.npy", &two_clusters());
     let km = d.out("km.npy");
-    let v = json(&[
-        "run",
-        "kmeans",
-        &x,
-        "--k",
-        "2",
-        "--seed",
-        "3",
-        "-o",
-        &km,
-        "--backend",
-        "cpu",
-    ]);
+    let v = two_clusters_k2(&x, &["-o", &km]);
     let labels: Array1<i64> = read_npy(&km).unwrap();
     assert_eq!(labels.len(), 8);
     assert_eq!(v["outputs"]["labels"], km.as_str());
@@ -603,41 +552,19 @@ fn kmeans_o_writes_the_labels() {
     assert!(v["centroids"].is_array(), "{v}");
     // --output is the same option, as for the other operations.
     let km2 = d.out("km2.npy");
-    ok(&[
-        "run",
-        "kmeans",
-        &x,
-        "--k",
-        "2",
-        "--seed",
-        "3",
-        "--output",
-        &km2,
-        "--backend",
-        "cpu",
-    ]);
+    two_clusters_k2(&x, &["--output", &km2]);
     let again: Array1<i64> = read_npy(&km2).unwrap();
     assert_eq!(again, labels);
     // Printed labels too many to show name the options that write them, -o among them.
     let many = Array2::from_shape_fn((600, 2), |(i, j)| ((i * 7 + j * 3) % 50) as f64);
     let xm = d.put("many.npy", &many);
-    let text = ok(&["run", "kmeans", &xm, "--k", "3", "--backend", "cpu"]);
+    let text = cpu_ok(&["kmeans", &xm, "--k", "3"]);
     assert!(
         text.contains("(abbreviated: -o (--labels) or --out-dir writes every element)"),
         "{text}"
     );
     let written = d.out("many_labels.npy");
-    ok(&[
-        "run",
-        "kmeans",
-        &xm,
-        "--k",
-        "3",
-        "-o",
-        &written,
-        "--backend",
-        "cpu",
-    ]);
+    cpu_ok(&["kmeans", &xm, "--k", "3", "-o", &written]);
     let labels: Array1<i64> = read_npy(&written).unwrap();
     assert_eq!(labels.len(), 600);
 }
@@ -649,18 +576,7 @@ fn dtype_converts_and_mixed_inputs_promote() {
     let a64 = d.put("a64.npy", &array![[1.0f64, 0.0], [0.0, 2.0]]);
     // --dtype f64 on an f32 file: converted, with one note on stderr.
     let o = d.out("o.npy");
-    let (_, stderr) = ok_with_stderr(&[
-        "run",
-        "matmul",
-        &a32,
-        &a32,
-        "--dtype",
-        "f64",
-        "-o",
-        &o,
-        "--backend",
-        "cpu",
-    ]);
+    let (_, stderr) = ok_with_stderr(&on_cpu(&["matmul", &a32, &a32, "--dtype", "f64", "-o", &o]));
     let notes: Vec<&str> = stderr.lines().collect();
     assert_eq!(notes.len(), 2, "{stderr}");
     assert!(
@@ -669,17 +585,7 @@ fn dtype_converts_and_mixed_inputs_promote() {
     );
     assert_eq!(read2(&o), array![[7.0, 10.0], [15.0, 22.0]]);
     // Mixed f32 and f64: promoted to f64, a note for the f32 input only.
-    let (stdout, stderr) = ok_with_stderr(&[
-        "run",
-        "matmul",
-        &a32,
-        &a64,
-        "-o",
-        &o,
-        "--backend",
-        "cpu",
-        "--json",
-    ]);
+    let (stdout, stderr) = ok_with_stderr(&on_cpu(&["matmul", &a32, &a64, "-o", &o, "--json"]));
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["dtype"], "f64");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -690,25 +596,16 @@ fn dtype_converts_and_mixed_inputs_promote() {
     assert!(stderr.contains("promote"), "{stderr}");
     assert_eq!(read2(&o), array![[1.0, 4.0], [3.0, 8.0]]);
     // --dtype f32 on f64 files: converted down.
-    let (stdout, stderr) = ok_with_stderr(&[
-        "run",
-        "gram",
-        &a64,
-        "--dtype",
-        "f32",
-        "-o",
-        &o,
-        "--backend",
-        "cpu",
-        "--json",
-    ]);
+    let (stdout, stderr) = ok_with_stderr(&on_cpu(&[
+        "gram", &a64, "--dtype", "f32", "-o", &o, "--json",
+    ]));
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["dtype"], "f32");
     assert!(stderr.contains("from f64 to f32"), "{stderr}");
     let r: Array2<f32> = read_npy(&o).unwrap();
     assert_eq!(r, array![[1.0f32, 0.0], [0.0, 4.0]]);
     // The same dtype throughout: nothing to say.
-    let (_, stderr) = ok_with_stderr(&["run", "gram", &a32, "--backend", "cpu"]);
+    let (_, stderr) = ok_with_stderr(&on_cpu(&["gram", &a32]));
     assert_eq!(stderr, "");
 }
 
@@ -717,43 +614,21 @@ fn one_d_arrays_as_numpy() {
     let d = Dir::new();
     let v = d.put("v.npy", &array![3.0f64, -1.0, 4.0]);
     // reduce of a vector: whole-vector results; axis 0 (or -1) is the whole vector.
-    let r = json(&["run", "reduce", &v, "--op", "sum", "--backend", "cpu"]);
+    let r = cpu_json(&["reduce", &v, "--op", "sum"]);
     assert_eq!(r["result"], 6.0);
     assert_eq!(r["shapes"]["a"], serde_json::json!([3]));
-    let r = json(&["run", "reduce", &v, "--op", "argmax", "--backend", "cpu"]);
+    let r = cpu_json(&["reduce", &v, "--op", "argmax"]);
     assert_eq!(r["result"], 2);
     assert!(r.get("row").is_none(), "{r}");
     for axis in ["0", "-1"] {
         let o = d.out("min.npy");
-        let r = json(&[
-            "run",
-            "reduce",
-            &v,
-            "--op",
-            "min",
-            "--axis",
-            axis,
-            "-o",
-            &o,
-            "--backend",
-            "cpu",
-        ]);
+        let r = cpu_json(&["reduce", &v, "--op", "min", "--axis", axis, "-o", &o]);
         assert_eq!(r["result"], -1.0);
         let m: Array0<f64> = read_npy(&o).unwrap();
         assert_eq!(m[()], -1.0);
     }
-    fails(
-        &[
-            "run",
-            "reduce",
-            &v,
-            "--op",
-            "sum",
-            "--axis",
-            "1",
-            "--backend",
-            "cpu",
-        ],
+    cpu_fails(
+        &["reduce", &v, "--op", "sum", "--axis", "1"],
         2,
         "out of range for a 1-D array",
     );
@@ -762,48 +637,25 @@ fn one_d_arrays_as_numpy() {
     let a = d.put("a.npy", &array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]);
     let w = d.put("w.npy", &array![1.0f64, 1.0]);
     let o = d.out("av.npy");
-    let r = json(&["run", "matmul", &a, &v, "-o", &o, "--backend", "cpu"]);
+    let r = cpu_json(&["matmul", &a, &v, "-o", &o]);
     assert_eq!(r["shapes"]["output"], serde_json::json!([2]));
     let av: Array1<f64> = read_npy(&o).unwrap();
     assert_eq!(av, array![13.0, 31.0]);
     let o = d.out("wa.npy");
-    json(&["run", "matmul", &w, &a, "-o", &o, "--backend", "cpu"]);
+    cpu_json(&["matmul", &w, &a, "-o", &o]);
     let wa: Array1<f64> = read_npy(&o).unwrap();
     assert_eq!(wa, array![5.0, 7.0, 9.0]);
-    let r = json(&["run", "matmul", &v, &v, "--backend", "cpu"]);
+    let r = cpu_json(&["matmul", &v, &v]);
     assert_eq!(r["result"], 26.0);
     // A 1-D C goes with a 1-D result; transposing a vector leaves it as it is.
     let c = d.put("c.npy", &array![1.0f64, 2.0]);
     let o = d.out("gemv.npy");
-    json(&[
-        "run",
-        "matmul",
-        &a,
-        &v,
-        &c,
-        "--beta",
-        "-1",
-        "--trans-b",
-        "-o",
-        &o,
-        "--backend",
-        "cpu",
-    ]);
+    cpu_json(&["matmul", &a, &v, &c, "--beta", "-1", "--trans-b", "-o", &o]);
     let r: Array1<f64> = read_npy(&o).unwrap();
     assert_eq!(r, array![12.0, 29.0]);
     let c2 = d.put("c2.npy", &array![[1.0f64], [2.0]]);
-    fails(
-        &[
-            "run",
-            "matmul",
-            &a,
-            &v,
-            &c2,
-            "--beta",
-            "1",
-            "--backend",
-            "cpu",
-        ],
+    cpu_fails(
+        &["matmul", &a, &v, &c2, "--beta", "1"],
         1,
         "the result's rank (1)",
     );
@@ -816,54 +668,17 @@ fn negative_axes_count_from_the_last() {
     for (neg, pos) in [("-1", "1"), ("-2", "0")] {
         let with = |axis: &str| {
             let o = d.out(&format!("sum{axis}.npy"));
-            let r = json(&[
-                "run",
-                "reduce",
-                &a,
-                "--op",
-                "sum",
-                "--axis",
-                axis,
-                "-o",
-                &o,
-                "--backend",
-                "cpu",
-            ]);
+            let r = cpu_json(&["reduce", &a, "--op", "sum", "--axis", axis, "-o", &o]);
             let x: Array1<f64> = read_npy(&o).unwrap();
             (r["axis"].clone(), x)
         };
         assert_eq!(with(neg), with(pos));
     }
     let o = d.out("rows.npy");
-    ok(&[
-        "run",
-        "reduce",
-        &a,
-        "--op",
-        "max",
-        "--axis=-1",
-        "-o",
-        &o,
-        "--backend",
-        "cpu",
-    ]);
+    cpu_ok(&["reduce", &a, "--op", "max", "--axis=-1", "-o", &o]);
     let r: Array1<f64> = read_npy(&o).unwrap();
     assert_eq!(r, array![4.0, 5.0]);
-    fails(
-        &[
-            "run",
-            "reduce",
-            &a,
-            "--op",
-            "sum",
-            "--axis",
-            "-3",
-            "--backend",
-            "cpu",
-        ],
-        2,
-        "--axis",
-    );
+    cpu_fails(&["reduce", &a, "--op", "sum", "--axis", "-3"], 2, "--axis");
 }
 
 #[test]
@@ -871,28 +686,16 @@ fn numpy_and_scikit_learn_spellings() {
     let d = Dir::new();
     let a = d.put("a.npy", &array![[1.0f32, 2.0], [3.0, 4.0]]);
     for name in ["float64", "f64"] {
-        let v = json(&["run", "gram", &a, "--dtype", name, "--backend", "cpu"]);
+        let v = cpu_json(&["gram", &a, "--dtype", name]);
         assert_eq!(v["dtype"], "f64");
     }
-    let v = json(&["run", "gram", &a, "--dtype", "float32", "--backend", "cpu"]);
+    let v = cpu_json(&["gram", &a, "--dtype", "float32"]);
     assert_eq!(v["dtype"], "f32");
     let x = d.put("x.npy", &two_clusters());
     let run = |init: &str| {
         let l = d.out(&format!("l{init}.npy"));
-        let v = json(&[
-            "run",
-            "kmeans",
-            &x,
-            "--k",
-            "2",
-            "--seed",
-            "5",
-            "--init",
-            init,
-            "-o",
-            &l,
-            "--backend",
-            "cpu",
+        let v = cpu_json(&[
+            "kmeans", &x, "--k", "2", "--seed", "5", "--init", init, "-o", &l,
         ]);
         let labels: Array1<i64> = read_npy(&l).unwrap();
         (v["inertia"].clone(), labels)
@@ -932,22 +735,16 @@ fn exit_codes_are_documented_and_consistent() {
     let b3 = d.put("b3.npy", &Array2::<f64>::zeros((3, 2)));
     let nan = d.put("nan.npy", &array![[1.0f64, 0.0], [f64::NAN, 1.0]]);
     let inf = d.put("inf.npy", &array![[1.0f64, f64::INFINITY], [0.0, 1.0]]);
-    let run = |args: &[&str], code: i32, needle: &str| {
-        let mut all = vec!["run"];
-        all.extend_from_slice(args);
-        all.extend_from_slice(&["--backend", "cpu"]);
-        fails(&all, code, needle);
-    };
     // 1: the operation refused its input.
-    run(&["cholesky", &a], 1, "not positive definite");
-    run(&["cholesky", &nan], 1, "non-finite");
-    run(&["kmeans", &inf, "--k", "1"], 1, "non-finite");
-    run(&["matmul", &a, &b3], 1, "shape mismatch");
-    run(&["kmeans", &a, "--k", "5"], 1, "larger than");
+    cpu_fails(&["cholesky", &a], 1, "not positive definite");
+    cpu_fails(&["cholesky", &nan], 1, "non-finite");
+    cpu_fails(&["kmeans", &inf, "--k", "1"], 1, "non-finite");
+    cpu_fails(&["matmul", &a, &b3], 1, "shape mismatch");
+    cpu_fails(&["kmeans", &a, "--k", "5"], 1, "larger than");
     // 2: usage or I/O.
-    run(&["cholesky", &d.out("missing.npy")], 2, "cannot read");
-    run(&["cholesky", &a, "--dtype", "f16"], 2, "f16");
-    run(&["kmeans", &a, "--k", "0"], 2, "at least 1");
+    cpu_fails(&["cholesky", &d.out("missing.npy")], 2, "cannot read");
+    cpu_fails(&["cholesky", &a, "--dtype", "f16"], 2, "f16");
+    cpu_fails(&["kmeans", &a, "--k", "0"], 2, "at least 1");
     fails(
         &["run", "gram", &a, "--backend", "nosuch"],
         2,
@@ -960,12 +757,11 @@ fn output_folder_is_created() {
     let d = Dir::new();
     let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0]]);
     let o = d.path("new/nested/g.npy");
-    ok(&["run", "gram", &a, "-o", &s(&o), "--backend", "cpu"]);
+    cpu_ok(&["gram", &a, "-o", &s(&o)]);
     assert_eq!(read2(&s(&o)), array![[5.0, 11.0], [11.0, 25.0]]);
     let l = d.path("km/labels/l.npy");
     let c = d.path("km/centroids/c.npy");
-    ok(&[
-        "run",
+    cpu_ok(&[
         "kmeans",
         &a,
         "--k",
@@ -974,8 +770,6 @@ fn output_folder_is_created() {
         &s(&l),
         "--centroids",
         &s(&c),
-        "--backend",
-        "cpu",
     ]);
     let labels: Array1<i64> = read_npy(&l).unwrap();
     assert_eq!(labels, array![0i64, 0]);
@@ -986,7 +780,7 @@ fn output_folder_is_created() {
 fn dash_o_writes_npy_to_stdout() {
     let d = Dir::new();
     let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0]]);
-    let out = ndgpu(&["run", "gram", &a, "-o", "-", "--backend", "cpu"]);
+    let out = ndgpu(&on_cpu(&["gram", &a, "-o", "-"]));
     assert!(
         out.status.success(),
         "{}",
@@ -999,52 +793,19 @@ fn dash_o_writes_npy_to_stdout() {
     assert!(stderr.contains("wrote output (2, 2) to stdout"), "{stderr}");
     assert!(!Path::new("-").exists());
     // JSON too, and a scalar as a 0-d array.
-    let out = ndgpu(&[
-        "run",
-        "reduce",
-        &a,
-        "--op",
-        "sum",
-        "-o",
-        "-",
-        "--json",
-        "--backend",
-        "cpu",
-    ]);
+    let out = ndgpu(&on_cpu(&["reduce", &a, "--op", "sum", "-o", "-", "--json"]));
     assert!(out.status.success());
     let x: Array0<f64> = parse_npy(&out.stdout);
     assert_eq!(x[()], 10.0);
     let v: Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(v["outputs"]["output"], "stdout");
     // k-means' labels; only one output can take stdout.
-    let out = ndgpu(&[
-        "run",
-        "kmeans",
-        &a,
-        "--k",
-        "2",
-        "-o",
-        "-",
-        "--backend",
-        "cpu",
-    ]);
+    let out = ndgpu(&on_cpu(&["kmeans", &a, "--k", "2", "-o", "-"]));
     assert!(out.status.success());
     let labels: Array1<i64> = parse_npy(&out.stdout);
     assert_eq!(labels.len(), 2);
-    fails(
-        &[
-            "run",
-            "kmeans",
-            &a,
-            "--k",
-            "2",
-            "-o",
-            "-",
-            "--centroids",
-            "-",
-            "--backend",
-            "cpu",
-        ],
+    cpu_fails(
+        &["kmeans", &a, "--k", "2", "-o", "-", "--centroids", "-"],
         2,
         "only one output can go to stdout",
     );
@@ -1080,8 +841,8 @@ fn write_errors_are_errors() {
         );
     }
     // A file on a full device.
-    fails(
-        &["run", "gram", &a, "-o", "/dev/full", "--backend", "cpu"],
+    cpu_fails(
+        &["gram", &a, "-o", "/dev/full"],
         2,
         "cannot write /dev/full",
     );
@@ -1132,24 +893,30 @@ fn info_lists_every_backends_variants_even_without_a_gpu() {
         .unwrap();
     let matmul = cuda["variants"]["matmul"]["all"].as_array().unwrap();
     assert!(matmul.iter().any(|n| n == "naive"), "{cuda}");
-    assert!(text.contains("variants (* = default)"), "{text}");
+    assert_eq!(
+        cuda["variants"]["matmul"]["precision"],
+        serde_json::json!({})
+    );
+    assert!(text.contains("variants (* = default"), "{text}");
+    // The vendor's TF32 product is the variant that does not compute in IEEE f32.
+    let cublas = v["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "cublas")
+        .unwrap();
+    assert_eq!(
+        cublas["variants"]["matmul"]["precision"],
+        serde_json::json!({ "gemm_tf32": "tf32" })
+    );
+    assert!(text.contains("gemm_tf32 [tf32]"), "{text}");
 }
 
 #[test]
 fn kmeans_json_summarizes_labels() {
     let d = Dir::new();
     let x = d.put("x.npy", &two_clusters());
-    let v = json(&[
-        "run",
-        "kmeans",
-        &x,
-        "--k",
-        "2",
-        "--seed",
-        "3",
-        "--backend",
-        "cpu",
-    ]);
+    let v = two_clusters_k2(&x, &[]);
     assert!(v.get("labels").is_none(), "{v}");
     assert_eq!(v["cluster_sizes"], serde_json::json!([4, 4]));
     assert_eq!(v["inertia"], 4.0);
@@ -1159,19 +926,7 @@ fn kmeans_json_summarizes_labels() {
     assert!(note.contains("-o") && note.contains("--out-dir"), "{note}");
     // Written labels are listed as an output, and the sizes are still there.
     let out = d.path("km");
-    let v = json(&[
-        "run",
-        "kmeans",
-        &x,
-        "--k",
-        "2",
-        "--seed",
-        "3",
-        "--out-dir",
-        &s(&out),
-        "--backend",
-        "cpu",
-    ]);
+    let v = two_clusters_k2(&x, &["--out-dir", &s(&out)]);
     assert!(v["outputs"]["labels"].is_string(), "{v}");
     assert!(v.get("labels_note").is_none(), "{v}");
     assert_eq!(v["cluster_sizes"], serde_json::json!([4, 4]));

@@ -4,7 +4,7 @@
 //! `f64::INFINITY`.
 
 use ndarray::{Array2, ArrayView2, Zip};
-use ndgpu_core::{tolerance, Element, Error, Gemm};
+use ndgpu_core::{tolerance, DType, Element, Error, Gemm, Precision};
 
 mod kmeans;
 
@@ -101,14 +101,13 @@ pub fn gemm_bound<T: Element>(
     bound * tolerance::gemm::<T>(k)
 }
 
-/// The relative bound of a product with inner dimension `k` for a variant:
-/// [`tolerance::gemm_tf32`] for f32 on a variant whose name contains `tf32` (tensor
-/// cores rounding operands to 10 mantissa bits), else [`tolerance::gemm`].
-pub fn product_tolerance<T: Element>(k: usize, variant: &str) -> f64 {
-    if T::DTYPE == ndgpu_core::DType::F32 && variant.contains("tf32") {
-        tolerance::gemm_tf32(k)
-    } else {
-        tolerance::gemm::<T>(k)
+/// The relative bound of a product with inner dimension `k` computed in `precision`:
+/// [`tolerance::gemm_tf32`] for f32 on TF32 tensor cores (operands rounded to 10
+/// mantissa bits), else [`tolerance::gemm`].
+pub fn product_tolerance<T: Element>(k: usize, precision: Precision) -> f64 {
+    match (precision, T::DTYPE) {
+        (Precision::Tf32, DType::F32) => tolerance::gemm_tf32(k),
+        _ => tolerance::gemm::<T>(k),
     }
 }
 

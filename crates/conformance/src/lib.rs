@@ -10,7 +10,7 @@
 //!
 //! | family | checked |
 //! |---|---|
-//! | matmul | every `Trans` pair, α/β incl. β = 0 over a NaN `C`; each element within `tolerance::gemm(k)·(|α|·|A|·|B| + |β|·|C|)` of the f64 product and of the CPU's (`tolerance::gemm_tf32` for f32 on a variant named `*tf32*`); `matmul`; shape errors |
+//! | matmul | every `Trans` pair, α/β incl. β = 0 over a NaN `C`; each element within `tolerance::gemm(k)·(|α|·|A|·|B| + |β|·|C|)` of the f64 product and of the CPU's (`tolerance::gemm_tf32` for f32 on a variant of `Precision::Tf32`); `matmul`; shape errors |
 //! | gram | the same bound with `|M|·|M|ᵀ`; exactly symmetric |
 //! | transpose | exact, NaN and ±Inf carried through; transposing twice gives A |
 //! | reduce | every op whole and along both axes, dot: sums within `tolerance::sum(n)·Σ|x|`, min/max and indices exact; NaN, ±Inf and tie cases with known answers; empty inputs; errors |
@@ -187,12 +187,12 @@ pub fn run_family(
     sizes: Sizes,
     seed: u64,
 ) -> Vec<CaseReport> {
-    let variant = backend.variant(family);
-    let mut rec = Recorder::new(family, variant, DType::F32);
+    let (variant, precision) = (backend.variant(family), backend.precision(family));
+    let mut rec = Recorder::new(family, variant, precision, DType::F32);
     let mut rng = Rng::new(sub_seed(seed, family, DType::F32));
     cases::run::<f32, _>(backend, family, sizes, &mut rng, &mut rec);
     let mut out = rec.reports;
-    let mut rec = Recorder::new(family, variant, DType::F64);
+    let mut rec = Recorder::new(family, variant, precision, DType::F64);
     let mut rng = Rng::new(sub_seed(seed, family, DType::F64));
     cases::run::<f64, _>(backend, family, sizes, &mut rng, &mut rec);
     out.extend(rec.reports);

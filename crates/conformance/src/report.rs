@@ -2,7 +2,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use ndgpu_core::{DType, Error, Family, Result};
+use ndgpu_core::{DType, Error, Family, Precision, Result};
 
 use crate::compare::error_kind;
 use crate::CaseReport;
@@ -84,17 +84,20 @@ impl Verdict {
 pub struct Recorder {
     family: Family,
     variant: String,
+    precision: Precision,
     dtype: DType,
     /// The reports so far.
     pub reports: Vec<CaseReport>,
 }
 
 impl Recorder {
-    /// A recorder for `family` run on `variant` in `dtype`.
-    pub fn new(family: Family, variant: &str, dtype: DType) -> Self {
+    /// A recorder for `family` run on `variant`, which computes in `precision`, in
+    /// `dtype`.
+    pub fn new(family: Family, variant: &str, precision: Precision, dtype: DType) -> Self {
         Recorder {
             family,
             variant: variant.to_string(),
+            precision,
             dtype,
             reports: Vec::new(),
         }
@@ -103,6 +106,11 @@ impl Recorder {
     /// The variant the cases run on.
     pub fn variant(&self) -> &str {
         &self.variant
+    }
+
+    /// The precision of that variant, which sets the tolerance of its products.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// Runs one case. A panic inside it (in the backend or in the case) is caught and

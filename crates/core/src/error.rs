@@ -169,6 +169,16 @@ impl Error {
             detail: detail.into(),
         }
     }
+    /// [`Error::UnknownVariant`]: `backend` has no variant `name` of `family`, only
+    /// `available`.
+    pub fn unknown_variant(backend: &str, family: Family, name: &str, available: &[&str]) -> Self {
+        Error::UnknownVariant {
+            backend: backend.into(),
+            family,
+            name: name.into(),
+            available: available.join(", "),
+        }
+    }
     /// Shorthand for [`Error::InvalidArgument`].
     pub fn invalid(op: &'static str, detail: impl Into<String>) -> Self {
         Error::InvalidArgument {

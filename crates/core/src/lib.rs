@@ -53,6 +53,6 @@ pub use params::{ArgOp, Gemm, ReduceOp, Trans};
 pub use traits::{
     Backend, BackendElement, Cholesky, Device, Gram, KMeans, MatMul, Memory, Ops, Reduce, Transpose,
 };
-pub use variants::Variants;
+pub use variants::{Precision, Variants};
 
 pub use ndarray;

@@ -1,19 +1,91 @@
-//! A small table of the variants a backend offers per family, and which is selected.
+//! A small table of the variants a backend offers per family, which is selected, and
+//! what each computes with.
 
 use crate::{Error, Family, Result};
 
-/// Variants per family, default first, with the current selection.
+/// The arithmetic a variant computes in, which decides the error it may make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// The element type's own IEEE arithmetic.
+    #[default]
+    Ieee,
+    /// f32 products on TF32 tensor cores: the operands rounded to 10 explicit mantissa
+    /// bits, the sums in f32 (checked with [`tolerance::gemm_tf32`](crate::tolerance::gemm_tf32)).
+    /// f64 is computed in IEEE arithmetic.
+    Tf32,
+}
+
+impl Precision {
+    /// The lower-case name `ndgpu info` shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Ieee => "ieee",
+            Precision::Tf32 => "tf32",
+        }
+    }
+}
+
+/// Variants per family, default first, with the current selection and the precision
+/// of each variant that does not compute in IEEE arithmetic.
 #[derive(Debug, Clone)]
 pub struct Variants {
     backend: &'static str,
     table: Vec<(Family, &'static [&'static str], usize)>,
+    precisions: Vec<(Family, &'static str, Precision)>,
 }
 
 impl Variants {
     /// A table for `backend`; every family must be listed with at least one variant.
     pub fn new(backend: &'static str, entries: &[(Family, &'static [&'static str])]) -> Self {
         let table = entries.iter().map(|&(f, names)| (f, names, 0)).collect();
-        Variants { backend, table }
+        Variants {
+            backend,
+            table,
+            precisions: Vec::new(),
+        }
+    }
+
+    /// Declares that variant `name` of `family` computes in `precision` (every variant
+    /// not declared computes in [`Precision::Ieee`]).
+    ///
+    /// # Panics
+    /// If the table has no such variant: a declaration for a name that does not exist
+    /// is a typo in the backend's table.
+    pub fn with_precision(
+        mut self,
+        family: Family,
+        name: &'static str,
+        precision: Precision,
+    ) -> Self {
+        assert!(
+            self.list(family).contains(&name),
+            "{}: no {family:?} variant {name}",
+            self.backend
+        );
+        self.precisions
+            .retain(|&(f, n, _)| (f, n) != (family, name));
+        self.precisions.push((family, name, precision));
+        self
+    }
+
+    /// The same table under the name `backend`, as a backend over several devices
+    /// offers the variants of the one it runs on each.
+    pub fn renamed(mut self, backend: &'static str) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// The precision of variant `name` of `family`.
+    pub fn precision_of(&self, family: Family, name: &str) -> Precision {
+        self.precisions
+            .iter()
+            .find(|&&(f, n, _)| f == family && n == name)
+            .map_or(Precision::Ieee, |&(_, _, p)| p)
+    }
+
+    /// The precision of the selected variant of `family`.
+    pub fn precision(&self, family: Family) -> Precision {
+        self.precision_of(family, self.current(family))
     }
 
     /// A table for `backend` with the same variants for every family.
@@ -50,19 +122,43 @@ impl Variants {
                     e.2 = i;
                     Ok(())
                 }
-                None => Err(Error::UnknownVariant {
-                    backend: backend.into(),
-                    family,
-                    name: name.into(),
-                    available: e.1.join(", "),
-                }),
+                None => Err(Error::unknown_variant(backend, family, name, e.1)),
             },
-            None => Err(Error::UnknownVariant {
-                backend: backend.into(),
-                family,
-                name: name.into(),
-                available: String::new(),
-            }),
+            None => Err(Error::unknown_variant(backend, family, name, &[])),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precision_is_declared_per_variant_and_follows_the_selection() {
+        let mut v = Variants::new("test", &[(Family::MatMul, &["plain", "fast"])]).with_precision(
+            Family::MatMul,
+            "fast",
+            Precision::Tf32,
+        );
+        assert_eq!(v.precision(Family::MatMul), Precision::Ieee);
+        assert_eq!(v.precision_of(Family::MatMul, "fast"), Precision::Tf32);
+        v.set(Family::MatMul, "fast").unwrap();
+        assert_eq!(v.precision(Family::MatMul), Precision::Tf32);
+        // A family or variant the table does not declare computes in IEEE arithmetic.
+        assert_eq!(v.precision(Family::Gram), Precision::Ieee);
+        assert_eq!(
+            v.clone().renamed("other").precision(Family::MatMul),
+            Precision::Tf32
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "no MatMul variant nosuch")]
+    fn a_precision_for_a_variant_that_does_not_exist_is_refused() {
+        let _ = Variants::new("test", &[(Family::MatMul, &["plain"])]).with_precision(
+            Family::MatMul,
+            "nosuch",
+            Precision::Tf32,
+        );
     }
 }

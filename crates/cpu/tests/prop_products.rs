@@ -5,7 +5,7 @@
 use ndarray::{Array2, ArrayView2};
 use ndgpu_conformance::compare::{gemm_bound, max_ratio, product_tolerance};
 use ndgpu_conformance::strategies::{config, dim, gemm_case, laid_matrix, GemmCase};
-use ndgpu_core::{Element, Gemm, Gram, MatMul, Trans, Transpose};
+use ndgpu_core::{Element, Gemm, Gram, MatMul, Precision, Trans, Transpose};
 use ndgpu_cpu::CpuBackend;
 use proptest::prelude::*;
 
@@ -60,7 +60,7 @@ fn gram_is_symmetric_a_at<T: Element>(m: ArrayView2<T>) -> Result<(), TestCaseEr
         let abs: f64 = (0..k)
             .map(|p| (m[[i, p]].as_f64() * m[[j, p]].as_f64()).abs())
             .sum();
-        abs * product_tolerance::<T>(k, "reference")
+        abs * product_tolerance::<T>(k, Precision::Ieee)
     });
     let (ratio, at) = max_ratio(g.view(), naive.view(), bound.view());
     prop_assert!(ratio <= 1.0, "error/tolerance {} at {:?}", ratio, at);

@@ -69,12 +69,12 @@ fn parse(variant: &str) -> Result<(Factor, Solve)> {
         "upper_trsm" => (Factor::Upper, Solve::Trsm),
         "upper_potrs" => (Factor::Upper, Solve::Potrs),
         _ => {
-            return Err(Error::UnknownVariant {
-                backend: BACKEND.into(),
-                family: Family::Cholesky,
-                name: variant.into(),
-                available: VARIANTS.join(", "),
-            })
+            return Err(Error::unknown_variant(
+                BACKEND,
+                Family::Cholesky,
+                variant,
+                VARIANTS,
+            ))
         }
     })
 }

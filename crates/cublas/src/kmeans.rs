@@ -7,11 +7,10 @@
 //! The runtime's `assign_from_scores` then takes the argmin per row, counts label changes
 //! and adds ‖x‖² back for the inertia; its `update` moves the centroids.
 
-use cudarc::driver::CudaSlice;
 use ndarray::Axis;
-use ndgpu_core::{check, Assignment, Error, Indices, KMeans, Matrix, Result, Trans};
+use ndgpu_core::{check, Assignment, Indices, KMeans, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::kmeans::{assign_from_scores, update};
-use ndgpu_cuda_runtime::{dim_i32, DeviceIndices, IndexStorage};
+use ndgpu_cuda_runtime::{dim_i32, IndexStorage};
 
 use crate::matmul::gemm_raw;
 use crate::{ptr, ptr_mut, BlasElement, CublasBackend};
@@ -27,21 +26,6 @@ pub const NOTE: &str = "kmeans: vendor part = the distances: cuBLAS GEMMs build 
     initialisation on the host (ndgpu_core::init_centroids). Iteration as written once \
     on KMeans.";
 
-/// The 32-bit labels of a k-means step.
-fn labels_of(s: &mut IndexStorage) -> Result<&mut CudaSlice<i32>> {
-    match &mut s.data {
-        DeviceIndices::I32(l) => Ok(l),
-        DeviceIndices::I64(_) => Err(not_labels()),
-    }
-}
-
-fn not_labels() -> Error {
-    Error::invalid(
-        "kmeans",
-        "these indices come from an arg reduction: they cannot hold k-means labels",
-    )
-}
-
 impl<T: BlasElement> KMeans<T> for CublasBackend {
     fn assign_dev(
         &self,
@@ -53,7 +37,9 @@ impl<T: BlasElement> KMeans<T> for CublasBackend {
         let (gpu, here) = (&self.gpu, self.here());
         let x = gpu.dm(here, "kmeans", "X", x)?;
         let c = gpu.dm(here, "kmeans", "centroids", centroids)?;
-        let labels = labels_of(here.indices_mut("kmeans", "labels", labels)?)?;
+        let labels = here
+            .indices_mut::<IndexStorage>("kmeans", "labels", labels)?
+            .labels_mut()?;
         let ((n, d), k) = (x.dim(), c.rows);
         if n == 0 {
             return Ok(Assignment {
@@ -111,13 +97,9 @@ impl<T: BlasElement> KMeans<T> for CublasBackend {
         check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
         let (gpu, here) = (&self.gpu, self.here());
         let x = gpu.dm(here, "kmeans", "X", x)?;
-        let labels = match &here
+        let labels = here
             .indices::<IndexStorage>("kmeans", "labels", labels)?
-            .data
-        {
-            DeviceIndices::I32(l) => l,
-            DeviceIndices::I64(_) => return Err(not_labels()),
-        };
+            .labels()?;
         let c = gpu.dm_mut(here, "kmeans", "centroids", centroids)?;
         update(gpu, x, labels, c)
     }

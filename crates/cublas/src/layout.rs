@@ -158,50 +158,27 @@ mod tests {
     }
 
     #[test]
-    fn worked_example_no_transposes() {
-        // A 2×3, B 3×4 → C 2×4 = column-major C' (4×2) = B'(4×3)·A'(3×2).
-        let g = col_major_gemm((2, 3), Trans::No, (3, 4), Trans::No);
-        let want = ColMajorGemm {
-            transa: Trans::No,
-            transb: Trans::No,
-            m: 4,
-            n: 2,
-            k: 3,
-            lda: 4,
-            ldb: 3,
-            ldc: 4,
-        };
-        assert_eq!(g, want);
-    }
-
-    #[test]
-    fn worked_example_a_transposed() {
-        // A 3×2 used as Aᵀ (2×3), B 3×4 → C 2×4.
-        let g = col_major_gemm((3, 2), Trans::Yes, (3, 4), Trans::No);
-        assert_eq!(
-            (g.transa, g.transb, g.m, g.n, g.k, g.lda, g.ldb, g.ldc),
-            (Trans::No, Trans::Yes, 4, 2, 3, 4, 2, 4)
-        );
-    }
-
-    #[test]
-    fn worked_example_gram_product() {
-        // M 5×3: M·Mᵀ is 5×5 with k = 3; cuBLAS' A is Mᵀ-flagged M.
-        let g = col_major_gemm((5, 3), Trans::No, (5, 3), Trans::Yes);
-        assert_eq!(
-            (g.transa, g.transb, g.m, g.n, g.k, g.lda, g.ldb, g.ldc),
-            (Trans::Yes, Trans::No, 5, 5, 3, 3, 3, 5)
-        );
-    }
-
-    #[test]
-    fn worked_example_both_transposed() {
-        // A 4×2 (Aᵀ 2×4), B 3×4 (Bᵀ 4×3) → C 2×3.
-        let g = col_major_gemm((4, 2), Trans::Yes, (3, 4), Trans::Yes);
-        assert_eq!(
-            (g.transa, g.transb, g.m, g.n, g.k, g.lda, g.ldb, g.ldc),
-            (Trans::Yes, Trans::Yes, 3, 2, 4, 4, 2, 3)
-        );
+    fn worked_examples() {
+        use Trans::{No, Yes};
+        // (A's shape, ta, B's shape, tb) → (transa, transb, m, n, k, lda, ldb, ldc).
+        let cases = [
+            // A 2×3, B 3×4 → C 2×4 = column-major C' (4×2) = B'(4×3)·A'(3×2).
+            ((2, 3), No, (3, 4), No, (No, No, 4, 2, 3, 4, 3, 4)),
+            // A 3×2 used as Aᵀ (2×3), B 3×4 → C 2×4.
+            ((3, 2), Yes, (3, 4), No, (No, Yes, 4, 2, 3, 4, 2, 4)),
+            // M 5×3: M·Mᵀ is 5×5 with k = 3; cuBLAS' A is Mᵀ-flagged M.
+            ((5, 3), No, (5, 3), Yes, (Yes, No, 5, 5, 3, 3, 3, 5)),
+            // A 4×2 (Aᵀ 2×4), B 3×4 (Bᵀ 4×3) → C 2×3.
+            ((4, 2), Yes, (3, 4), Yes, (Yes, Yes, 3, 2, 4, 4, 2, 3)),
+        ];
+        for (a_dim, ta, b_dim, tb, want) in cases {
+            let g = col_major_gemm(a_dim, ta, b_dim, tb);
+            assert_eq!(
+                (g.transa, g.transb, g.m, g.n, g.k, g.lda, g.ldb, g.ldc),
+                want,
+                "A {a_dim:?} {ta:?}, B {b_dim:?} {tb:?}"
+            );
+        }
     }
 
     #[test]

@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use ndgpu_core::backend::Here;
-use ndgpu_core::{Backend, Family, Result, Variants};
+use ndgpu_core::{Backend, Family, Precision, Result, Variants};
 use ndgpu_cuda_runtime::{CudaElement, Gpu};
 
 pub use element::BlasElement;
@@ -83,16 +83,22 @@ const _: () = {
 };
 
 impl CublasBackend {
-    /// The variants of every family, default first: known without a device.
-    pub fn variant_table() -> [(Family, &'static [&'static str]); 6] {
-        [
+    /// The variants of every family, default first, and their precisions: known without
+    /// a device.
+    pub fn variant_table() -> Variants {
+        let table = [
             (Family::MatMul, matmul::VARIANTS),
             (Family::Gram, gram::VARIANTS),
             (Family::Transpose, transpose::VARIANTS),
             (Family::Reduce, reduce::VARIANTS),
             (Family::Cholesky, cholesky::VARIANTS),
             (Family::KMeans, kmeans::VARIANTS),
-        ]
+        ];
+        Variants::new(error::BACKEND, &table).with_precision(
+            Family::MatMul,
+            matmul::TF32,
+            Precision::Tf32,
+        )
     }
 
     /// Opens device `ordinal`, on the runtime every backend of that device shares.
@@ -121,7 +127,7 @@ impl CublasBackend {
         let versions = versions()?;
         let blas = BlasHandle::new(&gpu)?;
         let solver = SolverHandle::new(&gpu)?;
-        let variants = Variants::new(error::BACKEND, &Self::variant_table());
+        let variants = Self::variant_table();
         Ok(CublasBackend {
             blas: Mutex::new(blas),
             solver: Mutex::new(solver),

@@ -1,13 +1,17 @@
 //! GEMM through cuBLAS.
 
 use cudarc::cublas::sys::{self as blas, cublasHandle_t, cublasMath_t};
-use ndgpu_core::{check, DType, Family, Gemm, MatMul, Matrix, Result, Trans};
+use ndgpu_core::{check, DType, Family, Gemm, MatMul, Matrix, Precision, Result, Trans};
 
 use crate::layout::{col_major_gemm, op};
 use crate::{error, i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 
 /// Variants, default first.
-pub const VARIANTS: &[&str] = &["gemm", "gemm_tf32"];
+pub const VARIANTS: &[&str] = &["gemm", TF32];
+
+/// The variant on TF32 tensor cores (for f32), which the variant table declares
+/// [`Precision::Tf32`](ndgpu_core::Precision::Tf32).
+pub const TF32: &str = "gemm_tf32";
 
 /// Determinism and scope.
 pub const NOTE: &str = "matmul: `gemm` (default) is cuBLAS SGEMM/DGEMM in the default math \
@@ -28,7 +32,8 @@ impl<T: BlasElement> MatMul<T> for CublasBackend {
         if m == 0 || n == 0 {
             return Ok(());
         }
-        let tf32 = T::DTYPE == DType::F32 && self.variants.current(Family::MatMul) == "gemm_tf32";
+        let tf32 =
+            T::DTYPE == DType::F32 && self.variants.precision(Family::MatMul) == Precision::Tf32;
         let h = self.blas()?;
         let (pa, pb, pc) = (
             ptr(gpu, &a.data),

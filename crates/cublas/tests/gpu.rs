@@ -14,8 +14,8 @@ use ndgpu_conformance::compare::{gemm_bound, gemm_f64, product_tolerance, solve_
 use ndgpu_conformance::data::{Laid, Layout};
 use ndgpu_conformance::{assert_family, Sizes};
 use ndgpu_core::{
-    tolerance, ArgOp, Backend, Cholesky, Device, Error, Family, Gemm, Gram, MatMul, Memory, Reduce,
-    ReduceOp, Trans, Transpose,
+    tolerance, ArgOp, Backend, Cholesky, Device, Error, Family, Gemm, Gram, MatMul, Memory,
+    Precision, Reduce, ReduceOp, Trans, Transpose,
 };
 use ndgpu_cublas::{BlasElement, CublasBackend};
 use ndgpu_cuda_runtime::Gpu;
@@ -25,9 +25,9 @@ macro_rules! conformance {
         #[test]
         #[ignore = "needs a CUDA device"]
         fn $name() {
-            every_variant(&mut backend(), $family, |b, v| {
+            every_variant(&mut backend(), $family, |b, _| {
                 // TF32 is outside the f32 bound by design: tested below against its own.
-                if ($family, v) != (Family::MatMul, "gemm_tf32") {
+                if b.precision($family) == Precision::Ieee {
                     assert_family(b, $family, Sizes::from_env(Sizes::Medium));
                 }
             });
@@ -61,7 +61,7 @@ fn description_names_device_and_library_versions() {
 /// with column-major operands, which it uploads as their transposes with the flags
 /// flipped, so that cuBLAS sees the other flag on the other buffer.
 fn gemm_matches_host<T: BlasElement>(b: &CublasBackend) {
-    let variant = b.variant(Family::MatMul);
+    let (variant, precision) = (b.variant(Family::MatMul), b.precision(Family::MatMul));
     let shapes = [
         (1, 1, 1),
         (7, 5, 3),
@@ -85,7 +85,7 @@ fn gemm_matches_host<T: BlasElement>(b: &CublasBackend) {
                     let want = gemm_f64(&g, a.view(), bm.view(), Some(c.view()));
                     // gemm_bound is the plain bound: scaled to the variant's.
                     let bound = gemm_bound(&g, a.view(), bm.view(), Some(c.view()))
-                        * (product_tolerance::<T>(k, variant) / tolerance::gemm::<T>(k));
+                        * (product_tolerance::<T>(k, precision) / tolerance::gemm::<T>(k));
                     let what =
                         format!("gemm [{variant}] {m}x{n}x{k} {ta:?} {tb:?} α={alpha} β={beta}");
 
@@ -116,6 +116,7 @@ both_dtypes_test!(
 fn gemm_tf32_is_within_the_tf32_bound_and_plain_dgemm_for_f64() {
     let mut b = backend();
     b.set_variant(Family::MatMul, "gemm_tf32").unwrap();
+    assert_eq!(b.precision(Family::MatMul), Precision::Tf32);
     gemm_matches_host::<f32>(&b);
     // f64: TF32 does not apply; the variant must be plain DGEMM, bit for bit.
     let a = random::<f64>((129, 77), 1);

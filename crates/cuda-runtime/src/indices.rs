@@ -29,6 +29,38 @@ pub struct IndexStorage {
     gpu: Arc<Gpu>,
 }
 
+impl IndexStorage {
+    /// The 32-bit labels of a k-means step.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for the 64-bit indices of an arg reduction.
+    pub fn labels(&self) -> Result<&CudaSlice<i32>> {
+        match &self.data {
+            DeviceIndices::I32(l) => Ok(l),
+            DeviceIndices::I64(_) => Err(not_labels()),
+        }
+    }
+
+    /// As [`IndexStorage::labels`], for labels a step writes.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for the 64-bit indices of an arg reduction.
+    pub fn labels_mut(&mut self) -> Result<&mut CudaSlice<i32>> {
+        match &mut self.data {
+            DeviceIndices::I32(l) => Ok(l),
+            DeviceIndices::I64(_) => Err(not_labels()),
+        }
+    }
+}
+
+fn not_labels() -> Error {
+    Error::invalid(
+        "kmeans",
+        "labels: these indices come from an arg reduction, not from `unlabeled`, \
+         `predict_dev` or `kmeans_dev`: they cannot hold k-means labels",
+    )
+}
+
 impl Storage for IndexStorage {
     fn place(&self) -> Place {
         self.gpu.place()

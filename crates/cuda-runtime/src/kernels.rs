@@ -1,7 +1,7 @@
 //! Kernel sources (`kernels/*.cu`, embedded at build time) and their NVRTC compilation.
 //!
-//! Each op family is one `.cu` file; all include `common.cuh`, which is handed to NVRTC
-//! as an in-memory header. A file is compiled once per process and architecture (the
+//! Each op family is one `.cu` file; all include `common.cuh`, and the GEMM and gram
+//! files `tiles.cuh`, which are handed to NVRTC as in-memory headers. A file is compiled once per process and architecture (the
 //! cubin is cached), on first use.
 
 use std::collections::HashMap;
@@ -10,8 +10,12 @@ use std::sync::{Mutex, OnceLock};
 
 use cudarc::nvrtc::sys;
 
-/// The shared header every kernel file includes.
-pub const COMMON_HEADER: &str = include_str!("../../../kernels/common.cuh");
+/// The shared headers, by the names the kernel files include them under: `common.cuh`
+/// (every file) and `tiles.cuh` (the register-blocked GEMM machinery of matmul and gram).
+pub const HEADERS: [(&str, &str); 2] = [
+    ("common.cuh", include_str!("../../../kernels/common.cuh")),
+    ("tiles.cuh", include_str!("../../../kernels/tiles.cuh")),
+];
 
 /// One kernel source file, one op family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -158,10 +162,16 @@ pub fn compile(file: KernelFile, arch: &str) -> Result<Compiled, CompileError> {
     let name = file.file_name();
     let src = CString::new(file.source()).expect("kernel sources hold no NUL");
     let cname = CString::new(name).expect("no NUL");
-    let header = CString::new(COMMON_HEADER).expect("no NUL");
-    let header_name = CString::new("common.cuh").expect("no NUL");
-    let headers = [header.as_ptr()];
-    let include_names = [header_name.as_ptr()];
+    let header_text: Vec<CString> = HEADERS
+        .iter()
+        .map(|(_, text)| CString::new(*text).expect("no NUL"))
+        .collect();
+    let header_names: Vec<CString> = HEADERS
+        .iter()
+        .map(|(name, _)| CString::new(*name).expect("no NUL"))
+        .collect();
+    let headers: Vec<*const c_char> = header_text.iter().map(|h| h.as_ptr()).collect();
+    let include_names: Vec<*const c_char> = header_names.iter().map(|h| h.as_ptr()).collect();
     let opts: Vec<CString> = options(arch)
         .into_iter()
         .map(|o| CString::new(o).expect("no NUL"))
@@ -175,7 +185,7 @@ pub fn compile(file: KernelFile, arch: &str) -> Result<Compiled, CompileError> {
             &mut prog,
             src.as_ptr(),
             cname.as_ptr(),
-            1,
+            HEADERS.len() as i32,
             headers.as_ptr(),
             include_names.as_ptr(),
         );

@@ -1,7 +1,7 @@
 //! What every kernel launch needs: grid arithmetic, the checks that make the launch
 //! safe, and the launch's result as an ndgpu error.
 
-use cudarc::driver::DriverError;
+use cudarc::driver::{DriverError, LaunchConfig};
 use ndgpu_core::{Error, Result};
 
 use crate::gpu::driver;
@@ -10,6 +10,15 @@ use crate::DeviceMatrix;
 /// Blocks needed to cover `n` with blocks of `per_block`, at least one.
 pub fn blocks(n: usize, per_block: usize) -> u32 {
     n.div_ceil(per_block).max(1) as u32
+}
+
+/// A 1-D launch: `grid` blocks of `threads` threads, no dynamic shared memory.
+pub fn linear(grid: u32, threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
 }
 
 /// Converts a dimension to the `int` the kernels take.

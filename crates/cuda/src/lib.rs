@@ -54,20 +54,22 @@ impl CudaBackend {
 
     /// A backend on a given runtime.
     pub fn with_gpu(gpu: Arc<Gpu>) -> Self {
-        let variants = Variants::new(NAME, &Self::variant_table());
+        let variants = Self::variant_table();
         CudaBackend { gpu, variants }
     }
 
-    /// The variants of every family, default first: known without a device.
-    pub fn variant_table() -> [(Family, &'static [&'static str]); 6] {
-        [
+    /// The variants of every family, default first: known without a device. Every
+    /// variant computes in IEEE arithmetic (no tensor cores).
+    pub fn variant_table() -> Variants {
+        let table = [
             (Family::MatMul, ops::matmul::VARIANTS),
             (Family::Gram, ops::gram::VARIANTS),
             (Family::Transpose, ops::transpose::VARIANTS),
             (Family::Reduce, ops::reduce::VARIANTS),
             (Family::Cholesky, ops::cholesky::VARIANTS),
             (Family::KMeans, ops::kmeans::VARIANTS),
-        ]
+        ];
+        Variants::new(NAME, &table)
     }
 
     /// The runtime.

@@ -6,28 +6,20 @@
 //! centroids, are bitwise those of one device.
 
 use cudarc::driver::{CudaSlice, CudaViewMut};
-use ndgpu_core::{check, Assignment, Error, Indices, KMeans, Matrix, Result};
+use ndgpu_core::{check, Assignment, Indices, KMeans, Matrix, Result};
 use ndgpu_cuda_runtime::kmeans::{accumulate_chunks, finalize, Plan, Rows};
-use ndgpu_cuda_runtime::{DeviceIndices, IndexStorage};
+use ndgpu_cuda_runtime::IndexStorage;
 
 use crate::layout::{split, unlike, Layout};
 use crate::{MultiBackend, MultiElement};
-
-fn labels_of(s: &IndexStorage) -> Result<&CudaSlice<i32>> {
-    match &s.data {
-        DeviceIndices::I32(l) => Ok(l),
-        DeviceIndices::I64(_) => Err(Error::invalid(
-            "kmeans",
-            "labels: these indices come from an arg reduction, not from an assignment",
-        )),
-    }
-}
 
 impl MultiBackend {
     /// The labels of rank r as its device buffer.
     fn rank_labels<'a>(&self, r: usize, i: &'a Indices) -> Result<&'a CudaSlice<i32>> {
         let gpu = &self.ranks[r].gpu;
-        labels_of(gpu.here(self.name).indices("kmeans", "labels", i)?)
+        gpu.here(self.name)
+            .indices::<IndexStorage>("kmeans", "labels", i)?
+            .labels()
     }
 }
 

@@ -183,19 +183,14 @@ impl MultiBackend {
             devices: mask,
             group: group_id(ranks.iter().map(|r| r.gpu.place()).collect()),
         };
-        let table: Vec<(Family, Vec<&'static str>)> = Family::ALL
-            .iter()
-            .map(|&f| (f, ranks[0].backend.variants(f)))
-            .collect();
-        let entries: Vec<(Family, &'static [&'static str])> = table
-            .into_iter()
-            .map(|(f, v)| (f, &*Box::leak(v.into_boxed_slice())))
-            .collect();
+        // The ranks' variants, precisions included, selected as on the ranks (the
+        // defaults: they were just opened).
+        let variants = ranks[0].backend.variant_table().clone().renamed(name);
         Ok(MultiBackend {
             name,
             place,
             comms,
-            variants: Variants::new(name, &entries),
+            variants,
             ranks,
         })
     }

@@ -33,8 +33,8 @@
 pub use ndgpu_core::{
     init_centroids, ndarray, ArgOp, Assignment, Backend, BackendElement, Cholesky, CholeskyFactor,
     DType, Device, Element, Error, Family, Gemm, Gram, Indices, Init, KMeans, KMeansConfig,
-    KMeansFit, KMeansResult, MatMul, Matrix, Memory, Ops, Place, Reduce, ReduceOp, Result, Trans,
-    Transpose,
+    KMeansFit, KMeansResult, MatMul, Matrix, Memory, Ops, Place, Precision, Reduce, ReduceOp,
+    Result, Trans, Transpose, Variants,
 };
 pub use ndgpu_cpu::CpuBackend;
 #[cfg(feature = "cublas")]
@@ -72,9 +72,9 @@ pub struct BackendInfo {
     pub status: std::result::Result<String, String>,
     /// Notes on its variants (determinism, vendor vs hand-written parts).
     pub notes: Vec<String>,
-    /// Variants per family, default first (also for a GPU backend that cannot open
-    /// here).
-    pub variants: Vec<(Family, Vec<&'static str>)>,
+    /// Variants per family, default first, and their precisions (also for a GPU backend
+    /// that cannot open here; no family for another that cannot).
+    pub variants: Variants,
 }
 
 /// Every compiled-in backend with its availability (and, when unavailable, why).
@@ -86,7 +86,7 @@ pub fn backends() -> Vec<BackendInfo> {
                 name,
                 status: Ok(b.description()),
                 notes: b.notes(),
-                variants: Family::ALL.iter().map(|&f| (f, b.variants(f))).collect(),
+                variants: b.variant_table().clone(),
             },
             Err(e) => BackendInfo {
                 name,
@@ -103,15 +103,14 @@ pub fn backends() -> Vec<BackendInfo> {
 
 /// The variants of a backend that cannot open here, from its static table (the GPU
 /// backends know theirs without a device).
-fn static_variants(name: &str) -> Vec<(Family, Vec<&'static str>)> {
-    let table: &[(Family, &'static [&'static str])] = match name {
+fn static_variants(name: &'static str) -> Variants {
+    match name {
         #[cfg(feature = "cuda")]
-        "cuda" => &CudaBackend::variant_table(),
+        "cuda" => CudaBackend::variant_table(),
         #[cfg(feature = "cublas")]
-        "cublas" => &CublasBackend::variant_table(),
-        _ => &[],
-    };
-    table.iter().map(|&(f, v)| (f, v.to_vec())).collect()
+        "cublas" => CublasBackend::variant_table(),
+        _ => Variants::new(name, &[]),
+    }
 }
 
 /// A backend by name: `cpu`, `faer`, `cuda`, `cublas`, or `auto` (the value of `NDGPU_BACKEND`

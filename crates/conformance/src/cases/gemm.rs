@@ -110,8 +110,8 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
     let cpu = CpuBackend::new();
     let shapes = super::shapes(sizes, SMALL, MEDIUM);
     for (i, &[m, n, k]) in shapes.iter().enumerate() {
-        // `gemm_bound` uses tolerance::gemm; a TF32 variant gets its own tolerance.
-        let rescale = product_tolerance::<T>(k, rec.variant()) / tolerance::gemm::<T>(k);
+        // `gemm_bound` uses tolerance::gemm; a variant on TF32 gets its own tolerance.
+        let rescale = product_tolerance::<T>(k, rec.precision()) / tolerance::gemm::<T>(k);
         for (j, &(ta, tb)) in TRANS.iter().enumerate() {
             let (alpha, beta, c_kind) = SCALES[(i * TRANS.len() + j) % SCALES.len()];
             let (alpha, beta) = (T::from_f64(alpha), T::from_f64(beta));
@@ -219,7 +219,7 @@ pub(crate) fn run_gram<T: Element, B: Ops<T> + ?Sized>(
     rec: &mut Recorder,
 ) {
     let cpu = CpuBackend::new();
-    let variant = rec.variant().to_string();
+    let precision = rec.precision();
     for (i, &[n, k]) in super::shapes(sizes, GRAM_SMALL, GRAM_MEDIUM)
         .iter()
         .enumerate()
@@ -253,7 +253,7 @@ pub(crate) fn run_gram<T: Element, B: Ops<T> + ?Sized>(
                 let m64 = to_f64(m.view());
                 let want = m64.dot(&m64.t());
                 let abs = abs_f64(m.view());
-                let bound = abs.dot(&abs.t()) * product_tolerance::<T>(k, &variant);
+                let bound = abs.dot(&abs.t()) * product_tolerance::<T>(k, precision);
                 check_product(v, &got, &want, &cpu_g, &bound);
             });
         }

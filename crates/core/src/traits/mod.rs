@@ -19,7 +19,9 @@ mod reduce;
 
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
 
-use crate::{Element, Family, HostArray, Indices, Matrix, Place, Result, Trans, Variants};
+use crate::{
+    Element, Family, HostArray, Indices, Matrix, Place, Precision, Result, Trans, Variants,
+};
 
 pub use cholesky::Cholesky;
 pub use kmeans::KMeans;
@@ -218,6 +220,12 @@ pub trait Backend: Ops<f32> + Ops<f64> {
     /// The variant currently used for `family`.
     fn variant(&self, family: Family) -> &'static str {
         self.variant_table().current(family)
+    }
+
+    /// The precision of the variant currently used for `family`: what its results may
+    /// be checked against.
+    fn precision(&self, family: Family) -> Precision {
+        self.variant_table().precision(family)
     }
 
     /// Selects the variant used for `family` from now on.

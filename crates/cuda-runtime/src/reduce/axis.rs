@@ -10,9 +10,9 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use ndarray::Axis;
 use ndgpu_core::{Error, Result};
 
-use super::{zeroed, Kind};
+use super::{kernel_name, zeroed, Kind};
 use crate::kernels::KernelFile;
-use crate::launch::launched;
+use crate::launch::{launched, linear};
 use crate::{CudaElement, DeviceMatrix, Gpu};
 
 /// The kernels take `int` dimensions and step past the end by at most a few hundred.
@@ -38,10 +38,6 @@ pub(super) fn check_dims<T>(op: &'static str, m: &DeviceMatrix<T>) -> Result<()>
         ));
     }
     Ok(())
-}
-
-fn kernel<T: CudaElement>(kind: Kind, tech: &str) -> String {
-    super::kernel_name::<T>(kind, tech)
 }
 
 /// Reduces a non-empty `m` along `axis` into `out_v` (values) and `out_i` (indices,
@@ -87,47 +83,24 @@ fn rows<T: CudaElement>(
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        let cpc = cols_per_chunk as i32;
-        let name = kernel::<T>(kind, "rows_block");
-        let f = gpu.function(KernelFile::Reduce, &name)?;
-        if chunks == 1 {
-            let mut l = gpu.stream().launch_builder(&f);
-            l.arg(&r)
-                .arg(&c)
-                .arg(&cpc)
-                .arg(&m.data)
-                .arg(out_v)
-                .arg(out_i);
-            // SAFETY: (int rows, int cols, int cols_per_chunk, const T* x, T* out_v,
-            // i64* out_i): x holds rows·cols elements, each block reads its row's columns
-            // below cols; with one chunk block (row, 0) writes entry row of outputs
-            // holding at least rows entries (out_i: arg ops only, which pass one such).
-            return launched(&name, unsafe { l.launch(cfg) });
-        }
-        let parts = chunks * m.rows;
-        let mut pv = gpu.alloc::<T>(kind.name(), parts)?;
-        let mut pi = zeroed::<i64>(gpu, parts)?;
-        let mut l = gpu.stream().launch_builder(&f);
-        l.arg(&r)
-            .arg(&c)
-            .arg(&cpc)
-            .arg(&m.data)
-            .arg(&mut pv)
-            .arg(&mut pi);
-        // SAFETY: as above; block (row, k) writes entry k·rows + row < chunks·rows = parts.
-        launched(&name, unsafe { l.launch(cfg) })?;
-        return fold_chunks(gpu, kind, chunks, m.rows, &pv, &pi, out_v, out_i);
+        return chunked(
+            gpu,
+            kind,
+            "rows_block",
+            cfg,
+            m,
+            cols_per_chunk,
+            (chunks, m.rows),
+            out_v,
+            out_i,
+        );
     }
     // Groups of g lanes per row, g the row length rounded up to a power of two (≤ 32).
     let g = m.cols.next_power_of_two().min(32);
     let rows_per_block = 4 * (256 / g);
-    let cfg = LaunchConfig {
-        grid_dim: (m.rows.div_ceil(rows_per_block) as u32, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = linear(m.rows.div_ceil(rows_per_block) as u32, 256);
     let g32 = g as i32;
-    let name = kernel::<T>(kind, "rows");
+    let name = kernel_name::<T>(kind, "rows");
     let f = gpu.function(KernelFile::Reduce, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     l.arg(&r)
@@ -167,35 +140,55 @@ fn cols<T: CudaElement>(
         block_dim: (32, 8, 1),
         shared_mem_bytes: 0,
     };
-    let (r, c, rpc) = (m.rows as i32, m.cols as i32, rows_per_chunk as i32);
-    let name = kernel::<T>(kind, "cols");
+    chunked(
+        gpu,
+        kind,
+        "cols",
+        cfg,
+        m,
+        rows_per_chunk,
+        (chunks, m.cols),
+        out_v,
+        out_i,
+    )
+}
+
+/// Launches a first pass, `(int rows, int cols, int per_chunk, const T* x, T* out_v,
+/// i64* out_i)`, that reduces `m` in `chunks` chunks of `per_chunk` for each of `width`
+/// outputs: with one chunk straight into the outputs, else into chunk-major partials
+/// that [`fold_chunks`] folds.
+#[allow(clippy::too_many_arguments)]
+fn chunked<T: CudaElement>(
+    gpu: &Gpu,
+    kind: Kind,
+    tech: &str,
+    cfg: LaunchConfig,
+    m: &DeviceMatrix<T>,
+    per_chunk: usize,
+    (chunks, width): (usize, usize),
+    out_v: &mut CudaSlice<T>,
+    out_i: &mut CudaSlice<i64>,
+) -> Result<()> {
+    let (r, c, per) = (m.rows as i32, m.cols as i32, per_chunk as i32);
+    let name = kernel_name::<T>(kind, tech);
     let f = gpu.function(KernelFile::Reduce, &name)?;
-    if chunks == 1 {
+    let pass = |v: &mut CudaSlice<T>, i: &mut CudaSlice<i64>| {
         let mut l = gpu.stream().launch_builder(&f);
-        l.arg(&r)
-            .arg(&c)
-            .arg(&rpc)
-            .arg(&m.data)
-            .arg(out_v)
-            .arg(out_i);
-        // SAFETY: (int rows, int cols, int rows_per_chunk, const T* x, T* out_v,
-        // i64* out_i): x holds rows·cols elements; with one chunk, thread column c < cols
-        // writes entry c of outputs holding at least cols entries (out_i: arg ops only).
-        return launched(&name, unsafe { l.launch(cfg) });
+        l.arg(&r).arg(&c).arg(&per).arg(&m.data).arg(v).arg(i);
+        // SAFETY: x holds rows·cols elements, read at rows < rows and columns < cols;
+        // chunk k of output j < width writes entry k·width + j: with one chunk the
+        // outputs hold at least width entries (out_i: arg ops only, which pass one
+        // such), else the partials hold chunks·width.
+        launched(&name, unsafe { l.launch(cfg) })
+    };
+    if chunks == 1 {
+        return pass(out_v, out_i);
     }
-    let parts = chunks * m.cols;
+    let parts = chunks * width;
     let mut pv = gpu.alloc::<T>(kind.name(), parts)?;
     let mut pi = zeroed::<i64>(gpu, parts)?;
-    let mut l = gpu.stream().launch_builder(&f);
-    l.arg(&r)
-        .arg(&c)
-        .arg(&rpc)
-        .arg(&m.data)
-        .arg(&mut pv)
-        .arg(&mut pi);
-    // SAFETY: as above; chunk k writes entries k·cols + c < chunks·cols = parts.
-    launched(&name, unsafe { l.launch(cfg) })?;
-    fold_chunks(gpu, kind, chunks, m.cols, &pv, &pi, out_v, out_i)
+    pass(&mut pv, &mut pi)?;
+    fold_chunks(gpu, kind, chunks, width, &pv, &pi, out_v, out_i)
 }
 
 /// Folds `chunks` partials per output, stored chunk-major (`width` apart), in chunk
@@ -212,12 +205,8 @@ fn fold_chunks<T: CudaElement>(
     out_i: &mut CudaSlice<i64>,
 ) -> Result<()> {
     let (k, w) = (chunks as i32, width as i32);
-    let cfg = LaunchConfig {
-        grid_dim: (width.div_ceil(256) as u32, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let name = kernel::<T>(kind, "cols_finish");
+    let cfg = linear(width.div_ceil(256) as u32, 256);
+    let name = kernel_name::<T>(kind, "cols_finish");
     let f = gpu.function(KernelFile::Reduce, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     l.arg(&k).arg(&w).arg(pv).arg(pi).arg(out_v).arg(out_i);

@@ -11,14 +11,14 @@
 
 mod axis;
 
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 use ndarray::Axis;
 use ndgpu_core::{check, ArgOp, Error, ReduceOp, Result};
 
 use crate::gpu::driver;
 use crate::indices::{DeviceIndices, IndexStorage};
 use crate::kernels::KernelFile;
-use crate::launch::launched;
+use crate::launch::{launched, linear};
 use crate::{CudaElement, DeviceMatrix, Gpu};
 
 /// What is reduced: the op decides the kernel names (`reduce_<name>_<technique>_<dtype>`).
@@ -79,6 +79,26 @@ pub fn read_at<U: DeviceRepr + Default + Copy>(gpu: &Gpu, s: &CudaSlice<U>, k: u
     Ok(host[0])
 }
 
+/// The (value, index) a reduction left at entry `k` of its outputs, after all queued
+/// work; the index is read for arg ops only (-1 otherwise).
+///
+/// # Errors
+/// Driver errors, including those of the queued work.
+pub fn read_result<T: CudaElement>(
+    gpu: &Gpu,
+    kind: Kind,
+    pv: &CudaSlice<T>,
+    pi: &CudaSlice<i64>,
+    k: usize,
+) -> Result<(T, i64)> {
+    let v = read_at(gpu, pv, k)?;
+    let i = match kind {
+        Kind::Arg(_) => read_at(gpu, pi, k)?,
+        _ => -1,
+    };
+    Ok((v, i))
+}
+
 /// The kernel of `kind` and technique `tech` for `T`.
 pub fn kernel_name<T: CudaElement>(kind: Kind, tech: &str) -> String {
     format!("reduce_{}_{tech}_{}", kind.name(), T::SUFFIX)
@@ -107,11 +127,7 @@ pub fn shuffle<T: CudaElement>(
     let mut pi = zeroed::<i64>(gpu, grid as usize + 1)?;
     let mut ticket = zeroed::<u32>(gpu, 1)?;
     let n64 = n as i64;
-    let cfg = LaunchConfig {
-        grid_dim: (grid, 1, 1),
-        block_dim: (SHUFFLE_THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = linear(grid, SHUFFLE_THREADS);
     let name = kernel_name::<T>(kind, "shuffle");
     let f = gpu.function(KernelFile::Reduce, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
@@ -126,12 +142,7 @@ pub fn shuffle<T: CudaElement>(
     // vector loads); pv and pi hold grid + 1 entries (one partial per block and the
     // result); the ticket starts at zero.
     launched(&name, unsafe { l.launch(cfg) })?;
-    let v = read_at(gpu, &pv, grid as usize)?;
-    let i = match kind {
-        Kind::Arg(_) => read_at(gpu, &pi, grid as usize)?,
-        _ => -1,
-    };
-    Ok((v, i))
+    read_result(gpu, kind, &pv, &pi, grid as usize)
 }
 
 /// `op` of a whole resident matrix with the shuffle reduction (0 for an empty sum).

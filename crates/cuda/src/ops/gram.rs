@@ -50,33 +50,19 @@ struct Rung {
     block: (u32, u32),
 }
 
+impl Rung {
+    const fn new(name: &'static str, grid: Grid, block: (u32, u32)) -> Rung {
+        Rung { name, grid, block }
+    }
+}
+
 const RUNGS: [Rung; 5] = [
-    Rung {
-        name: "reg_blocked",
-        grid: Grid::Upper(128),
-        block: (256, 1),
-    },
+    Rung::new("reg_blocked", Grid::Upper(128), (256, 1)),
     // The symmetric rungs launch every tile, as v005/v006 did; lower tiles return at once.
-    Rung {
-        name: "symmetric",
-        grid: Grid::Full(32, 32),
-        block: (32, 32),
-    },
-    Rung {
-        name: "diagonal",
-        grid: Grid::Full(32, 32),
-        block: (32, 32),
-    },
-    Rung {
-        name: "tiled",
-        grid: Grid::Full(32, 32),
-        block: (32, 32),
-    },
-    Rung {
-        name: "naive",
-        grid: Grid::Full(8, 32),
-        block: (32, 8),
-    },
+    Rung::new("symmetric", Grid::Full(32, 32), (32, 32)),
+    Rung::new("diagonal", Grid::Full(32, 32), (32, 32)),
+    Rung::new("tiled", Grid::Full(32, 32), (32, 32)),
+    Rung::new("naive", Grid::Full(8, 32), (32, 8)),
 ];
 
 fn rung(variant: &str) -> Result<Rung> {
@@ -84,12 +70,7 @@ fn rung(variant: &str) -> Result<Rung> {
         .iter()
         .copied()
         .find(|r| r.name == variant)
-        .ok_or_else(|| Error::UnknownVariant {
-            backend: "cuda".into(),
-            family: Family::Gram,
-            name: variant.into(),
-            available: VARIANTS.join(", "),
-        })
+        .ok_or_else(|| Error::unknown_variant("cuda", Family::Gram, variant, VARIANTS))
 }
 
 /// `out ← m·mᵀ` (n×n for an n×k `m`) on resident data with the named variant. Every

@@ -8,7 +8,7 @@
 use cudarc::driver::{CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
 use ndgpu_core::{check, Backend, Error, Family, Gemm, MatMul, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::kernels::KernelFile;
-use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched};
+use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched, linear};
 use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
 
 use crate::ops::transpose;
@@ -48,42 +48,20 @@ struct Rung {
     block: (u32, u32),
 }
 
+impl Rung {
+    const fn new(name: &'static str, tile: (usize, usize), block: (u32, u32)) -> Rung {
+        Rung { name, tile, block }
+    }
+}
+
 const RUNGS: [Rung; 7] = [
-    Rung {
-        name: "double_buffered",
-        tile: (128, 128),
-        block: (256, 1),
-    },
-    Rung {
-        name: "vectorized",
-        tile: (128, 128),
-        block: (256, 1),
-    },
-    Rung {
-        name: "reg_blocked",
-        tile: (128, 128),
-        block: (256, 1),
-    },
-    Rung {
-        name: "tiled_unrolled",
-        tile: (32, 32),
-        block: (32, 32),
-    },
-    Rung {
-        name: "tiled",
-        tile: (32, 32),
-        block: (32, 32),
-    },
-    Rung {
-        name: "coalesced",
-        tile: (8, 32),
-        block: (32, 8),
-    },
-    Rung {
-        name: "naive",
-        tile: (32, 8),
-        block: (32, 8),
-    },
+    Rung::new("double_buffered", (128, 128), (256, 1)),
+    Rung::new("vectorized", (128, 128), (256, 1)),
+    Rung::new("reg_blocked", (128, 128), (256, 1)),
+    Rung::new("tiled_unrolled", (32, 32), (32, 32)),
+    Rung::new("tiled", (32, 32), (32, 32)),
+    Rung::new("coalesced", (8, 32), (32, 8)),
+    Rung::new("naive", (32, 8), (32, 8)),
 ];
 
 fn rung(variant: &str) -> Result<Rung> {
@@ -91,12 +69,7 @@ fn rung(variant: &str) -> Result<Rung> {
         .iter()
         .copied()
         .find(|r| r.name == variant)
-        .ok_or_else(|| Error::UnknownVariant {
-            backend: "cuda".into(),
-            family: Family::MatMul,
-            name: variant.into(),
-            available: VARIANTS.join(", "),
-        })
+        .ok_or_else(|| Error::unknown_variant("cuda", Family::MatMul, variant, VARIANTS))
 }
 
 /// `C ← alpha·op(A)·op(B) + beta·C` on resident data with the named variant. `c` must be
@@ -154,30 +127,6 @@ pub(crate) fn transposed<T: CudaElement>(
     let mut t = gpu.alloc_matrix("gemm", x.cols, x.rows)?;
     transpose::transpose(gpu, transpose::VARIANTS[0], x, &mut t)?;
     Ok(t)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn launch<T: CudaElement>(
-    gpu: &Gpu,
-    rung: Rung,
-    mnk: (usize, usize, usize),
-    alpha: T,
-    a: &DeviceMatrix<T>,
-    b: &DeviceMatrix<T>,
-    beta: T,
-    c: &mut DeviceMatrix<T>,
-) -> Result<()> {
-    let (a, b) = (a.data.as_view(), b.data.as_view());
-    launch_views(
-        gpu,
-        rung,
-        mnk,
-        alpha,
-        &a,
-        &b,
-        beta,
-        &mut c.data.as_view_mut(),
-    )
 }
 
 /// One operand of [`gemm_strided`]: a view whose element 0 is the block's first, and the
@@ -262,15 +211,15 @@ fn tile_grid(rung: Rung, m: usize, n: usize) -> Result<LaunchConfig> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn launch_views<T: CudaElement>(
+fn launch<T: CudaElement>(
     gpu: &Gpu,
     rung: Rung,
     (m, n, k): (usize, usize, usize),
     alpha: T,
-    a: &CudaView<T>,
-    b: &CudaView<T>,
+    a: &DeviceMatrix<T>,
+    b: &DeviceMatrix<T>,
     beta: T,
-    c: &mut CudaViewMut<T>,
+    c: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let (mi, ni, ki) = (
         dim_i32("gemm", m)?,
@@ -285,16 +234,16 @@ fn launch_views<T: CudaElement>(
         .arg(&ni)
         .arg(&ki)
         .arg(&alpha)
-        .arg(a)
-        .arg(b)
+        .arg(&a.data)
+        .arg(&b.data)
         .arg(&beta)
-        .arg(c);
+        .arg(&mut c.data);
     // SAFETY: gemm_<variant>_<dtype>(int M, int N, int K, T alpha, const T* A, const T* B,
-    // T beta, T* C) with A m×k, B k×n and C m×n row-major, each view checked to hold
-    // rows·cols elements (by the callers, with check_buffer); the grid has one block
-    // per rung.tile of C, which is what the kernel
-    // decodes from blockIdx.x; every access is bounds-checked against M, N, K, and the
-    // 16-byte loads are used only where the kernel finds the pointers aligned.
+    // T beta, T* C) with A m×k, B k×n and C m×n row-major, each buffer checked to hold
+    // rows·cols elements (by gemm, with check_buffer); the grid has one block per
+    // rung.tile of C, which is what the kernel decodes from blockIdx.x; every access is
+    // bounds-checked against M, N, K, and the 16-byte loads are used only where the
+    // kernel finds the pointers aligned.
     launched(&name, unsafe { l.launch(cfg) })
 }
 
@@ -312,11 +261,7 @@ fn scale<T: CudaElement>(gpu: &Gpu, beta: T, c: &mut DeviceMatrix<T>) -> Result<
             .map_err(|e| driver("gemm: zeroing C", e));
     }
     let (mi, ni) = (dim_i32("gemm", c.rows)?, dim_i32("gemm", c.cols)?);
-    let cfg = LaunchConfig {
-        grid_dim: (len.div_ceil(256).min(1 << 16) as u32, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = linear(len.div_ceil(256).min(1 << 16) as u32, 256);
     let name = format!("gemm_scale_{}", T::SUFFIX);
     let f = gpu.function(KernelFile::MatMul, &name)?;
     let mut l = gpu.stream().launch_builder(&f);

@@ -43,12 +43,7 @@ fn geometry(variant: &str) -> Option<((u32, u32), u32)> {
 }
 
 fn unknown_variant(name: &str) -> Error {
-    Error::UnknownVariant {
-        backend: "cuda".into(),
-        family: Family::Transpose,
-        name: name.into(),
-        available: VARIANTS.join(", "),
-    }
+    Error::unknown_variant("cuda", Family::Transpose, name, VARIANTS)
 }
 
 /// `out ← aᵀ` on resident data with the named variant. `out` must be `a.cols × a.rows`;

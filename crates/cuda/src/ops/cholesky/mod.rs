@@ -73,12 +73,12 @@ fn parse(variant: &str) -> Result<Variant> {
         "blocked" => Ok(Variant::Blocked),
         "per_step" => Ok(Variant::PerStep),
         "single_block" => Ok(Variant::SingleBlock),
-        _ => Err(Error::UnknownVariant {
-            backend: "cuda".into(),
-            family: Family::Cholesky,
-            name: variant.into(),
-            available: VARIANTS.join(", "),
-        }),
+        _ => Err(Error::unknown_variant(
+            "cuda",
+            Family::Cholesky,
+            variant,
+            VARIANTS,
+        )),
     }
 }
 

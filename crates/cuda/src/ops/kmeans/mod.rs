@@ -13,7 +13,7 @@ mod launch;
 use cudarc::driver::CudaSlice;
 use ndgpu_core::{check, Assignment, Backend, Error, Family, Indices, KMeans, Matrix, Result};
 use ndgpu_cuda_runtime::kmeans::{read_stats, stats_sum, update};
-use ndgpu_cuda_runtime::{CudaElement, DeviceIndices, DeviceMatrix, Gpu, IndexStorage};
+use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu, IndexStorage};
 
 use crate::CudaBackend;
 use launch::Workspace;
@@ -51,40 +51,13 @@ fn parse(variant: &str) -> Result<Variant> {
     match variant {
         "fused" => Ok(Variant::Fused),
         "atomic" => Ok(Variant::Atomic),
-        _ => Err(Error::UnknownVariant {
-            backend: "cuda".into(),
-            family: Family::KMeans,
-            name: variant.into(),
-            available: VARIANTS.join(", "),
-        }),
+        _ => Err(Error::unknown_variant(
+            "cuda",
+            Family::KMeans,
+            variant,
+            VARIANTS,
+        )),
     }
-}
-
-/// The 32-bit labels of a k-means step.
-pub(crate) fn labels_of<'a>(s: &'a IndexStorage, op: &'static str) -> Result<&'a CudaSlice<i32>> {
-    match &s.data {
-        DeviceIndices::I32(l) => Ok(l),
-        DeviceIndices::I64(_) => Err(not_labels(op)),
-    }
-}
-
-/// As [`labels_of`], for labels the step writes.
-pub(crate) fn labels_of_mut<'a>(
-    s: &'a mut IndexStorage,
-    op: &'static str,
-) -> Result<&'a mut CudaSlice<i32>> {
-    match &mut s.data {
-        DeviceIndices::I32(l) => Ok(l),
-        DeviceIndices::I64(_) => Err(not_labels(op)),
-    }
-}
-
-fn not_labels(op: &'static str) -> Error {
-    Error::invalid(
-        op,
-        "these indices come from an arg reduction, not from `unlabeled`, `predict_dev` or \
-         `kmeans_dev`: they cannot hold k-means labels",
-    )
 }
 
 /// One assignment with variant `v` on resident data.
@@ -152,7 +125,9 @@ impl<T: CudaElement> KMeans<T> for CudaBackend {
         let (gpu, here) = (self.gpu(), self.here());
         let x = gpu.dm(here, "kmeans", "X", x)?;
         let c = gpu.dm(here, "kmeans", "centroids", centroids)?;
-        let labels = labels_of_mut(here.indices_mut("kmeans", "labels", labels)?, "kmeans")?;
+        let labels = here
+            .indices_mut::<IndexStorage>("kmeans", "labels", labels)?
+            .labels_mut()?;
         assign(gpu, v, x, c, labels)
     }
 
@@ -161,7 +136,9 @@ impl<T: CudaElement> KMeans<T> for CudaBackend {
         let v = parse(self.variant(Family::KMeans))?;
         let (gpu, here) = (self.gpu(), self.here());
         let x = gpu.dm(here, "kmeans", "X", x)?;
-        let labels = labels_of(here.indices("kmeans", "labels", labels)?, "kmeans")?;
+        let labels = here
+            .indices::<IndexStorage>("kmeans", "labels", labels)?
+            .labels()?;
         let c = gpu.dm_mut(here, "kmeans", "centroids", centroids)?;
         update_with(gpu, v, x, labels, c)
     }

@@ -78,12 +78,7 @@ pub const NOTE: &str = "reduce: shuffle (default; float4/double2 loads, 4 accumu
      whole array).";
 
 fn unknown_variant(name: &str) -> Error {
-    Error::UnknownVariant {
-        backend: "cuda".into(),
-        family: Family::Reduce,
-        name: name.into(),
-        available: VARIANTS.join(", "),
-    }
+    Error::unknown_variant("cuda", Family::Reduce, name, VARIANTS)
 }
 
 /// `op` of the first `n` elements of `x` (and `y` for dot) with the named variant.

@@ -3,11 +3,11 @@
 //! Scratch (partials, ticket) is allocated per call, stream-ordered, and freed the same
 //! way, so a call costs no host synchronisation until its result is read.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use ndgpu_core::{Error, Result};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use ndgpu_core::Result;
 use ndgpu_cuda_runtime::kernels::KernelFile;
-use ndgpu_cuda_runtime::launch::launched;
-use ndgpu_cuda_runtime::reduce::{kernel_name, read_at, shuffle, zeroed, Kind};
+use ndgpu_cuda_runtime::launch::{grid_1d, launched, linear};
+use ndgpu_cuda_runtime::reduce::{kernel_name, read_at, read_result, shuffle, zeroed, Kind};
 use ndgpu_cuda_runtime::{CudaElement, Gpu};
 
 /// Threads per block of the ladder and `finish` kernels (`LADDER_THREADS`,
@@ -43,17 +43,6 @@ pub(super) fn technique(variant: &str) -> Option<Technique> {
     })
 }
 
-fn kernel<T: CudaElement>(kind: Kind, tech: &str) -> String {
-    kernel_name::<T>(kind, tech)
-}
-
-fn grid_limit(op: &'static str, blocks: usize) -> Result<u32> {
-    u32::try_from(blocks)
-        .ok()
-        .filter(|&b| b <= i32::MAX as u32)
-        .ok_or_else(|| Error::invalid(op, format!("{blocks} blocks exceed the grid limit")))
-}
-
 /// Reduces the first `n ≥ 1` elements of `x` (and `y` for dot; pass `x` again
 /// otherwise) and returns (value, index); the index is meaningful for arg ops only.
 pub(super) fn run<T: CudaElement>(
@@ -83,16 +72,12 @@ fn ladder<T: CudaElement>(
     y: &CudaSlice<T>,
     n: usize,
 ) -> Result<(T, i64)> {
-    let grid = grid_limit(kind.name(), n.div_ceil(per_block))?;
+    let grid = grid_1d(kind.name(), n.div_ceil(per_block))?;
     let mut pv = gpu.alloc::<T>(kind.name(), grid as usize)?;
     let mut pi = zeroed::<i64>(gpu, grid as usize)?;
     let n64 = n as i64;
-    let cfg = LaunchConfig {
-        grid_dim: (grid, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let kname = kernel::<T>(kind, name);
+    let cfg = linear(grid, THREADS);
+    let kname = kernel_name::<T>(kind, name);
     let f = gpu.function(KernelFile::Reduce, &kname)?;
     let mut l = gpu.stream().launch_builder(&f);
     l.arg(x).arg(y).arg(&n64).arg(&mut pv).arg(&mut pi);
@@ -101,12 +86,7 @@ fn ladder<T: CudaElement>(
     // pv and pi, which hold `grid` entries.
     launched(&kname, unsafe { l.launch(cfg) })?;
     let (pv, pi) = finish(gpu, kind, pv, pi, grid as usize)?;
-    let v = read_at(gpu, &pv, 0)?;
-    let i = match kind {
-        Kind::Arg(_) => read_at(gpu, &pi, 0)?,
-        _ => -1,
-    };
-    Ok((v, i))
+    read_result(gpu, kind, &pv, &pi, 0)
 }
 
 /// Folds `p` partials, 2048 per block in index order, until one remains (at index 0).
@@ -122,12 +102,8 @@ fn finish<T: CudaElement>(
         let mut qv = gpu.alloc::<T>(kind.name(), q)?;
         let mut qi = zeroed::<i64>(gpu, q)?;
         let p64 = p as i64;
-        let cfg = LaunchConfig {
-            grid_dim: (q as u32, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let name = kernel::<T>(kind, "finish");
+        let cfg = linear(q as u32, THREADS);
+        let name = kernel_name::<T>(kind, "finish");
         let f = gpu.function(KernelFile::Reduce, &name)?;
         let mut l = gpu.stream().launch_builder(&f);
         l.arg(&pv).arg(&pi).arg(&p64).arg(&mut qv).arg(&mut qi);
@@ -152,12 +128,8 @@ fn atomic<T: CudaElement>(
     let grid = n.div_ceil(ATOMIC_THREADS as usize).clamp(1, cap) as u32;
     let mut out = zeroed::<T>(gpu, 1)?;
     let n64 = n as i64;
-    let cfg = LaunchConfig {
-        grid_dim: (grid, 1, 1),
-        block_dim: (ATOMIC_THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let name = kernel::<T>(kind, "atomic");
+    let cfg = linear(grid, ATOMIC_THREADS);
+    let name = kernel_name::<T>(kind, "atomic");
     let f = gpu.function(KernelFile::Reduce, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     l.arg(x).arg(y).arg(&n64).arg(&mut out);
