@@ -17,13 +17,15 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
-use ndgpu_core::{Backend, Ops};
+use ndgpu_core::{Backend, Ops, Precision};
 use ndgpu_shootout::cases::{Op, Target};
-use ndgpu_shootout::check::{Math, Reference};
+use ndgpu_shootout::check::Reference;
 use ndgpu_shootout::data::Inputs;
 use ndgpu_shootout::gpu::{traffic, DeviceInfo};
 use ndgpu_shootout::host::call;
-use ndgpu_shootout::resident::{case_key, copy_source, select_variant, variants_of, Cases};
+use ndgpu_shootout::resident::{
+    case_key, copy_source, precision_of, select_variant, variants_of, Cases,
+};
 use ndgpu_shootout::SEED;
 
 /// A run slower than this is left to the shootout: criterion needs at least ten.
@@ -191,7 +193,11 @@ fn resident(c: &mut Criterion, group: &mut [Box<dyn Backend>], op: Op, info: Opt
                 }
             };
             let src = copy_source(&inputs).filter(|_| ceiling);
-            let verdict = case.check(ops, &reference, Math::of_variant(variant), src);
+            let math = match ceiling {
+                true => Precision::Ieee,
+                false => precision_of(&*group[bi], op, variant),
+            };
+            let verdict = case.check(ops, &reference, math, src);
             if let Some(why) = match verdict {
                 Ok(Ok(())) => None,
                 Ok(Err(wrong)) => Some(format!("wrong result: {wrong}")),
@@ -232,8 +238,8 @@ fn transfers(c: &mut Criterion, group: &mut [Box<dyn Backend>], op: Op) {
         for (bi, variant, _) in implementations(group, op, false) {
             let name = format!("{}/{variant}", group[bi].name());
             select_variant(&mut *group[bi], op, variant).expect("a listed variant");
+            let math = precision_of(&*group[bi], op, variant);
             let ops: &dyn Ops<f32> = &*group[bi];
-            let math = Math::of_variant(variant);
             let verdict = call(ops, &inputs)
                 .map_err(|e| e.to_string())
                 .and_then(|out| Reference::new(&inputs).check_with(&out, math));

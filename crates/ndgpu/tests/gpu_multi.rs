@@ -22,6 +22,12 @@ fn every_family_and_the_chains_on_both_groups() {
         }
         assert_chains(&*b, Sizes::from_env(Sizes::Small));
     }
+    // A variant of another precision, selected on every rank, is checked with its own
+    // bound (the group's table carries the ranks' precisions).
+    let mut b = group("cublas");
+    b.set_variant(Family::MatMul, "gemm_tf32").unwrap();
+    assert_eq!(b.precision(Family::MatMul), ndgpu::Precision::Tf32);
+    assert_family(&*b, Family::MatMul, Sizes::Small);
 }
 
 /// Blobs of `n` points, the first k of them as the start.

@@ -8,12 +8,12 @@ use std::collections::HashMap;
 
 use ndarray::{Array2, Axis};
 use ndgpu_core::{
-    Assignment, Backend, CholeskyFactor, Element, Error, Gemm, Indices, Matrix, Ops, ReduceOp,
-    Result,
+    Assignment, Backend, CholeskyFactor, Element, Error, Gemm, Indices, Matrix, Ops, Precision,
+    ReduceOp, Result,
 };
 
 use crate::cases::Op;
-use crate::check::{Math, Output, Reference};
+use crate::check::{Output, Reference};
 use crate::data::{HostBuf, Inputs};
 
 /// What one run returned.
@@ -108,6 +108,14 @@ pub fn copy_source<T>(inputs: &Inputs<T>) -> Option<&[T]> {
         Inputs::Dot { x, .. } => x.as_slice(),
         _ => None,
     }
+}
+
+/// The arithmetic variant `variant` of `op` on `b` declares (IEEE for an op of no
+/// family).
+pub fn precision_of(b: &dyn Backend, op: Op, variant: &str) -> Precision {
+    op.family().map_or(Precision::Ieee, |f| {
+        b.variant_table().precision_of(f, variant)
+    })
 }
 
 /// The variants of `op` on `b`, default first. An op of no family (the chain, the
@@ -406,7 +414,7 @@ impl<T: Element> Case<T> {
         &mut self,
         ops: &dyn Ops<T>,
         reference: &Reference<T>,
-        math: Math,
+        math: Precision,
         copy_src: Option<&[T]>,
     ) -> Result<std::result::Result<(), String>> {
         self.fresh(ops)?;

@@ -15,34 +15,13 @@ mod kmeans;
 mod lines;
 
 use ndarray::Array2;
-use ndgpu_core::{tolerance, DType, Element};
+use ndgpu_core::{tolerance, DType, Element, Precision};
 
 use crate::data::Inputs;
 use lines::Entry;
 
 /// Largest n for which products and Cholesky are checked in full.
 pub const FULL_CHECK_MAX_N: usize = 512;
-
-/// The arithmetic a variant promises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Math {
-    /// IEEE arithmetic in the element type.
-    Ieee,
-    /// Products on TF32 tensor cores: f32 operands rounded to 10 mantissa bits, f32
-    /// accumulation (checked with `tolerance::gemm_tf32`; f64 is unaffected).
-    Tf32,
-}
-
-impl Math {
-    /// What a variant of this name computes with: TF32 when its name says so.
-    pub fn of_variant(name: &str) -> Math {
-        if name.contains("tf32") {
-            Math::Tf32
-        } else {
-            Math::Ieee
-        }
-    }
-}
 
 /// The result of one run, on the host.
 #[derive(Debug, Clone)]
@@ -176,14 +155,14 @@ impl<'a, T: Element> Reference<'a, T> {
     /// # Errors
     /// Why the result is wrong, naming the first offending element.
     pub fn check(&self, out: &Output<T>) -> Result<(), String> {
-        self.check_with(out, Math::Ieee)
+        self.check_with(out, Precision::Ieee)
     }
 
     /// Checks one result of a variant that computes with `math`.
     ///
     /// # Errors
     /// Why the result is wrong, naming the first offending element.
-    pub fn check_with(&self, out: &Output<T>, math: Math) -> Result<(), String> {
+    pub fn check_with(&self, out: &Output<T>, math: Precision) -> Result<(), String> {
         match (&self.expect, self.inputs, out) {
             (
                 Expect::Entries {
@@ -201,7 +180,7 @@ impl<'a, T: Element> Reference<'a, T> {
                     is_symmetric(c)?;
                 }
                 let tol = match (math, T::DTYPE) {
-                    (Math::Tf32, DType::F32) => tolerance::gemm_tf32(*k),
+                    (Precision::Tf32, DType::F32) => tolerance::gemm_tf32(*k),
                     _ => tolerance::gemm::<T>(*k),
                 };
                 lines::check_entries(c, entries, tol)

@@ -5,15 +5,17 @@
 
 use std::collections::HashMap;
 
-use ndgpu_core::{Backend, BackendElement, Error, Ops, Result};
+use ndgpu_core::{Backend, BackendElement, Error, Ops, Precision, Result};
 
 use super::{Context, Failure, Pace, Policy, HOST, SEED};
 use crate::cases::Op;
-use crate::check::{Math, Reference};
+use crate::check::Reference;
 use crate::data::Inputs;
 use crate::gpu::{traffic, DeviceInfo};
 use crate::host::call;
-use crate::resident::{case_key, copy_source, select_variant, variants_of, Case, Cases};
+use crate::resident::{
+    case_key, copy_source, precision_of, select_variant, variants_of, Case, Cases,
+};
 use crate::row::{Row, COPY, VENDOR};
 use crate::timing::{batch_for, reps_for, wall, Stats};
 
@@ -53,7 +55,7 @@ fn measure<T: BackendElement>(
     ops: &dyn Ops<T>,
     case: &mut Case<T>,
     reference: &Reference<T>,
-    math: Math,
+    math: Precision,
     copy_src: Option<&[T]>,
     policy: Policy,
 ) -> Result<(Stats, usize), Failure> {
@@ -92,7 +94,7 @@ fn measure_host<T: BackendElement>(
     ops: &dyn Ops<T>,
     inputs: &Inputs<T>,
     reference: &Reference<T>,
-    math: Math,
+    math: Precision,
     policy: Policy,
 ) -> Result<Stats, Failure> {
     let (first, out) = wall(|| call(ops, inputs))?;
@@ -151,9 +153,19 @@ pub(super) fn run_op<T: BackendElement>(
     let names: Vec<&'static str> = group.iter().map(|b| b.name()).collect();
     let (target, policy) = super::target_policy(ctx, info.is_some());
     let device = info.map_or(HOST.to_string(), |i| i.name.clone());
-    let peak = |variant: &str| {
+    // What each implementation computes with (the copy ceiling: plain copies).
+    let math = |group: &[Box<dyn Backend>], w: Which| match w.copy {
+        true => Precision::Ieee,
+        false => precision_of(&*group[w.backend], op, w.variant),
+    };
+    let precisions: HashMap<(usize, &str, bool), Precision> = impls
+        .iter()
+        .map(|&w| ((w.backend, w.variant, w.copy), math(group, w)))
+        .collect();
+    let peak = |w: Which| {
+        let tf32 = precisions[&(w.backend, w.variant, w.copy)] == Precision::Tf32;
         info.filter(|_| !op.bandwidth_bound())
-            .and_then(|i| i.peak(T::DTYPE, Math::of_variant(variant) == Math::Tf32))
+            .and_then(|i| i.peak(T::DTYPE, tf32))
     };
     let elem = std::mem::size_of::<T>();
 
@@ -171,8 +183,13 @@ pub(super) fn run_op<T: BackendElement>(
                     .get(ops, w.case_key(op), op, &inputs)
                     .map_err(|why| Failure::Error(Error::invalid("shootout", why)))?;
                 let src = copy_source(&inputs).filter(|_| w.copy);
-                case.check(ops, &reference, Math::of_variant(w.variant), src)?
-                    .map_err(Failure::Wrong)
+                case.check(
+                    ops,
+                    &reference,
+                    precisions[&(w.backend, w.variant, w.copy)],
+                    src,
+                )?
+                .map_err(Failure::Wrong)
             });
             if let Err(f) = verdict {
                 wrong.insert(
@@ -197,7 +214,7 @@ pub(super) fn run_op<T: BackendElement>(
                 transfers,
                 &device,
             )
-            .with_ceiling(peak(w.variant).as_ref().map(|p| (p.gflops, p.of.as_str())))
+            .with_ceiling(peak(w).as_ref().map(|p| (p.gflops, p.of.as_str())))
         };
         let inputs = Inputs::<T>::generate(op, n, SEED);
         let reference = Reference::new(&inputs);
@@ -214,7 +231,8 @@ pub(super) fn run_op<T: BackendElement>(
                 continue;
             }
             select(group, op, w)?;
-            let (ops, math) = (T::ops(&*group[w.backend]), Math::of_variant(w.variant));
+            let ops = T::ops(&*group[w.backend]);
+            let math = precisions[&(w.backend, w.variant, w.copy)];
             let case = match cases.get(ops, w.case_key(op), op, &inputs) {
                 Ok(case) => case,
                 Err(why) => {
@@ -251,7 +269,7 @@ pub(super) fn run_op<T: BackendElement>(
             }
             select(group, op, w)?;
             let ops = T::ops(&*group[w.backend]);
-            let math = Math::of_variant(w.variant);
+            let math = precisions[&(w.backend, w.variant, w.copy)];
             let row = match measure_host(ops, &inputs, &reference, math, policy) {
                 Ok(stats) => {
                     pace.record(&label, work, stats.median);
