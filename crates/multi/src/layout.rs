@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use cudarc::driver::{CudaView, CudaViewMut, DeviceRepr};
 use ndgpu_core::backend::{self, Here, Storage};
-use ndgpu_core::{Element, Error, Indices, Matrix, Place, Result};
+use ndgpu_core::{Element, Error, Indices, Matrix, Ops, Place, Result};
 use ndgpu_cuda_runtime::{driver, DeviceMatrix};
 
 use crate::{MultiBackend, MultiElement};
@@ -167,15 +167,23 @@ impl MultiBackend {
         rows: usize,
         cols: usize,
     ) -> Result<Matrix<T>> {
+        self.rows_matrix((rows, cols), |ops, n| {
+            ops.alloc(n, cols).map_err(|e| e.for_op(op))
+        })
+    }
+
+    /// A rows×cols matrix split by rows, rank r's part made by `part(ops, its rows)`.
+    pub(crate) fn rows_matrix<T: MultiElement>(
+        &self,
+        (rows, cols): (usize, usize),
+        part: impl Fn(&dyn Ops<T>, usize) -> Result<Matrix<T>>,
+    ) -> Result<Matrix<T>> {
         let offsets = split(rows, self.ranks.len());
         let parts = self
             .ranks
             .iter()
             .enumerate()
-            .map(|(r, rank)| {
-                let n = Self::rows_of(&offsets, r).len();
-                rank.ops::<T>().alloc(n, cols).map_err(|e| e.for_op(op))
-            })
+            .map(|(r, rank)| part(rank.ops::<T>(), Self::rows_of(&offsets, r).len()))
             .collect::<Result<Vec<_>>>()?;
         Ok(self.wrap((rows, cols), Layout::Rows(offsets), parts))
     }

@@ -154,17 +154,7 @@ impl<T: MultiElement> Memory<T> for MultiBackend {
     }
 
     fn zeros(&self, rows: usize, cols: usize) -> Result<Matrix<T>> {
-        let offsets = split(rows, self.ranks.len());
-        let parts = self
-            .ranks
-            .iter()
-            .enumerate()
-            .map(|(r, rank)| {
-                rank.ops::<T>()
-                    .zeros(Self::rows_of(&offsets, r).len(), cols)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(self.wrap((rows, cols), Layout::Rows(offsets), parts))
+        self.rows_matrix((rows, cols), |ops, n| ops.zeros(n, cols))
     }
 
     fn copy_into(&self, src: &Matrix<T>, dst: &mut Matrix<T>) -> Result<()> {

@@ -142,6 +142,28 @@ fn implementations(ctx: &Context<'_>, group: &[Box<dyn Backend>], op: Op, gpu: b
     impls
 }
 
+/// `row` and its label, to be measured; or `None` once it has been recorded as failed
+/// (wrong at the check size, `wrong`) or skipped (predicted slower than `limit_s` from
+/// the previous size, given its `work`).
+fn admit(
+    ctx: &mut Context<'_>,
+    row: Row,
+    wrong: Option<&String>,
+    pace: &Pace,
+    (work, limit_s): (f64, f64),
+) -> Option<(Row, String)> {
+    let label = row.label();
+    if let Some(why) = wrong {
+        ctx.push(row.failed(format!("wrong result {why}")));
+        return None;
+    }
+    if let Some(why) = pace.too_slow(&label, work, limit_s) {
+        ctx.push(row.skipped(why));
+        return None;
+    }
+    Some((row, label))
+}
+
 /// Runs `op` on `group`: the GPU backends (with `info`) or the CPU (without).
 pub(super) fn run_op<T: BackendElement>(
     ctx: &mut Context<'_>,
@@ -220,16 +242,13 @@ pub(super) fn run_op<T: BackendElement>(
         let reference = Reference::new(&inputs);
         let mut cases = Cases::new(info.map_or(1, |i| i.rotation(traffic(op, n, elem))));
         for &w in &impls {
-            let row = row_for(w, false);
-            let label = row.label();
-            if let Some(why) = wrong.get(&(w.name(&names), w.variant)) {
-                ctx.push(row.failed(format!("wrong result {why}")));
+            let wrong_here = wrong.get(&(w.name(&names), w.variant));
+            let limit = policy.max_run_s;
+            let Some((row, label)) =
+                admit(ctx, row_for(w, false), wrong_here, &pace, (work, limit))
+            else {
                 continue;
-            }
-            if let Some(why) = pace.too_slow(&label, work, policy.max_run_s) {
-                ctx.push(row.skipped(why));
-                continue;
-            }
+            };
             select(group, op, w)?;
             let ops = T::ops(&*group[w.backend]);
             let math = precisions[&(w.backend, w.variant, w.copy)];
@@ -257,16 +276,12 @@ pub(super) fn run_op<T: BackendElement>(
         // The chain's ndarray-level form is its calls in a row; the transfer's, `upload`
         // and `download` of new ordinary arrays (one row: its pinned form has none).
         for &w in impls.iter().filter(|w| !w.copy && !w.case_key(op).2) {
-            let row = row_for(w, true);
-            let label = row.label();
-            if let Some(why) = wrong.get(&(w.name(&names), w.variant)) {
-                ctx.push(row.failed(format!("wrong result {why}")));
+            let wrong_here = wrong.get(&(w.name(&names), w.variant));
+            let limit = policy.max_run_s;
+            let Some((row, label)) = admit(ctx, row_for(w, true), wrong_here, &pace, (work, limit))
+            else {
                 continue;
-            }
-            if let Some(why) = pace.too_slow(&label, work, policy.max_run_s) {
-                ctx.push(row.skipped(why));
-                continue;
-            }
+            };
             select(group, op, w)?;
             let ops = T::ops(&*group[w.backend]);
             let math = precisions[&(w.backend, w.variant, w.copy)];
