@@ -16,9 +16,9 @@ unsafe impl Send for MemPool {}
 unsafe impl Sync for MemPool {}
 
 /// The device's default memory pool, set to keep the memory that arrays give back for
-/// the next allocation (at its default, the driver returns it to the system at every
-/// synchronisation, and each large allocation after one maps its pages again: that
-/// tripled the time of a 16384² transpose that allocates its result).
+/// the next allocation: at its default, the driver returns it to the system at every
+/// synchronisation, and each large allocation after one maps its pages again (the cost
+/// is in docs/architecture.md).
 pub(crate) fn keep_freed_memory(ordinal: usize) -> std::result::Result<MemPool, DriverError> {
     // SAFETY: plain driver calls on the device `ordinal`, whose context exists; the
     // attribute's value is a u64, as the driver reads it.
