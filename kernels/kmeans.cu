@@ -139,14 +139,14 @@ __device__ __forceinline__ void ld16(const double* p, double* o) {
     o[0] = v.x; o[1] = v.y;
 }
 
-// Block tile: BP = 16·TP points × BC = 16·TC centroids, the dimension staged BD = 8 at a
+// Block tile: BP = 16·TP points × BC = 16·TC centroids, the dimension staged BD = 16 at a
 // time (transposed, padded: conflict-free stores, 16-byte reads). 256 threads as 16×16;
 // a thread owns TP points × TC centroids (each as two runs of half, so its shared reads
 // are 16-byte vectors) and keeps, per point, the best score ‖c‖² − 2·x·c and its index
 // across centroid tiles, in increasing index order (strict < keeps the lowest on ties).
 // The 16 threads sharing points then reduce (score, index) with shuffles, and for the
 // winner recompute ‖x − c‖² by direct differences (the inertia, exact to rounding).
-#define KM_BD 8
+#define KM_BD 16
 template <typename T, int TP, int TC>
 __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c,
                                 const T* __restrict__ cnorm, int n, int k, int d,

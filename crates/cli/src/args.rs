@@ -248,10 +248,13 @@ pub enum Op {
         /// Most assignment steps (at least 1).
         #[arg(long, default_value_t = 500, value_parser = at_least_one)]
         max_iter: usize,
-        /// kmeans++ (or scikit-learn's spelling k-means++), random, or a .npy file of
-        /// k×D starting centroids.
+        /// kmeans++ (or scikit-learn's spelling k-means++), kmeans|| (k-means‖: ℓ = 2k,
+        /// 2 rounds), random, or a .npy file of k×D starting centroids.
         #[arg(long, default_value = "kmeans++")]
         init: String,
+        /// Starts: start i seeds from seed + i; the fit of least inertia is kept.
+        #[arg(long, default_value_t = 1, value_parser = at_least_one)]
+        n_init: usize,
         /// Write centroids.npy and labels.npy (int64) into this directory (created if
         /// missing).
         #[arg(long, value_name = "DIR")]

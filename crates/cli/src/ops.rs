@@ -321,8 +321,8 @@ pub fn solve<T: Float, B: ?Sized + Ops<T>>(
 }
 
 /// The k-means configuration from the command line; `init` is `kmeans++` (or
-/// scikit-learn's `k-means++`), `random` or a `.npy` file of starting centroids (either
-/// float dtype).
+/// scikit-learn's `k-means++`), `kmeans||` (or `k-means||`), `random` or a `.npy` file
+/// of starting centroids (either float dtype).
 pub fn kmeans_config(
     k: usize,
     seed: u64,
@@ -332,10 +332,11 @@ pub fn kmeans_config(
 ) -> Result<KMeansConfig> {
     let init = match init {
         "kmeans++" | "k-means++" => Init::KMeansPlusPlus,
+        "kmeans||" | "k-means||" => Init::kmeans_parallel(),
         "random" => Init::Random,
         path => Init::Given(npy::read_matrix_f64(Path::new(path)).map_err(|e| {
             Failure::usage(format!(
-                "--init is not kmeans++, k-means++ or random, and as a file: {}",
+                "--init is not kmeans++, k-means++, kmeans||, k-means|| or random, and as a file: {}",
                 e.message
             ))
         })?),

@@ -219,12 +219,13 @@ pub fn run(op: Op) -> Result<()> {
             tol,
             max_iter,
             init,
+            n_init,
             out_dir,
             centroids,
             labels,
             ..
         } => {
-            let cfg = ops::kmeans_config(*k, *seed, *tol, *max_iter, init)?;
+            let cfg = ops::kmeans_config(*k, *seed, *tol, *max_iter, init)?.n_init(*n_init);
             let dir = |file: &str| out_dir.as_ref().map(|d| d.join(file));
             if let Some(d) = out_dir {
                 std::fs::create_dir_all(d)

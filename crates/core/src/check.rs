@@ -297,6 +297,27 @@ pub fn kmeans_config(n: usize, d: usize, config: &KMeansConfig) -> Result<()> {
             format!("tol = {} is outside [0, 1]", config.tol),
         ));
     }
+    if config.n_init == 0 {
+        return Err(Error::invalid("kmeans", "n_init must be at least 1"));
+    }
+    if let Init::KMeansParallel {
+        oversampling,
+        rounds,
+    } = config.init
+    {
+        if !(oversampling.is_finite() && oversampling > 0.0) {
+            return Err(Error::invalid(
+                "kmeans",
+                format!("k-means|| oversampling = {oversampling}: it must be finite and positive"),
+            ));
+        }
+        if !(1..=64).contains(&rounds) {
+            return Err(Error::invalid(
+                "kmeans",
+                format!("k-means|| rounds = {rounds}: it must be 1 to 64"),
+            ));
+        }
+    }
     if let Init::Given(c) = &config.init {
         if c.dim() != (config.k, d) {
             return Err(Error::invalid(
@@ -312,15 +333,6 @@ pub fn kmeans_config(n: usize, d: usize, config: &KMeansConfig) -> Result<()> {
         finite("kmeans", "init centroids", &c.view())?;
     }
     Ok(())
-}
-
-/// Checks k-means host data and configuration.
-///
-/// # Errors
-/// As [`kmeans_config`]; [`Error::NonFinite`] for NaN/Inf in the data.
-pub fn kmeans<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Result<()> {
-    kmeans_config(x.nrows(), x.ncols(), config)?;
-    finite("kmeans", "X", &x)
 }
 
 /// Checks the shapes of `predict`: points N×D, centroids K×D with K ≥ 1.

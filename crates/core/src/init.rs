@@ -1,69 +1,333 @@
-//! k-means initialisation on the host: the same seed gives the same starting centroids
-//! on every backend.
+//! k-means initialisation, the reference every backend follows: the same seed gives the
+//! same starting centroids on every backend.
+//!
+//! Everything that decides a pick is defined here to the bit, so that a backend that
+//! seeds on its device can follow it exactly:
+//! - squared distances are formed in f64 from the element values, one rounded product
+//!   and one rounded sum per dimension, in dimension order ([`sq_dist`]);
+//! - a point's D² weight is the smallest distance to the centres chosen so far, kept
+//!   only when strictly smaller (ties keep the earlier centre);
+//! - weighted draws walk a [`SampleTree`]: pairwise sums over blocks of
+//!   [`TREE_LEAVES`] values, blocks summed the same way level over level;
+//! - the random numbers are SplitMix64's: one stream from the seed for the first point
+//!   and each D² draw, and for k-means‖ one counter-based number per point and round
+//!   ([`point_uniform`]).
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView1, ArrayView2};
 
 use crate::kmeans::{Init, KMeansConfig, SplitMix64};
-use crate::{check, Element, Result};
+use crate::{check, Element, Error, Result};
 
-/// The starting centroids for `config` on host data `x` (checked with
-/// [`check::kmeans`]): the given ones, k distinct random points, or k-means++ (D²
-/// sampling). Computed on the host in f64, then rounded to `T`.
+/// Leaves of one block of a [`SampleTree`].
+pub const TREE_LEAVES: usize = 2048;
+
+/// Weighted Lloyd steps that reduce the k-means‖ candidates to k centroids (Spark
+/// MLlib's cap).
+pub const RECLUSTER_ITERATIONS: usize = 30;
+
+/// Σ (aᵢ − bᵢ)² in f64, in index order, a product and a sum each rounded (no fused
+/// multiply-add): the distance every seeding computes.
+pub fn sq_dist<T: Element>(a: ArrayView1<T>, b: ArrayView1<T>) -> f64 {
+    let mut s = 0.0f64;
+    for (x, y) in a.iter().zip(b.iter()) {
+        let t = x.as_f64() - y.as_f64();
+        s += t * t;
+    }
+    s
+}
+
+/// The pairwise sum tree of one block (at most [`TREE_LEAVES`] values, padded with
+/// zeros), heap-ordered: node h ≥ 1 is the sum of nodes 2h and 2h + 1 and leaf i is
+/// node `TREE_LEAVES + i`.
+fn block_tree(values: &[f64]) -> Vec<f64> {
+    let mut t = vec![0.0; 2 * TREE_LEAVES];
+    t[TREE_LEAVES..TREE_LEAVES + values.len()].copy_from_slice(values);
+    for h in (1..TREE_LEAVES).rev() {
+        t[h] = t[2 * h] + t[2 * h + 1];
+    }
+    t
+}
+
+/// Sums of weights arranged for drawing an index with probability proportional to its
+/// weight: level 0 holds the weights, each further level the block roots of the one
+/// below, up to a single total.
+#[derive(Debug, Clone)]
+pub struct SampleTree {
+    levels: Vec<Vec<f64>>,
+}
+
+impl SampleTree {
+    /// The tree over `weights` (non-negative).
+    pub fn new(weights: &[f64]) -> SampleTree {
+        let mut levels = vec![weights.to_vec()];
+        loop {
+            let below = levels.last().expect("level 0 is there");
+            if below.len() <= 1 && levels.len() > 1 {
+                break;
+            }
+            let up = below
+                .chunks(TREE_LEAVES)
+                .map(|b| block_tree(b)[1])
+                .collect::<Vec<_>>();
+            levels.push(if up.is_empty() { vec![0.0] } else { up });
+        }
+        SampleTree { levels }
+    }
+
+    /// Σ weights, as the tree adds them.
+    pub fn total(&self) -> f64 {
+        self.levels.last().expect("a top level")[0]
+    }
+
+    /// The index the cumulative weight `target` (0 ≤ target < total) falls in, walking
+    /// down from the top: left while `target` is below the left sum or the right one is
+    /// empty, else right with the left sum taken off. Never an index of weight 0 when
+    /// the total is positive.
+    pub fn pick(&self, mut target: f64) -> usize {
+        let mut block = 0;
+        for level in self.levels[..self.levels.len() - 1].iter().rev() {
+            let start = block * TREE_LEAVES;
+            let end = (start + TREE_LEAVES).min(level.len());
+            let t = block_tree(&level[start..end]);
+            let mut h = 1;
+            while h < TREE_LEAVES {
+                let (left, right) = (t[2 * h], t[2 * h + 1]);
+                if target < left || right == 0.0 {
+                    h *= 2;
+                } else {
+                    target -= left;
+                    h = 2 * h + 1;
+                }
+            }
+            block = start + (h - TREE_LEAVES);
+        }
+        block
+    }
+
+    /// One D² draw from uniform `u` in [0, 1) among `n` indices: by weight when the
+    /// total is positive, else `⌊u·n⌋` (every weight 0: every point sits on a centre).
+    pub fn draw(&self, u: f64, n: usize) -> usize {
+        let total = self.total();
+        if total > 0.0 {
+            self.pick(u * total)
+        } else {
+            ((u * n as f64) as usize).min(n - 1)
+        }
+    }
+}
+
+/// The uniform number in [0, 1) of point `i` in k-means‖ round `round`: SplitMix64's
+/// first output from the state `seed ^ ((round + 1) << 40) ^ i`.
+pub fn point_uniform(seed: u64, round: usize, i: usize) -> f64 {
+    SplitMix64::new(seed ^ ((round as u64 + 1) << 40) ^ i as u64).next_f64()
+}
+
+/// Whether point `i` (D² weight `w`) joins the k-means‖ candidates in `round`, with ℓ
+/// `ell` expected picks out of total weight `phi`.
+pub fn parallel_pick(seed: u64, round: usize, i: usize, w: f64, ell: f64, phi: f64) -> bool {
+    w > 0.0 && point_uniform(seed, round, i) < ell * w / phi
+}
+
+/// The error for a D² total that is not finite: NaN or ±Inf in the data, else squared
+/// distances past f64.
 ///
 /// # Errors
-/// As [`check::kmeans`].
+/// Always: `NonFinite` naming the first bad entry of `x`, else `InvalidArgument`.
+pub fn nonfinite_total<T: Element>(x: ArrayView2<T>, total: f64) -> Error {
+    match check::finite("kmeans", "X", &x) {
+        Err(e) => e,
+        Ok(()) => Error::invalid(
+            "kmeans",
+            format!(
+                "the squared distances overflow f64 (their sum is {total}): scale the data down"
+            ),
+        ),
+    }
+}
+
+/// D² weights of the points of `x` and the centre each one is nearest to, kept up to
+/// date as centres are added.
+struct Nearest<'a, T> {
+    x: ArrayView2<'a, T>,
+    closest: Vec<f64>,
+    owner: Vec<usize>,
+    centres: Vec<usize>,
+}
+
+impl<'a, T: Element> Nearest<'a, T> {
+    fn new(x: ArrayView2<'a, T>) -> Result<Self> {
+        let n = x.nrows();
+        Ok(Nearest {
+            x,
+            closest: crate::host::filled_vec("kmeans", n, f64::INFINITY)?,
+            owner: crate::host::filled_vec("kmeans", n, 0)?,
+            centres: Vec::new(),
+        })
+    }
+    /// Adds the points `rows` as centres, in order.
+    fn add(&mut self, rows: &[usize]) {
+        for &r in rows {
+            let j = self.centres.len();
+            self.centres.push(r);
+            let c = self.x.row(r);
+            for (i, xi) in self.x.rows().into_iter().enumerate() {
+                let d = sq_dist(xi, c);
+                if d < self.closest[i] {
+                    self.closest[i] = d;
+                    self.owner[i] = j;
+                }
+            }
+        }
+    }
+    /// The D² tree, its total checked.
+    fn tree(&self) -> Result<SampleTree> {
+        let tree = SampleTree::new(&self.closest);
+        if !tree.total().is_finite() {
+            return Err(nonfinite_total(self.x, tree.total()));
+        }
+        Ok(tree)
+    }
+    /// D² draws from `rng` until there are k centres.
+    fn plus_plus(&mut self, rng: &mut SplitMix64, k: usize) -> Result<()> {
+        while self.centres.len() < k {
+            let tree = self.tree()?;
+            let pick = tree.draw(rng.next_f64(), self.x.nrows());
+            self.add(&[pick]);
+        }
+        // A non-finite point has no finite distance to anything: caught here when k = 1.
+        self.tree().map(|_| ())
+    }
+}
+
+/// The starting centroids for `config` on host data `x` (checked with
+/// [`check::kmeans_config`]): the given ones, k distinct random points, k-means++ (D²
+/// sampling) or k-means‖. Rounded to `T` once.
+///
+/// # Errors
+/// As [`check::kmeans_config`]; `NonFinite` for NaN or ±Inf in `x` met while seeding.
 pub fn init_centroids<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Result<Array2<T>> {
-    check::kmeans(x, config)?;
     let (n, d) = x.dim();
+    check::kmeans_config(n, d, config)?;
     let k = config.k;
     let mut rng = SplitMix64::new(config.seed);
-    let rows: Vec<usize> = match &config.init {
+    let rows = match &config.init {
         Init::Given(c) => return Ok(c.mapv(T::from_f64)),
         Init::Random => sample_distinct(&mut rng, n, k)?,
         Init::KMeansPlusPlus => {
-            let dist2 = |i: usize, j: usize| -> f64 {
-                (0..d)
-                    .map(|c| (x[[i, c]].as_f64() - x[[j, c]].as_f64()).powi(2))
-                    .sum()
-            };
-            let first = rng.below(n);
-            let mut chosen = vec![first];
-            // n is not bounded by the data's bytes when d = 0: allocate fallibly.
-            let mut closest = crate::host::filled_vec("kmeans", n, 0.0f64)?;
-            for (i, c) in closest.iter_mut().enumerate() {
-                *c = dist2(i, first);
-            }
-            while chosen.len() < k {
-                let total: f64 = closest.iter().sum();
-                let next = if total > 0.0 {
-                    let target = rng.next_f64() * total;
-                    let mut acc = 0.0;
-                    let mut pick = n - 1;
-                    for (i, &w) in closest.iter().enumerate() {
-                        acc += w;
-                        if acc > target && w > 0.0 {
-                            pick = i;
-                            break;
-                        }
-                    }
-                    pick
-                } else {
-                    // Every point sits on a chosen centroid: fall back to uniform picks.
-                    rng.below(n)
-                };
-                chosen.push(next);
-                for (i, c) in closest.iter_mut().enumerate() {
-                    *c = c.min(dist2(i, next));
+            let mut near = Nearest::new(x)?;
+            near.add(&[rng.below(n)]);
+            near.plus_plus(&mut rng, k)?;
+            near.centres
+        }
+        Init::KMeansParallel {
+            oversampling,
+            rounds,
+        } => {
+            let mut near = Nearest::new(x)?;
+            near.add(&[rng.below(n)]);
+            let ell = oversampling * k as f64;
+            for round in 0..*rounds {
+                let phi = near.tree()?.total();
+                if phi == 0.0 {
+                    break;
                 }
+                let new: Vec<usize> = (0..n)
+                    .filter(|&i| parallel_pick(config.seed, round, i, near.closest[i], ell, phi))
+                    .collect();
+                near.add(&new);
             }
-            chosen
+            if near.centres.len() <= k {
+                near.plus_plus(&mut rng, k)?;
+                near.centres
+            } else {
+                near.tree()?;
+                let m = near.centres.len();
+                let mut weights = vec![0.0; m];
+                for &o in &near.owner {
+                    weights[o] += 1.0;
+                }
+                let cand = Array2::from_shape_fn((m, d), |(r, c)| x[[near.centres[r], c]].as_f64());
+                return Ok(recluster(cand.view(), &weights, k, &mut rng).mapv(T::from_f64));
+            }
         }
     };
     Ok(Array2::from_shape_fn((k, d), |(r, c)| x[[rows[r], c]]))
 }
 
+/// Σ (aᵢ − bᵢ)² of two f64 rows, as [`sq_dist`] forms it.
+fn sq_dist_f64(a: &[f64], b: &[f64]) -> f64 {
+    let mut s = 0.0f64;
+    for (x, y) in a.iter().zip(b) {
+        let t = x - y;
+        s += t * t;
+    }
+    s
+}
+
+/// k centroids from m > k weighted candidates (k-means‖'s last step, on the host in
+/// f64): weighted k-means++ (the first by weight, then by weight × D²), then weighted
+/// Lloyd steps until no label changes or [`RECLUSTER_ITERATIONS`].
+pub fn recluster(
+    cand: ArrayView2<f64>,
+    weights: &[f64],
+    k: usize,
+    rng: &mut SplitMix64,
+) -> Array2<f64> {
+    let (m, d) = cand.dim();
+    let cand = cand.as_standard_layout();
+    let cand = cand.as_slice().expect("standard layout");
+    let row = |i: usize| &cand[i * d..(i + 1) * d];
+    let first = SampleTree::new(weights).draw(rng.next_f64(), m);
+    let mut chosen = vec![first];
+    let mut closest: Vec<f64> = (0..m).map(|i| sq_dist_f64(row(i), row(first))).collect();
+    while chosen.len() < k {
+        let w: Vec<f64> = closest.iter().zip(weights).map(|(c, w)| c * w).collect();
+        let pick = SampleTree::new(&w).draw(rng.next_f64(), m);
+        chosen.push(pick);
+        for (i, c) in closest.iter_mut().enumerate() {
+            *c = c.min(sq_dist_f64(row(i), row(pick)));
+        }
+    }
+    let mut cent: Vec<f64> = chosen
+        .iter()
+        .flat_map(|&j| row(j).iter().copied())
+        .collect();
+    let mut labels = vec![usize::MAX; m];
+    for _ in 0..RECLUSTER_ITERATIONS {
+        let mut changed = false;
+        for (i, l) in labels.iter_mut().enumerate() {
+            let mut best = (0, f64::INFINITY);
+            for (j, c) in cent.chunks_exact(d.max(1)).enumerate().take(k) {
+                let dist = sq_dist_f64(row(i), &c[..d]);
+                if dist < best.1 {
+                    best = (j, dist);
+                }
+            }
+            changed |= *l != best.0;
+            *l = best.0;
+        }
+        if !changed {
+            break;
+        }
+        let mut sums = vec![0.0; k * d];
+        let mut mass = vec![0.0; k];
+        for (i, &l) in labels.iter().enumerate() {
+            mass[l] += weights[i];
+            for (s, v) in sums[l * d..(l + 1) * d].iter_mut().zip(row(i)) {
+                *s += weights[i] * v;
+            }
+        }
+        for j in (0..k).filter(|&j| mass[j] > 0.0) {
+            for c in 0..d {
+                cent[j * d + c] = sums[j * d + c] / mass[j];
+            }
+        }
+    }
+    Array2::from_shape_vec((k, d), cent).expect("k×d centroids")
+}
+
 /// k distinct indices below n, in the order drawn (Floyd's algorithm, then shuffled).
-fn sample_distinct(rng: &mut SplitMix64, n: usize, k: usize) -> Result<Vec<usize>> {
+pub fn sample_distinct(rng: &mut SplitMix64, n: usize, k: usize) -> Result<Vec<usize>> {
     let mut set = std::collections::BTreeSet::new();
     let mut out = crate::host::with_capacity("kmeans", k)?;
     for j in n - k..n {
@@ -77,4 +341,45 @@ fn sample_distinct(rng: &mut SplitMix64, n: usize, k: usize) -> Result<Vec<usize
         out.swap(i, j);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_draws_in_proportion_to_the_weights() {
+        // Three levels (2048² < 5·10⁶), weight only on a few points.
+        let n = 5_000_000;
+        let mut w = vec![0.0; n];
+        for (i, v) in [(3, 1.0), (2047, 2.0), (2048, 1.0), (4_999_999, 4.0)] {
+            w[i] = v;
+        }
+        let t = SampleTree::new(&w);
+        assert_eq!(t.total(), 8.0);
+        assert_eq!(t.pick(0.0), 3);
+        assert_eq!(t.pick(0.99), 3);
+        assert_eq!(t.pick(1.0), 2047);
+        assert_eq!(t.pick(2.5), 2047);
+        assert_eq!(t.pick(3.0), 2048);
+        assert_eq!(t.pick(4.0), 4_999_999);
+        assert_eq!(t.pick(7.99), 4_999_999);
+        // Past the total (rounding of u·total): the last point of positive weight.
+        assert_eq!(t.pick(8.0), 4_999_999);
+    }
+
+    #[test]
+    fn all_zero_weights_draw_uniformly() {
+        let t = SampleTree::new(&[0.0; 10]);
+        assert_eq!(t.total(), 0.0);
+        assert_eq!(t.draw(0.0, 10), 0);
+        assert_eq!(t.draw(0.95, 10), 9);
+    }
+
+    #[test]
+    fn one_weight_is_its_own_total() {
+        let t = SampleTree::new(&[2.5]);
+        assert_eq!(t.total(), 2.5);
+        assert_eq!(t.pick(1.0), 0);
+    }
 }

@@ -11,8 +11,39 @@ pub enum Init {
     KMeansPlusPlus,
     /// k distinct points drawn uniformly from `KMeansConfig::seed`.
     Random,
+    /// k-means‖ (Bahmani et al. 2012, as Spark MLlib and cuML seed): `rounds` rounds,
+    /// each adding every point independently with probability ℓ·D²/Σ D², ℓ =
+    /// `oversampling`·k; the candidates, weighted by the points nearest to each, are
+    /// reduced to k by weighted k-means++ and Lloyd steps. With at most k candidates,
+    /// k-means++ draws the rest.
+    KMeansParallel {
+        /// ℓ / k, finite and positive (2 in cuML and here by default).
+        oversampling: f64,
+        /// Rounds, 1 to 64 (2 here by default, as in Spark MLlib).
+        rounds: usize,
+    },
     /// These centroids (k × D), converted to the element type.
     Given(Array2<f64>),
+}
+
+impl Init {
+    /// k-means‖ with ℓ = 2k and 2 rounds (Spark MLlib's default number of steps; the
+    /// paper's experiments use 5, which costs 2.5× the candidates to recluster).
+    pub fn kmeans_parallel() -> Init {
+        Init::KMeansParallel {
+            oversampling: 2.0,
+            rounds: 2,
+        }
+    }
+    /// A short name: `k-means++`, `k-means||`, `random` or `given`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Init::KMeansPlusPlus => "k-means++",
+            Init::KMeansParallel { .. } => "k-means||",
+            Init::Random => "random",
+            Init::Given(_) => "given",
+        }
+    }
 }
 
 /// Parameters of [`KMeans::kmeans`](crate::KMeans::kmeans).
@@ -28,6 +59,9 @@ pub struct KMeansConfig {
     pub init: Init,
     /// Seed of the initialisation.
     pub seed: u64,
+    /// Starts (≥ 1): start i seeds from `seed + i`, and the fit of least inertia is kept
+    /// (the first of equals). Given centroids make one start.
+    pub n_init: usize,
 }
 
 impl KMeansConfig {
@@ -39,7 +73,13 @@ impl KMeansConfig {
             tol: 1e-3,
             init: Init::KMeansPlusPlus,
             seed: 0,
+            n_init: 1,
         }
+    }
+    /// Sets the number of starts.
+    pub fn n_init(mut self, n_init: usize) -> Self {
+        self.n_init = n_init;
+        self
     }
     /// Sets the seed.
     pub fn seed(mut self, seed: u64) -> Self {

@@ -36,7 +36,7 @@ mod error;
 pub mod host;
 mod host_array;
 mod host_memory;
-mod init;
+pub mod init;
 pub mod kmeans;
 mod params;
 pub mod tolerance;
@@ -48,7 +48,7 @@ pub use element::{DType, Element};
 pub use error::{Error, Family, Result};
 pub use host_array::HostArray;
 pub use init::init_centroids;
-pub use kmeans::{Assignment, Init, KMeansConfig, KMeansFit, KMeansResult};
+pub use kmeans::{Assignment, Init, KMeansConfig, KMeansFit, KMeansResult, SplitMix64};
 pub use params::{ArgOp, Gemm, ReduceOp, Trans};
 pub use traits::{
     Backend, BackendElement, Cholesky, Device, Gram, KMeans, MatMul, Memory, Ops, Reduce, Transpose,

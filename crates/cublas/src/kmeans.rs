@@ -8,8 +8,9 @@
 //! and adds ‖x‖² back for the inertia; its `update` moves the centroids.
 
 use ndarray::Axis;
-use ndgpu_core::{check, Assignment, Indices, KMeans, Matrix, Result, Trans};
+use ndgpu_core::{check, Assignment, Indices, KMeans, KMeansConfig, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::kmeans::{assign_from_scores, update};
+use ndgpu_cuda_runtime::seed::seed;
 use ndgpu_cuda_runtime::{dim_i32, IndexStorage};
 
 use crate::matmul::gemm_raw;
@@ -22,11 +23,15 @@ pub const VARIANTS: &[&str] = &["gemm"];
 pub const NOTE: &str = "kmeans: vendor part = the distances: cuBLAS GEMMs build \
     ‖c‖² − 2·X·Cᵀ (a rank-1 GEMM fills the norms, then GEMM with β = 1; norms by \
     strided-batched GEMM), never TF32; ours = argmin, label changes, inertia and the \
-    centroid update (the runtime's kernels, those of the cuda backend's default), the \
-    initialisation on the host (ndgpu_core::init_centroids). Iteration as written once \
-    on KMeans.";
+    centroid update and the k-means++/k-means|| seeding on the device (the runtime's \
+    kernels, those of the cuda backend). Iteration as written once on KMeans.";
 
 impl<T: BlasElement> KMeans<T> for CublasBackend {
+    fn seed_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<Matrix<T>> {
+        let x = self.gpu.dm(self.here(), "kmeans", "X", x)?;
+        Ok(self.gpu.matrix(seed(&self.gpu, x, config)?))
+    }
+
     fn assign_dev(
         &self,
         x: &Matrix<T>,

@@ -382,7 +382,7 @@ impl Gpu {
     ///
     /// # Errors
     /// As [`Gpu::alloc`]; driver errors.
-    pub fn upload_slice<T: CudaElement>(
+    pub fn upload_slice<T: DeviceRepr + Unpin>(
         &self,
         op: &'static str,
         host: &[T],

@@ -103,21 +103,26 @@ impl Gpu {
     /// # Errors
     /// [`Error::InvalidArgument`] for an index never assigned (negative); driver errors.
     pub fn download_indices(&self, i: &IndexStorage, len: usize) -> Result<Vec<usize>> {
-        let wide: Vec<i64> = match &i.data {
+        let wide = |(at, v): (usize, i64)| {
+            usize::try_from(v).map_err(|_| {
+                Error::invalid("download", format!("index {at} was never assigned ({v})"))
+            })
+        };
+        // One pass from the downloaded ints to the result: no wider copy in between.
+        match &i.data {
             DeviceIndices::I32(s) => self
                 .download_slice(s, len)?
                 .into_iter()
                 .map(i64::from)
+                .enumerate()
+                .map(wide)
                 .collect(),
-            DeviceIndices::I64(s) => self.download_slice(s, len)?,
-        };
-        wide.into_iter()
-            .enumerate()
-            .map(|(at, v)| {
-                usize::try_from(v).map_err(|_| {
-                    Error::invalid("download", format!("index {at} was never assigned ({v})"))
-                })
-            })
-            .collect()
+            DeviceIndices::I64(s) => self
+                .download_slice(s, len)?
+                .into_iter()
+                .enumerate()
+                .map(wide)
+                .collect(),
+        }
     }
 }

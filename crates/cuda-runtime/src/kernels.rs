@@ -32,17 +32,20 @@ pub enum KernelFile {
     Cholesky,
     /// `kernels/kmeans.cu`: k-means.
     KMeans,
+    /// `kernels/seed.cu`: k-means++ and k-means‖ seeding.
+    Seed,
 }
 
 impl KernelFile {
     /// Every kernel file.
-    pub const ALL: [KernelFile; 6] = [
+    pub const ALL: [KernelFile; 7] = [
         KernelFile::MatMul,
         KernelFile::Gram,
         KernelFile::Transpose,
         KernelFile::Reduce,
         KernelFile::Cholesky,
         KernelFile::KMeans,
+        KernelFile::Seed,
     ];
 
     /// The file name under `kernels/`.
@@ -54,6 +57,7 @@ impl KernelFile {
             KernelFile::Reduce => "reduce.cu",
             KernelFile::Cholesky => "cholesky.cu",
             KernelFile::KMeans => "kmeans.cu",
+            KernelFile::Seed => "seed.cu",
         }
     }
 
@@ -66,6 +70,7 @@ impl KernelFile {
             KernelFile::Reduce => include_str!("../../../kernels/reduce.cu"),
             KernelFile::Cholesky => include_str!("../../../kernels/cholesky.cu"),
             KernelFile::KMeans => include_str!("../../../kernels/kmeans.cu"),
+            KernelFile::Seed => include_str!("../../../kernels/seed.cu"),
         }
     }
 }

@@ -14,7 +14,8 @@
 //! - transfers through pinned staging in chunks on the copy stream ([`Gpu::upload_into`],
 //!   [`Gpu::download_into`]);
 //! - the kernels both backends launch: whole-array and per-axis reductions
-//!   ([`reduce`]), and k-means' score assignment and centroid update ([`kmeans`]).
+//!   ([`reduce`]), k-means' score assignment and centroid update ([`kmeans`]), and
+//!   k-means++ and k-means‖ seeding ([`seed`]).
 //!
 //! The CUDA libraries are loaded at run time (`dynamic-loading`) and probed first
 //! ([`probe`]), so a machine without them gets [`ndgpu_core::Error::Unavailable`].
@@ -29,6 +30,7 @@ mod pinned;
 mod pool;
 pub mod reduce;
 mod resident;
+pub mod seed;
 mod transfer;
 pub mod triangle;
 

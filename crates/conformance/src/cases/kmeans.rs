@@ -18,6 +18,7 @@ use crate::data::{blobs, uniform_points, Laid, Layout, Rng};
 use crate::report::{Recorder, Verdict};
 use crate::Sizes;
 
+mod seeding;
 mod special;
 
 /// (k, points per blob, d).
@@ -134,14 +135,6 @@ fn run_case<T: Element, B: Ops<T> + ?Sized>(
     }
 }
 
-fn init_name(init: &Init) -> &'static str {
-    match init {
-        Init::KMeansPlusPlus => "k-means++",
-        Init::Random => "random",
-        Init::Given(_) => "given",
-    }
-}
-
 /// Every k-means case.
 pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
     b: &B,
@@ -170,7 +163,7 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
             let name = format!(
                 "kmeans blobs k={k} N={} d={d} init={} max_iter={max_iter} X:{}",
                 k * per,
-                init_name(&config.init),
+                config.init.name(),
                 layout.name()
             );
             rec.case(name, |v| {
@@ -195,13 +188,14 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
             let config = KMeansConfig::new(k).init(init).tol(tol).seed(7 + i as u64);
             let name = format!(
                 "kmeans uniform N={n} d={d} k={k} init={} tol={tol} X:{} (properties only)",
-                init_name(&config.init),
+                config.init.name(),
                 layout.name()
             );
             rec.case(name, |v| run_case(v, b, laid.view(), &config, false));
         }
     }
     special::run(b, rng, rec);
+    seeding::run(b, sizes, rng, rec);
     errors(b, rng, rec);
 }
 

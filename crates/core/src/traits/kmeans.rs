@@ -45,46 +45,50 @@ pub trait KMeans<T: Element>: Memory<T> {
     /// As [`KMeans::assign_dev`].
     fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()>;
 
+    /// The starting centroids of `config` for a resident `x` (N×D), resident: the given
+    /// ones, k distinct random points, k-means++ or k-means‖, as
+    /// [`init_centroids`](crate::init_centroids) defines them to the bit. This default
+    /// seeds on the host (the data comes back once); backends with a device seed there.
+    ///
+    /// # Errors
+    /// As [`init_centroids`](crate::init_centroids); device errors.
+    fn seed_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<Matrix<T>> {
+        let c = match &config.init {
+            Init::Given(c) => {
+                check::kmeans_config(x.rows(), x.cols(), config)?;
+                c.mapv(T::from_f64)
+            }
+            _ => init_centroids(self.download(x)?.view(), config)?,
+        };
+        self.upload(c.view())
+    }
+
     /// Runs k-means on the rows of a resident `x` (N points × D dimensions); centroids
-    /// and labels stay resident.
+    /// and labels stay resident. With `n_init` > 1, start i seeds from `seed + i` and
+    /// the fit of least final inertia is kept.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for k = 0, k > N,
-    /// `max_iter` = 0, `tol` outside [0, 1] or given centroids of the wrong shape;
+    /// `max_iter` = 0, `n_init` = 0, `tol` outside [0, 1], k-means‖ parameters out of
+    /// range or given centroids of the wrong shape;
     /// [`Error::NonFinite`](crate::Error::NonFinite) for NaN/Inf in `x`; device errors.
     fn kmeans_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<KMeansFit<T>> {
         let (n, d) = x.dim();
         check::kmeans_config(n, d, config)?;
-        let mut centroids = match &config.init {
-            Init::Given(c) => self.upload(c.mapv(T::from_f64).view())?,
-            _ => {
-                // The initialisation runs on the host (the data comes back once).
-                let xh = self.download(x)?;
-                self.upload(init_centroids(xh.view(), config)?.view())?
-            }
+        let starts = match config.init {
+            Init::Given(_) => 1,
+            _ => config.n_init,
         };
-        let mut labels = self.unlabeled(n)?;
-        let mut history = Vec::new();
-        let converged = loop {
-            let a = self.assign_dev(x, &centroids, &mut labels)?;
-            finite_inertia(self, "kmeans", x, &centroids, a)?;
-            history.push(a.inertia);
-            if a.changed as f64 <= config.tol * n as f64 {
-                break true;
+        let mut best: Option<KMeansFit<T>> = None;
+        for start in 0..starts {
+            let seeded = config.clone().seed(config.seed.wrapping_add(start as u64));
+            let centroids = self.seed_dev(x, &seeded)?;
+            let fit = lloyd(self, x, centroids, config)?;
+            if best.as_ref().is_none_or(|b| fit.inertia < b.inertia) {
+                best = Some(fit);
             }
-            if history.len() >= config.max_iter {
-                break false;
-            }
-            self.update_dev(x, &labels, &mut centroids)?;
-        };
-        Ok(KMeansFit {
-            centroids,
-            labels,
-            inertia: *history.last().expect("at least one assignment"),
-            iterations: history.len(),
-            converged,
-            inertia_history: history,
-        })
+        }
+        Ok(best.expect("n_init ≥ 1"))
     }
 
     /// Labels each row of a resident `x` with its nearest centroid (ties → the lowest
@@ -100,20 +104,14 @@ pub trait KMeans<T: Element>: Memory<T> {
         Ok(labels)
     }
 
-    /// Runs k-means on the rows of a host `x` (N points × D dimensions).
+    /// Runs k-means on the rows of a host `x` (N points × D dimensions): one upload,
+    /// [`KMeans::kmeans_dev`], one download of centroids and labels.
     ///
     /// # Errors
     /// As [`KMeans::kmeans_dev`].
     fn kmeans(&self, x: ArrayView2<T>, config: &KMeansConfig) -> Result<KMeansResult<T>> {
-        check::kmeans(x, config)?;
-        // x is on the host already: the initialisation needs no download.
-        let start = match &config.init {
-            Init::Given(_) => config.clone(),
-            _ => config
-                .clone()
-                .init(Init::Given(init_centroids(x, config)?.mapv(T::as_f64))),
-        };
-        let fit = self.kmeans_dev(&self.upload(x)?, &start)?;
+        check::kmeans_config(x.nrows(), x.ncols(), config)?;
+        let fit = self.kmeans_dev(&self.upload(x)?, config)?;
         Ok(KMeansResult {
             centroids: self.download(&fit.centroids)?,
             labels: self.download_indices(&fit.labels)?,
@@ -133,6 +131,38 @@ pub trait KMeans<T: Element>: Memory<T> {
         let labels = self.predict_dev(&self.upload(x)?, &self.upload(centroids)?)?;
         self.download_indices(&labels)
     }
+}
+
+/// Lloyd's iteration from `centroids`, as the trait's documentation states it.
+fn lloyd<T: Element, B: KMeans<T> + ?Sized>(
+    b: &B,
+    x: &Matrix<T>,
+    mut centroids: Matrix<T>,
+    config: &KMeansConfig,
+) -> Result<KMeansFit<T>> {
+    let n = x.rows();
+    let mut labels = b.unlabeled(n)?;
+    let mut history = Vec::new();
+    let converged = loop {
+        let a = b.assign_dev(x, &centroids, &mut labels)?;
+        finite_inertia(b, "kmeans", x, &centroids, a)?;
+        history.push(a.inertia);
+        if a.changed as f64 <= config.tol * n as f64 {
+            break true;
+        }
+        if history.len() >= config.max_iter {
+            break false;
+        }
+        b.update_dev(x, &labels, &mut centroids)?;
+    };
+    Ok(KMeansFit {
+        centroids,
+        labels,
+        inertia: *history.last().expect("at least one assignment"),
+        iterations: history.len(),
+        converged,
+        inertia_history: history,
+    })
 }
 
 /// A non-finite inertia means NaN or ±Inf in the points or the centroids, or squared

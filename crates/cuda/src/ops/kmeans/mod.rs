@@ -7,12 +7,16 @@
 //!
 //! The iteration is the one written once on [`KMeans`]; this backend gives its two
 //! steps. The host reads two numbers back per assignment (points changed, inertia).
+//! Seeding (k-means++, k-means‖) runs on the device: the runtime's `seed`.
 
 mod launch;
 
 use cudarc::driver::CudaSlice;
-use ndgpu_core::{check, Assignment, Backend, Error, Family, Indices, KMeans, Matrix, Result};
+use ndgpu_core::{
+    check, Assignment, Backend, Error, Family, Indices, KMeans, KMeansConfig, Matrix, Result,
+};
 use ndgpu_cuda_runtime::kmeans::{read_stats, stats_sum, update};
+use ndgpu_cuda_runtime::seed::seed;
 use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu, IndexStorage};
 
 use crate::CudaBackend;
@@ -114,6 +118,12 @@ fn update_with<T: CudaElement>(
 }
 
 impl<T: CudaElement> KMeans<T> for CudaBackend {
+    fn seed_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<Matrix<T>> {
+        let gpu = self.gpu();
+        let x = gpu.dm(self.here(), "kmeans", "X", x)?;
+        Ok(gpu.matrix(seed(gpu, x, config)?))
+    }
+
     fn assign_dev(
         &self,
         x: &Matrix<T>,

@@ -1,0 +1,184 @@
+//! Seeding: every backend's starting centroids equal the host reference's
+//! ([`init_centroids`]) to the bit, since the reference fixes the random stream, the
+//! distance arithmetic and the order of every sum a draw depends on. Also `n_init` and
+//! the errors of the seeding parameters.
+
+use ndarray::Array2;
+use ndgpu_core::{init_centroids, Element, Error, Init, KMeansConfig, Ops};
+
+use super::Shapes;
+use crate::data::{uniform_points, Rng};
+use crate::report::{Recorder, Verdict};
+use crate::Sizes;
+
+/// (N, d, k): k = N, d = 1, several blocks of the sample tree (2048 leaves each).
+const SMALL: Shapes<3> = &[
+    [300, 4, 6],
+    [97, 2, 7],
+    [129, 31, 5],
+    [33, 3, 33],
+    [2049, 1, 4],
+];
+/// Past 2048² points the tree has four levels.
+const MEDIUM: Shapes<3> = &[[5000, 8, 10], [20000, 33, 64], [4_194_305, 1, 3]];
+
+/// The starts a backend's `seed_dev` gives, downloaded.
+fn seeded<T: Element, B: Ops<T> + ?Sized>(
+    b: &B,
+    x: &Array2<T>,
+    config: &KMeansConfig,
+) -> ndgpu_core::Result<Array2<T>> {
+    let c = b.seed_dev(&b.upload(x.view())?, config)?;
+    b.download(&c)
+}
+
+/// Requires the backend's start to be the reference's, bit for bit.
+fn same_start<T: Element, B: Ops<T> + ?Sized>(
+    v: &mut Verdict,
+    b: &B,
+    x: &Array2<T>,
+    config: &KMeansConfig,
+) {
+    let (Some(got), Some(want)) = (
+        v.ok(seeded(b, x, config)),
+        v.ok(init_centroids(x.view(), config)),
+    ) else {
+        return;
+    };
+    let first = got
+        .iter()
+        .zip(want.iter())
+        .position(|(a, b)| a.as_f64().to_bits() != b.as_f64().to_bits());
+    v.require(got.dim() == want.dim() && first.is_none(), || {
+        format!(
+            "start {:?} differs from the reference {:?} first at element {first:?}",
+            got.dim(),
+            want.dim()
+        )
+    });
+}
+
+/// The inits compared: k-means++, k-means‖ with many candidates, k-means‖ with at most
+/// k (k-means++ draws the rest), random.
+fn inits() -> [Init; 4] {
+    [
+        Init::KMeansPlusPlus,
+        Init::kmeans_parallel(),
+        Init::KMeansParallel {
+            oversampling: 0.05,
+            rounds: 1,
+        },
+        Init::Random,
+    ]
+}
+
+/// Every seeding case.
+pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
+    b: &B,
+    sizes: Sizes,
+    rng: &mut Rng,
+    rec: &mut Recorder,
+) {
+    for (i, &[n, d, k]) in super::super::shapes(sizes, SMALL, MEDIUM)
+        .iter()
+        .enumerate()
+    {
+        let x = uniform_points::<T>(rng, n, d);
+        for init in inits() {
+            let config = KMeansConfig::new(k).init(init).seed(11 + i as u64);
+            let name = format!(
+                "kmeans seeding N={n} d={d} k={k} init={} equals the reference",
+                config.init.name()
+            );
+            rec.case(name, |v| same_start(v, b, &x, &config));
+        }
+    }
+    // Every point the same: every D² weight is 0 and draws fall back to ⌊u·N⌋.
+    let same = Array2::from_elem((12, 3), T::from_f64(1.5));
+    for init in inits() {
+        let config = KMeansConfig::new(3).init(init).seed(4);
+        let name = format!(
+            "kmeans seeding: 12 equal points, init={} equals the reference",
+            config.init.name()
+        );
+        rec.case(name, |v| same_start(v, b, &same, &config));
+    }
+    if sizes == Sizes::Medium {
+        wide(b, rng, rec);
+    }
+    n_init(b, rng, rec);
+    errors(b, rng, rec);
+}
+
+/// The ends of the shapes users have, D = 1024 and K = 4096: the start equals the
+/// reference's and three Lloyd steps give a valid fit.
+fn wide<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+    for (n, d, k) in [(2000, 1024, 64), (5000, 8, 4096)] {
+        let x = uniform_points::<T>(rng, n, d);
+        let config = KMeansConfig::new(k).seed(3).max_iter(3);
+        rec.case(
+            format!("kmeans N={n} d={d} k={k}: start and three steps"),
+            |v| {
+                same_start(v, b, &x, &config);
+                if let Some(r) = v.ok(b.kmeans(x.view(), &config)) {
+                    super::check_properties(v, b, x.view(), &config, &r);
+                }
+            },
+        );
+    }
+}
+
+/// Several starts keep the fit of least inertia.
+fn n_init<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+    let (n, d, k) = (400, 3, 7);
+    let x = uniform_points::<T>(rng, n, d);
+    rec.case("kmeans n_init=3 keeps the start of least inertia", |v| {
+        let config = KMeansConfig::new(k).seed(21);
+        let Some(best) = v.ok(b.kmeans(x.view(), &config.clone().n_init(3))) else {
+            return;
+        };
+        let mut singles = Vec::new();
+        for s in 21..24 {
+            let Some(r) = v.ok(b.kmeans(x.view(), &config.clone().seed(s))) else {
+                return;
+            };
+            singles.push(r.inertia);
+        }
+        let least = singles.iter().copied().fold(f64::INFINITY, f64::min);
+        // Each inertia is a sum of N squared distances: runs of one start may differ by
+        // its rounding (N·ε relative) where a backend adds in an order of its own.
+        let slack = 4.0 * n as f64 * T::EPS * least.abs();
+        v.require(best.inertia <= least + slack, || {
+            format!(
+                "n_init=3 gave inertia {:e}; the three starts alone {singles:?}",
+                best.inertia
+            )
+        });
+    });
+}
+
+/// Bad seeding parameters.
+fn errors<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+    let invalid = |e: &Error| matches!(e, Error::InvalidArgument { .. });
+    let x = uniform_points::<T>(rng, 20, 2);
+    let parallel = |oversampling, rounds| {
+        KMeansConfig::new(3).init(Init::KMeansParallel {
+            oversampling,
+            rounds,
+        })
+    };
+    let bad = [
+        ("n_init=0", KMeansConfig::new(2).n_init(0)),
+        ("k-means|| oversampling=0", parallel(0.0, 5)),
+        ("k-means|| oversampling=-1", parallel(-1.0, 5)),
+        ("k-means|| oversampling=NaN", parallel(f64::NAN, 5)),
+        ("k-means|| oversampling=Inf", parallel(f64::INFINITY, 5)),
+        ("k-means|| rounds=0", parallel(2.0, 0)),
+        ("k-means|| rounds=65", parallel(2.0, 65)),
+    ];
+    for (what, config) in bad {
+        rec.case(format!("kmeans error: {what}"), |v| {
+            v.err(b.kmeans(x.view(), &config), "InvalidArgument", invalid);
+        });
+    }
+}
