@@ -393,6 +393,20 @@ __device__ void km_finalize(const T* __restrict__ partial, const int* __restrict
     }
 }
 
+// How far an update moved the centroids: Σ (a_e − b_e)² in f64 over len elements,
+// each thread a strided run, then km_block_stats per block (a fixed order, given the
+// grid, which depends on len only); the pairs are (shift, 0).
+template <typename T>
+__device__ void km_shift(const T* __restrict__ a, const T* __restrict__ b, i64 len,
+                         double* __restrict__ block_stats) {
+    double s = 0;
+    for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < len; e += (i64)gridDim.x * blockDim.x) {
+        const double df = (double)a[e] - (double)b[e];
+        s += df * df;
+    }
+    km_block_stats(s, 0.0, block_stats);
+}
+
 // ---- entry points ---------------------------------------------------------------------
 #define KM_KERNELS(T, S, TP, TC)                                                            \
     extern "C" __global__ void __launch_bounds__(256) kmeans_assign_direct_##S(           \
@@ -424,6 +438,10 @@ __device__ void km_finalize(const T* __restrict__ partial, const int* __restrict
         const T* x, const int* labels, int n, int d, int k, int chunk, int kb, int db,      \
         T* partial, int* pcount) {                                                          \
         km_accumulate_partials<T>(x, labels, n, d, k, chunk, kb, db, partial, pcount);      \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256)                                       \
+        kmeans_shift_##S(const T* a, const T* b, i64 len, double* bs) {                     \
+        km_shift<T>(a, b, len, bs);                                                         \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256) kmeans_finalize_##S(                \
         const T* partial, const int* pcount, int g, int k, int d, T* c) {                   \

@@ -252,6 +252,10 @@ pub enum Op {
         /// 2 rounds), random, or a .npy file of k×D starting centroids.
         #[arg(long, default_value = "kmeans++")]
         init: String,
+        /// Also stop when an update moves the centroids by Σ‖Δc‖² at most this times the
+        /// mean per-dimension variance of X (scikit-learn's tol).
+        #[arg(long)]
+        shift_tol: Option<f64>,
         /// Starts: start i seeds from seed + i; the fit of least inertia is kept.
         #[arg(long, default_value_t = 1, value_parser = at_least_one)]
         n_init: usize,

@@ -220,12 +220,14 @@ pub fn run(op: Op) -> Result<()> {
             max_iter,
             init,
             n_init,
+            shift_tol,
             out_dir,
             centroids,
             labels,
             ..
         } => {
-            let cfg = ops::kmeans_config(*k, *seed, *tol, *max_iter, init)?.n_init(*n_init);
+            let mut cfg = ops::kmeans_config(*k, *seed, *tol, *max_iter, init)?.n_init(*n_init);
+            cfg.shift_tol = *shift_tol;
             let dir = |file: &str| out_dir.as_ref().map(|d| d.join(file));
             if let Some(d) = out_dir {
                 std::fs::create_dir_all(d)

@@ -297,6 +297,14 @@ pub fn kmeans_config(n: usize, d: usize, config: &KMeansConfig) -> Result<()> {
             format!("tol = {} is outside [0, 1]", config.tol),
         ));
     }
+    if let Some(t) = config.shift_tol {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(Error::invalid(
+                "kmeans",
+                format!("shift_tol = {t}: it must be finite and at least 0"),
+            ));
+        }
+    }
     if config.n_init == 0 {
         return Err(Error::invalid("kmeans", "n_init must be at least 1"));
     }

@@ -55,6 +55,10 @@ pub struct KMeansConfig {
     pub max_iter: usize,
     /// Stop when at most `tol · N` points changed cluster in an assignment (0 ≤ tol ≤ 1).
     pub tol: f64,
+    /// Also stop when an update moved the centroids by Σ‖Δc‖² ≤ `shift_tol` × the mean
+    /// per-dimension variance of X (scikit-learn's `tol`); one more assignment then
+    /// makes the labels those of the returned centroids. `None`: off (finite, ≥ 0).
+    pub shift_tol: Option<f64>,
     /// Starting centroids.
     pub init: Init,
     /// Seed of the initialisation.
@@ -74,7 +78,13 @@ impl KMeansConfig {
             init: Init::KMeansPlusPlus,
             seed: 0,
             n_init: 1,
+            shift_tol: None,
         }
+    }
+    /// Sets the tolerance on centroid movement (scikit-learn's `tol`).
+    pub fn shift_tol(mut self, shift_tol: f64) -> Self {
+        self.shift_tol = Some(shift_tol);
+        self
     }
     /// Sets the number of starts.
     pub fn n_init(mut self, n_init: usize) -> Self {

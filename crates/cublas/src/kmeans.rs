@@ -9,7 +9,7 @@
 
 use ndarray::Axis;
 use ndgpu_core::{check, Assignment, Indices, KMeans, KMeansConfig, Matrix, Result, Trans};
-use ndgpu_cuda_runtime::kmeans::{assign_from_scores, update};
+use ndgpu_cuda_runtime::kmeans::{assign_from_scores, shift, update};
 use ndgpu_cuda_runtime::seed::seed;
 use ndgpu_cuda_runtime::{dim_i32, IndexStorage};
 
@@ -27,6 +27,13 @@ pub const NOTE: &str = "kmeans: vendor part = the distances: cuBLAS GEMMs build 
     kernels, those of the cuda backend). Iteration as written once on KMeans.";
 
 impl<T: BlasElement> KMeans<T> for CublasBackend {
+    fn shift_dev(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<f64> {
+        let gpu = &self.gpu;
+        let a = gpu.dm(self.here(), "kmeans", "centroids", a)?;
+        let b = gpu.dm(self.here(), "kmeans", "centroids", b)?;
+        shift(gpu, a, b)
+    }
+
     fn seed_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<Matrix<T>> {
         let x = self.gpu.dm(self.here(), "kmeans", "X", x)?;
         Ok(self.gpu.matrix(seed(&self.gpu, x, config)?))

@@ -122,6 +122,36 @@ pub fn stats_sum(
     unsafe { go(b, &name, cfg((1, 1, 1), 0)) }
 }
 
+/// Σ‖a_j − b_j‖² of two K×D centroid matrices in f64, in a fixed order: how far an
+/// update moved them. One read-back.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`]; driver errors.
+pub fn shift<T: CudaElement>(gpu: &Gpu, a: &DeviceMatrix<T>, b: &DeviceMatrix<T>) -> Result<f64> {
+    if a.dim() != b.dim() {
+        return Err(Error::shape(
+            "kmeans",
+            format!("centroids {:?} and {:?}", a.dim(), b.dim()),
+        ));
+    }
+    let len = a.len();
+    if len == 0 {
+        return Ok(0.0);
+    }
+    let nb = (len.div_ceil(THREADS as usize)).min(256);
+    let mut block_stats = gpu.alloc::<f64>("kmeans", 2 * nb)?;
+    let mut stats = gpu.alloc::<f64>("kmeans", 2)?;
+    let (f, name) = kernel(gpu, format!("kmeans_shift_{}", T::SUFFIX))?;
+    let l = len as i64;
+    let mut bld = gpu.stream().launch_builder(&f);
+    bld.arg(&a.data).arg(&b.data).arg(&l).arg(&mut block_stats);
+    // SAFETY: (const T* a, const T* b, i64 len, double* block_stats): a and b hold len
+    // elements (same shape, checked), block_stats 2 per block; loops guarded by len.
+    unsafe { go(bld, &name, cfg((nb as u32, 1, 1), 0))? };
+    stats_sum(gpu, &block_stats, nb, &mut stats)?;
+    Ok(read_stats(gpu, &stats)?.inertia)
+}
+
 /// Assignment from a score matrix (N×K, `scores[i][j] = ‖c_j‖² − 2·x_i·c_j`):
 /// `labels[i] = argmin_j scores[i][j]` (ties → the lowest j), counted against the
 /// labels on entry (−1 for none). `x_sq_norms[i] = ‖x_i‖²` completes the inertia, each

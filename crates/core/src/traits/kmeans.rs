@@ -2,10 +2,10 @@
 
 use ndarray::{Array1, ArrayView2};
 
-use super::Memory;
+use super::{Memory, Reduce};
 use crate::init::init_centroids;
 use crate::kmeans::{Assignment, Init, KMeansConfig, KMeansFit, KMeansResult};
-use crate::{check, Element, Error, Indices, Matrix, Result};
+use crate::{check, Element, Error, Indices, Matrix, ReduceOp, Result};
 
 /// k-means clustering (Lloyd's algorithm).
 ///
@@ -20,7 +20,7 @@ use crate::{check, Element, Error, Indices, Matrix, Result};
 /// NaN or ±Inf in the points (or the centroids) makes the inertia of an assignment
 /// non-finite; [`KMeans::kmeans_dev`] and [`KMeans::predict_dev`] check it after every
 /// assignment and then name the first offending entry, so they cost no extra pass.
-pub trait KMeans<T: Element>: Memory<T> {
+pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
     /// One assignment step on resident data: `labels[i]` becomes the index of the
     /// centroid nearest to row i of `x` (ties → the lowest index). On entry `labels`
     /// holds the previous labels ([`Device::unlabeled`](crate::Device::unlabeled) before
@@ -44,6 +44,21 @@ pub trait KMeans<T: Element>: Memory<T> {
     /// # Errors
     /// As [`KMeans::assign_dev`].
     fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()>;
+
+    /// Σ‖a_j − b_j‖² over the rows of two K×D resident matrices, in f64: how far an
+    /// update moved the centroids. This default computes it on the host (both come
+    /// back); backends with a device compute it there and read back one number.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch); device errors.
+    fn shift_dev(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<f64> {
+        check::same_shape("kmeans", a.dim(), b.dim())?;
+        let (a, b) = (self.download(a)?, self.download(b)?);
+        Ok(a.iter()
+            .zip(b.iter())
+            .map(|(x, y)| (x.as_f64() - y.as_f64()).powi(2))
+            .sum())
+    }
 
     /// The starting centroids of `config` for a resident `x` (N×D), resident: the given
     /// ones, k distinct random points, k-means++ or k-means‖, as
@@ -133,7 +148,8 @@ pub trait KMeans<T: Element>: Memory<T> {
     }
 }
 
-/// Lloyd's iteration from `centroids`, as the trait's documentation states it.
+/// Lloyd's iteration from `centroids`, as the trait's documentation states it, with the
+/// centroid-movement stop when `config.shift_tol` is set.
 fn lloyd<T: Element, B: KMeans<T> + ?Sized>(
     b: &B,
     x: &Matrix<T>,
@@ -141,19 +157,37 @@ fn lloyd<T: Element, B: KMeans<T> + ?Sized>(
     config: &KMeansConfig,
 ) -> Result<KMeansFit<T>> {
     let n = x.rows();
+    let shift_bound = match config.shift_tol {
+        Some(t) => Some(t * mean_variance(b, x)?),
+        None => None,
+    };
     let mut labels = b.unlabeled(n)?;
     let mut history = Vec::new();
-    let converged = loop {
-        let a = b.assign_dev(x, &centroids, &mut labels)?;
-        finite_inertia(b, "kmeans", x, &centroids, a)?;
+    let assign = |c: &Matrix<T>, labels: &mut Indices, history: &mut Vec<f64>| {
+        let a = b.assign_dev(x, c, labels)?;
+        finite_inertia(b, "kmeans", x, c, a)?;
         history.push(a.inertia);
+        Ok::<_, Error>(a)
+    };
+    let converged = loop {
+        let a = assign(&centroids, &mut labels, &mut history)?;
         if a.changed as f64 <= config.tol * n as f64 {
             break true;
         }
         if history.len() >= config.max_iter {
             break false;
         }
+        let old = match shift_bound {
+            Some(_) => Some(b.copy(&centroids)?),
+            None => None,
+        };
         b.update_dev(x, &labels, &mut centroids)?;
+        if let (Some(bound), Some(old)) = (shift_bound, old) {
+            if b.shift_dev(&old, &centroids)? <= bound {
+                assign(&centroids, &mut labels, &mut history)?;
+                break true;
+            }
+        }
     };
     Ok(KMeansFit {
         centroids,
@@ -163,6 +197,27 @@ fn lloyd<T: Element, B: KMeans<T> + ?Sized>(
         converged,
         inertia_history: history,
     })
+}
+
+/// The mean over the dimensions of the variance of X's columns, from column sums and
+/// sums of squares (each rounded in T; clamped at 0), the scale of `shift_tol`.
+fn mean_variance<T: Element, B: KMeans<T> + ?Sized>(b: &B, x: &Matrix<T>) -> Result<f64> {
+    let (n, d) = x.dim();
+    if n == 0 || d == 0 {
+        return Ok(0.0);
+    }
+    let axis = ndarray::Axis(0);
+    let sums = b.download(&b.reduce_axis_dev(ReduceOp::Sum, x, axis)?)?;
+    let squares = b.download(&b.reduce_axis_dev(ReduceOp::SumSq, x, axis)?)?;
+    let total: f64 = sums
+        .iter()
+        .zip(squares.iter())
+        .map(|(s, q)| {
+            let mean = s.as_f64() / n as f64;
+            (q.as_f64() / n as f64 - mean * mean).max(0.0)
+        })
+        .sum();
+    Ok(total / d as f64)
 }
 
 /// A non-finite inertia means NaN or ±Inf in the points or the centroids, or squared

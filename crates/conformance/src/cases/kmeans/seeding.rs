@@ -1,15 +1,16 @@
 //! Seeding: every backend's starting centroids equal the host reference's
 //! ([`init_centroids`]) to the bit, since the reference fixes the random stream, the
-//! distance arithmetic and the order of every sum a draw depends on. Also `n_init` and
-//! the errors of the seeding parameters.
+//! distance arithmetic and the order of every sum a draw depends on. Also the options
+//! around them (`n_init`, the centroid-movement stop) and their errors.
 
 use ndarray::Array2;
-use ndgpu_core::{init_centroids, Element, Error, Init, KMeansConfig, Ops};
+use ndgpu_core::{init_centroids, Element, Error, Init, KMeans, KMeansConfig, Ops};
 
 use super::Shapes;
-use crate::data::{uniform_points, Rng};
+use crate::data::{blobs, uniform_points, Rng};
 use crate::report::{Recorder, Verdict};
 use crate::Sizes;
+use ndgpu_cpu::CpuBackend;
 
 /// (N, d, k): k = N, d = 1, several blocks of the sample tree (2048 leaves each).
 const SMALL: Shapes<3> = &[
@@ -107,7 +108,36 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
         wide(b, rng, rec);
     }
     n_init(b, rng, rec);
+    shift(b, rng, rec);
     errors(b, rng, rec);
+}
+
+/// The centroid-movement stop: with a bound every update meets, the fit stops after
+/// the first update and one more assignment; on separated blobs it is the reference's.
+fn shift<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+    let (x, _) = blobs::<T>(rng, 4, 200, 3);
+    let cpu = CpuBackend::new();
+    for (bound, want) in [(1e9, Some(2)), (0.0, None)] {
+        let config = KMeansConfig::new(4).seed(2).tol(0.0).shift_tol(bound);
+        rec.case(format!("kmeans shift_tol={bound:e} on blobs"), |v| {
+            let (Some(r), Some(c)) = (
+                v.ok(b.kmeans(x.view(), &config)),
+                v.ok(cpu.kmeans(x.view(), &config)),
+            ) else {
+                return;
+            };
+            super::check_properties(v, b, x.view(), &config, &r);
+            super::check_same_as_cpu(v, x.view(), &r, &c);
+            if let Some(n) = want {
+                v.require(r.iterations == n && r.converged, || {
+                    format!(
+                        "{} iterations (converged {}), expected {n}",
+                        r.iterations, r.converged
+                    )
+                });
+            }
+        });
+    }
 }
 
 /// The ends of the shapes users have, D = 1024 and K = 4096: the start equals the
@@ -169,6 +199,8 @@ fn errors<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
     };
     let bad = [
         ("n_init=0", KMeansConfig::new(2).n_init(0)),
+        ("shift_tol=-1", KMeansConfig::new(2).shift_tol(-1.0)),
+        ("shift_tol=NaN", KMeansConfig::new(2).shift_tol(f64::NAN)),
         ("k-means|| oversampling=0", parallel(0.0, 5)),
         ("k-means|| oversampling=-1", parallel(-1.0, 5)),
         ("k-means|| oversampling=NaN", parallel(f64::NAN, 5)),

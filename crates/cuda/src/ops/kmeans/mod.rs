@@ -15,7 +15,7 @@ use cudarc::driver::CudaSlice;
 use ndgpu_core::{
     check, Assignment, Backend, Error, Family, Indices, KMeans, KMeansConfig, Matrix, Result,
 };
-use ndgpu_cuda_runtime::kmeans::{read_stats, stats_sum, update};
+use ndgpu_cuda_runtime::kmeans::{read_stats, shift, stats_sum, update};
 use ndgpu_cuda_runtime::seed::seed;
 use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu, IndexStorage};
 
@@ -118,6 +118,13 @@ fn update_with<T: CudaElement>(
 }
 
 impl<T: CudaElement> KMeans<T> for CudaBackend {
+    fn shift_dev(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<f64> {
+        let gpu = self.gpu();
+        let a = gpu.dm(self.here(), "kmeans", "centroids", a)?;
+        let b = gpu.dm(self.here(), "kmeans", "centroids", b)?;
+        shift(gpu, a, b)
+    }
+
     fn seed_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<Matrix<T>> {
         let gpu = self.gpu();
         let x = gpu.dm(self.here(), "kmeans", "X", x)?;
