@@ -103,26 +103,26 @@ impl Gpu {
     /// # Errors
     /// [`Error::InvalidArgument`] for an index never assigned (negative); driver errors.
     pub fn download_indices(&self, i: &IndexStorage, len: usize) -> Result<Vec<usize>> {
-        let wide = |(at, v): (usize, i64)| {
+        let wide = |at: usize, v: i64| {
             usize::try_from(v).map_err(|_| {
                 Error::invalid("download", format!("index {at} was never assigned ({v})"))
             })
         };
-        // One pass from the downloaded ints to the result: no wider copy in between.
+        // Into a vector of the final size: collecting `Result`s gives no size hint, and
+        // growing by doubling costs more than the copy itself.
+        let mut out = ndgpu_core::host::with_capacity("download", len)?;
         match &i.data {
-            DeviceIndices::I32(s) => self
-                .download_slice(s, len)?
-                .into_iter()
-                .map(i64::from)
-                .enumerate()
-                .map(wide)
-                .collect(),
-            DeviceIndices::I64(s) => self
-                .download_slice(s, len)?
-                .into_iter()
-                .enumerate()
-                .map(wide)
-                .collect(),
+            DeviceIndices::I32(s) => {
+                for (at, v) in self.download_slice(s, len)?.into_iter().enumerate() {
+                    out.push(wide(at, i64::from(v))?);
+                }
+            }
+            DeviceIndices::I64(s) => {
+                for (at, v) in self.download_slice(s, len)?.into_iter().enumerate() {
+                    out.push(wide(at, v)?);
+                }
+            }
         }
+        Ok(out)
     }
 }
