@@ -55,6 +55,7 @@ pub mod report;
 pub mod resident;
 pub mod row;
 mod runner;
+pub mod selection;
 pub mod timing;
 
 use std::path::PathBuf;

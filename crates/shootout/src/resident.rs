@@ -8,13 +8,14 @@ use std::collections::HashMap;
 
 use ndarray::{Array2, Axis};
 use ndgpu_core::{
-    Assignment, Backend, CholeskyFactor, Element, Error, Gemm, Indices, Matrix, Ops, Precision,
-    ReduceOp, Result,
+    Assignment, CholeskyFactor, Element, Error, Gemm, Indices, Matrix, Ops, Precision, ReduceOp,
+    Result,
 };
 
 use crate::cases::Op;
 use crate::check::{Output, Reference};
 use crate::data::{HostBuf, Inputs};
+use crate::selection::copy_source;
 
 /// What one run returned.
 #[derive(Debug, Clone, Copy)]
@@ -87,76 +88,6 @@ enum Set<T> {
         gpu: std::sync::Arc<ndgpu_cuda_runtime::Gpu>,
         pair: ndgpu_cuda_runtime::PinnedPair,
     },
-}
-
-/// Elements the copy ceiling moves for `op` at size `n`: as many bytes, read plus
-/// written, as the op moves (`Op::work` / (2 · element size)).
-pub fn copy_len(op: Op, n: usize) -> usize {
-    match op {
-        Op::Transpose => n * n,
-        Op::Sum => n / 2,
-        Op::Dot => n,
-        _ => 0,
-    }
-}
-
-/// The host elements the copy ceiling of `inputs` moves (what its result must equal).
-pub fn copy_source<T>(inputs: &Inputs<T>) -> Option<&[T]> {
-    match inputs {
-        Inputs::Transpose { a } => a.as_slice(),
-        Inputs::Sum { x } => x.as_slice().map(|s| &s[..copy_len(Op::Sum, s.len())]),
-        Inputs::Dot { x, .. } => x.as_slice(),
-        _ => None,
-    }
-}
-
-/// The arithmetic variant `variant` of `op` on `b` declares (IEEE for an op of no
-/// family).
-pub fn precision_of(b: &dyn Backend, op: Op, variant: &str) -> Precision {
-    op.family().map_or(Precision::Ieee, |f| {
-        b.variant_table().precision_of(f, variant)
-    })
-}
-
-/// The variants of `op` on `b`, default first. An op of no family (the chain, the
-/// transfer) runs on every family's default: one pseudo-variant, `default`.
-pub fn variants_of(b: &dyn Backend, op: Op) -> Vec<&'static str> {
-    match (op.family(), op) {
-        (Some(f), _) => b.variants(f),
-        // Ordinary host arrays, or the backend's pinned ones (Memory::host_array): a
-        // host backend's are ordinary too.
-        (None, Op::Transfer) if b.place() != ndgpu_core::Place::Host => TRANSFER_VARIANTS.to_vec(),
-        (None, _) => vec!["default"],
-    }
-}
-
-/// The transfer op's forms: from and into ordinary (pageable) host arrays, the default,
-/// or the backend's [`ndgpu_core::HostArray`]s (pinned on a GPU).
-pub const TRANSFER_VARIANTS: [&str; 2] = ["pageable", "pinned"];
-
-/// The key of a case in [`Cases`]: the backend's index, whether it is the copy
-/// ceiling, and whether a transfer moves the backend's own host arrays.
-pub fn case_key(op: Op, backend: usize, variant: &str, ceiling: bool) -> (usize, bool, bool) {
-    let pinned = op == Op::Transfer && !ceiling && variant == TRANSFER_VARIANTS[1];
-    (backend, ceiling, pinned)
-}
-
-/// Selects `variant` of `op`'s family on `b`; for an op of no family, every family's
-/// default.
-///
-/// # Errors
-/// [`Error::UnknownVariant`].
-pub fn select_variant(b: &mut dyn Backend, op: Op, variant: &str) -> Result<()> {
-    match op.family() {
-        Some(f) => b.set_variant(f, variant),
-        None => {
-            for f in ndgpu_core::Family::ALL {
-                let default = b.variants(f)[0];
-                b.set_variant(f, default)?;
-            }
-            Ok(())
-        }
-    }
 }
 
 /// The resident buffers of one case on one backend.

@@ -13,10 +13,9 @@ use crate::check::Reference;
 use crate::data::Inputs;
 use crate::gpu::{traffic, DeviceInfo};
 use crate::host::call;
-use crate::resident::{
-    case_key, copy_source, precision_of, select_variant, variants_of, Case, Cases,
-};
+use crate::resident::{Case, Cases};
 use crate::row::{Row, COPY, VENDOR};
+use crate::selection::{case_key, copy_source, precision_of, select_variant, variants_of};
 use crate::timing::{batch_for, reps_for, wall, Stats};
 
 /// A timed region shorter than this is filled with back-to-back runs, so that the
