@@ -23,9 +23,8 @@ use ndgpu_shootout::check::Reference;
 use ndgpu_shootout::data::Inputs;
 use ndgpu_shootout::gpu::{traffic, DeviceInfo};
 use ndgpu_shootout::host::call;
-use ndgpu_shootout::resident::{
-    case_key, copy_source, precision_of, select_variant, variants_of, Cases,
-};
+use ndgpu_shootout::resident::Cases;
+use ndgpu_shootout::selection::{case_key, copy_source, precision_of, select_variant, variants_of};
 use ndgpu_shootout::SEED;
 
 /// A run slower than this is left to the shootout: criterion needs at least ten.
