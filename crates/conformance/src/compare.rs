@@ -7,6 +7,7 @@ use ndarray::{Array2, ArrayView2, Zip};
 use ndgpu_core::{tolerance, DType, Element, Error, Gemm, Precision};
 
 mod kmeans;
+pub mod sampled;
 
 pub use kmeans::*;
 

@@ -241,9 +241,122 @@ pub fn uniform_points<T: Element>(rng: &mut Rng, n: usize, d: usize) -> Array2<T
     Array2::from_shape_simple_fn((n, d), || T::from_f64(rng.uniform(0.0, 1.0)))
 }
 
+/// Elements per independently seeded chunk of the large generators below: the numbers
+/// do not depend on the number of threads that fill them.
+const CHUNK: usize = 1 << 16;
+
+/// The generator of chunk `c` of a large array of `seed`.
+fn chunk_rng(seed: u64, c: usize) -> Rng {
+    Rng::new(seed ^ (c as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03))
+}
+
+/// `len` values uniform in `[-scale, scale)`, filled on every core (chunk c from
+/// its own stream of `seed`): for inputs of up to 2²⁸ elements.
+pub fn uniform_vec<T: Element>(len: usize, seed: u64, scale: f64) -> Vec<T> {
+    let mut v = vec![T::zero(); len];
+    crate::par::chunks(&mut v, CHUNK, |c, chunk| {
+        let mut rng = chunk_rng(seed, c);
+        for x in chunk {
+            *x = T::from_f64(rng.uniform(-scale, scale));
+        }
+    });
+    v
+}
+
+/// A `rows × cols` matrix of [`uniform_vec`] values.
+pub fn uniform_matrix<T: Element>(rows: usize, cols: usize, seed: u64, scale: f64) -> Array2<T> {
+    Array2::from_shape_vec((rows, cols), uniform_vec(rows * cols, seed, scale))
+        .expect("length matches shape")
+}
+
+/// The value in `[-1, 1)` of the unordered pair {i, j}: symmetric by construction.
+fn pair_value(seed: u64, i: usize, j: usize) -> f64 {
+    let (lo, hi) = if i <= j { (i, j) } else { (j, i) };
+    let key = ((hi as u64) << 32) ^ lo as u64;
+    Rng::new(seed ^ key.wrapping_mul(0xA24B_AED4_963E_E407)).uniform(-1.0, 1.0)
+}
+
+/// An `n × n` symmetric positive-definite matrix for large n, in O(n²) on every core:
+/// off-diagonal values in `[-1, 1)`, n on the diagonal (strictly diagonally dominant,
+/// so definite), exactly symmetric.
+pub fn dominant_spd<T: Element>(n: usize, seed: u64) -> Array2<T> {
+    let mut v = vec![T::zero(); n * n];
+    // Whole rows per chunk, so that a chunk knows its row indices.
+    let rows_per_chunk = (CHUNK / n.max(1)).max(1);
+    crate::par::chunks(&mut v, rows_per_chunk * n, |c, chunk| {
+        for (r, row) in chunk.chunks_mut(n).enumerate() {
+            let i = c * rows_per_chunk + r;
+            for (j, x) in row.iter_mut().enumerate() {
+                let value = if i == j {
+                    n as f64
+                } else {
+                    pair_value(seed, i, j)
+                };
+                *x = T::from_f64(value);
+            }
+        }
+    });
+    Array2::from_shape_vec((n, n), v).expect("length matches shape")
+}
+
+/// `n` points in `d` dimensions around `k` centres uniform in `[-10, 10)^d`, point i
+/// near centre i mod k (noise uniform in `[-1, 1)`), filled on every core; and the
+/// first min(k, n) points as starting centroids, one per blob.
+pub fn cyclic_blobs<T: Element>(n: usize, k: usize, d: usize, seed: u64) -> (Array2<T>, Array2<T>) {
+    let centres: Vec<f64> = uniform_vec(k * d, seed, 10.0);
+    let noise: Vec<f64> = uniform_vec(n * d, seed.wrapping_add(7), 1.0);
+    let x = Array2::from_shape_fn((n, d), |(i, c)| {
+        T::from_f64(centres[(i % k) * d + c] + noise[i * d + c])
+    });
+    let centroids = x.slice(s![..k.min(n), ..]).to_owned();
+    (x, centroids)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uniform_values_are_deterministic_and_in_range() {
+        let a: Vec<f32> = uniform_vec(3 * CHUNK + 5, 42, 1.0);
+        let b: Vec<f32> = uniform_vec(3 * CHUNK + 5, 42, 1.0);
+        assert_eq!(a, b);
+        assert!(a.iter().all(|x| (-1.0..1.0).contains(x)));
+        let mean = a.iter().map(|&x| x as f64).sum::<f64>() / a.len() as f64;
+        assert!(mean.abs() < 0.01, "mean {mean}");
+        let c: Vec<f32> = uniform_vec(100, 43, 1.0);
+        assert_ne!(&a[..100], &c[..]);
+    }
+
+    #[test]
+    fn dominant_spd_is_symmetric_and_diagonally_dominant() {
+        let n = 37;
+        let a: Array2<f64> = dominant_spd(n, 5);
+        for i in 0..n {
+            let off: f64 = (0..n).filter(|&j| j != i).map(|j| a[[i, j]].abs()).sum();
+            assert!(a[[i, i]] > off, "row {i}");
+            for j in 0..n {
+                assert_eq!(a[[i, j]], a[[j, i]]);
+            }
+        }
+        // Chunking by rows must not change the values (CHUNK / n rows per chunk).
+        let big: Array2<f32> = dominant_spd(300, 5);
+        assert_eq!(big[[299, 3]], big[[3, 299]]);
+        assert_eq!(big[[299, 299]], 300.0);
+    }
+
+    #[test]
+    fn cyclic_blobs_start_with_one_centroid_per_blob() {
+        let (k, d) = (128, 32);
+        let (x, c): (Array2<f32>, Array2<f32>) = cyclic_blobs(1000, k, d, 3);
+        assert_eq!((x.dim(), c.dim()), ((1000, d), (k, d)));
+        assert_eq!(c.row(5), x.row(5));
+        // Point 5 + k is in the same blob as centroid 5: within the noise box.
+        let gap: f32 = (0..d)
+            .map(|j| (x[[5 + k, j]] - c[[5, j]]).abs())
+            .fold(0.0, f32::max);
+        assert!(gap < 2.0, "{gap}");
+    }
 
     /// Twelve blobs on a line jam random placement for some seeds (a CI run of the
     /// k-means property test hung in one): every seed must finish, with the centres

@@ -39,6 +39,7 @@ mod cases;
 mod chains;
 pub mod compare;
 pub mod data;
+pub mod par;
 pub mod report;
 pub mod strategies;
 mod wrap;

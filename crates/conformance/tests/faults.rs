@@ -227,7 +227,7 @@ impl<T: Element> Cholesky<T> for Faulty {
 }
 
 impl<T: Element> KMeans<T> for Faulty {
-    fn assign_dev(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
+    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
         let mut a = self.cpu.assign_dev(x, c, labels)?;
         let k = c.rows();
         let l = &mut HERE
@@ -260,7 +260,7 @@ impl<T: Element> KMeans<T> for Faulty {
         }
         Ok(a)
     }
-    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+    fn update(&self, x: &Matrix<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
         let before = HERE.host_view("kmeans", "C", c)?.to_owned();
         self.cpu.update_dev(x, labels, c)?;
         if self.fault == Fault::UpdateMovesEmpty {

@@ -195,7 +195,7 @@ fn nearest<T: Element>(x: ArrayView1<T>, c: ArrayView2<T>) -> (usize, T) {
 }
 
 impl<T: Element> KMeans<T> for InT {
-    fn assign_dev(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
+    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
         check::kmeans_step(x.dim(), c.dim(), labels.len())?;
         let (x, c) = (
             HERE.host_view("kmeans", "X", x)?,
@@ -211,7 +211,7 @@ impl<T: Element> KMeans<T> for InT {
         }
         Ok(Assignment { changed, inertia })
     }
-    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+    fn update(&self, x: &Matrix<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
         check::kmeans_step(x.dim(), c.dim(), labels.len())?;
         let (k, d) = c.dim();
         let x = HERE.host_view("kmeans", "X", x)?;

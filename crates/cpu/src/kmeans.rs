@@ -6,7 +6,7 @@
 //! per term and never go negative.
 
 use ndgpu_core::backend::HostStorage;
-use ndgpu_core::{check, Assignment, Element, Error, Indices, KMeans, Matrix, Result};
+use ndgpu_core::{Assignment, Element, Error, Indices, KMeans, Matrix, Result};
 
 use crate::{to_f64, CpuBackend, HERE};
 
@@ -27,16 +27,10 @@ fn nearest(x: &[f64], c: &[f64], k: usize) -> (usize, f64) {
 }
 
 impl<T: Element> KMeans<T> for CpuBackend {
-    fn assign_dev(
-        &self,
-        x: &Matrix<T>,
-        centroids: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
         let (xs, c) = (
             HERE.host_view("kmeans", "X", x)?,
-            HERE.host_view("kmeans", "centroids", centroids)?,
+            HERE.host_view("kmeans", "centroids", c)?,
         );
         let (k, d) = c.dim();
         let c = to_f64(&c);
@@ -55,8 +49,7 @@ impl<T: Element> KMeans<T> for CpuBackend {
         Ok(Assignment { changed, inertia })
     }
 
-    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+    fn update(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
         let (k, d) = centroids.dim();
         let xs = HERE.host_view("kmeans", "X", x)?;
         let labels: &HostStorage<usize> = HERE.indices("kmeans", "labels", labels)?;

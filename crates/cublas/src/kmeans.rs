@@ -8,7 +8,7 @@
 //! and adds ‖x‖² back for the inertia; its `update` moves the centroids.
 
 use ndarray::Axis;
-use ndgpu_core::{check, Assignment, Indices, KMeans, KMeansConfig, Matrix, Result, Trans};
+use ndgpu_core::{Assignment, Indices, KMeans, KMeansConfig, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::kmeans::{assign_from_scores, shift, update};
 use ndgpu_cuda_runtime::seed::seed;
 use ndgpu_cuda_runtime::{dim_i32, IndexStorage};
@@ -39,16 +39,10 @@ impl<T: BlasElement> KMeans<T> for CublasBackend {
         Ok(self.gpu.matrix(seed(&self.gpu, x, config)?))
     }
 
-    fn assign_dev(
-        &self,
-        x: &Matrix<T>,
-        centroids: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
         let (gpu, here) = (&self.gpu, self.here());
         let x = gpu.dm(here, "kmeans", "X", x)?;
-        let c = gpu.dm(here, "kmeans", "centroids", centroids)?;
+        let c = gpu.dm(here, "kmeans", "centroids", c)?;
         let labels = here
             .indices_mut::<IndexStorage>("kmeans", "labels", labels)?
             .labels_mut()?;
@@ -105,8 +99,7 @@ impl<T: BlasElement> KMeans<T> for CublasBackend {
         assign_from_scores(gpu, &scores, &x_sq, labels)
     }
 
-    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+    fn update(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
         let (gpu, here) = (&self.gpu, self.here());
         let x = gpu.dm(here, "kmeans", "X", x)?;
         let labels = here

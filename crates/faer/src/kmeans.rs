@@ -13,7 +13,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Par};
 use ndgpu_core::backend::HostStorage;
-use ndgpu_core::{check, Assignment, Element, Error, Indices, KMeans, Matrix, Result};
+use ndgpu_core::{Assignment, Element, Error, Indices, KMeans, Matrix, Result};
 use rayon::prelude::*;
 
 use crate::{mat, mat_mut, FaerBackend, FaerElement, HERE};
@@ -29,17 +29,11 @@ fn norms<T: Element>(data: &[T], d: usize) -> Vec<T> {
 }
 
 impl<T: FaerElement> KMeans<T> for FaerBackend {
-    fn assign_dev(
-        &self,
-        x: &Matrix<T>,
-        centroids: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
         let (n, d) = x.dim();
-        let k = centroids.rows();
+        let k = c.rows();
         let xs: &HostStorage<T> = HERE.matrix("kmeans", "X", x)?;
-        let cs: &HostStorage<T> = HERE.matrix("kmeans", "centroids", centroids)?;
+        let cs: &HostStorage<T> = HERE.matrix("kmeans", "centroids", c)?;
         let labels: &mut HostStorage<usize> = HERE.indices_mut("kmeans", "labels", labels)?;
         let c_norms: Vec<T> = if d == 0 {
             vec![T::zero(); k]
@@ -95,8 +89,7 @@ impl<T: FaerElement> KMeans<T> for FaerBackend {
         Ok(Assignment { changed, inertia })
     }
 
-    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+    fn update(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
         let (k, d) = centroids.dim();
         let xs: &HostStorage<T> = HERE.matrix("kmeans", "X", x)?;
         let labels: &HostStorage<usize> = HERE.indices("kmeans", "labels", labels)?;

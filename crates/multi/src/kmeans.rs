@@ -6,7 +6,7 @@
 //! centroids, are bitwise those of one device.
 
 use cudarc::driver::{CudaSlice, CudaViewMut};
-use ndgpu_core::{check, Assignment, Indices, KMeans, Matrix, Result};
+use ndgpu_core::{Assignment, Indices, KMeans, Matrix, Result};
 use ndgpu_cuda_runtime::kmeans::{accumulate_chunks, finalize, Plan, Rows};
 use ndgpu_cuda_runtime::IndexStorage;
 
@@ -24,16 +24,10 @@ impl MultiBackend {
 }
 
 impl<T: MultiElement> KMeans<T> for MultiBackend {
-    fn assign_dev(
-        &self,
-        x: &Matrix<T>,
-        centroids: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
         let offsets = split(x.rows(), self.ranks.len());
         let xs = self.rows_on("kmeans", x, &offsets)?;
-        let cs = self.everywhere("kmeans", centroids)?;
+        let cs = self.everywhere("kmeans", c)?;
         let ls = self
             .here()
             .indices_mut::<crate::layout::SpreadIndices>("kmeans", "labels", labels)?;
@@ -64,8 +58,7 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
 
     /// The deterministic update of the one-device backends, whatever k-means variant the
     /// ranks have selected.
-    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+    fn update(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
         let ((n, d), k) = (x.dim(), centroids.rows());
         let ranks = self.ranks.len();
         let offsets = split(n, ranks);

@@ -1,9 +1,9 @@
-//! Host inputs of every case, generated deterministically from a seed (the same case
-//! gets the same numbers on every machine and for every backend), in parallel because
-//! the largest cases hold 2²⁸ elements.
+//! Host inputs of every case, from the conformance suite's generators of large inputs
+//! (deterministic for a seed on every machine and for every backend, filled on every
+//! core because the largest cases hold 2²⁸ elements).
 
 use ndarray::{Array1, Array2};
-use ndgpu_core::kmeans::SplitMix64;
+use ndgpu_conformance::data::{cyclic_blobs, dominant_spd, uniform_matrix, uniform_vec};
 use ndgpu_core::{Element, Ops, Result};
 
 use crate::cases::{Op, KMEANS_D, KMEANS_K};
@@ -106,7 +106,7 @@ impl<T: Element> Inputs<T> {
                 y: Array1::from(uniform_vec(n, seed.wrapping_add(1), 1.0)),
             },
             Op::Cholesky => Inputs::Cholesky {
-                a: spd_matrix(n, seed),
+                a: dominant_spd(n, seed),
             },
             Op::Solve => {
                 let mut l: Array2<T> = uniform_matrix(n, n, seed, 1.0);
@@ -123,7 +123,7 @@ impl<T: Element> Inputs<T> {
                 }
             }
             Op::KMeans => {
-                let (x, centroids) = blobs(n.max(KMEANS_K), seed);
+                let (x, centroids) = cyclic_blobs(n.max(KMEANS_K), KMEANS_K, KMEANS_D, seed);
                 Inputs::KMeans { x, centroids }
             }
             Op::Chain => {
@@ -158,69 +158,6 @@ impl<T: Element> Inputs<T> {
             Inputs::Transfer { x } => x.len(),
         }
     }
-}
-
-/// Elements per independently seeded chunk: the numbers do not depend on the number
-/// of threads that fill them.
-const CHUNK: usize = 1 << 16;
-
-/// `len` values uniform in [-scale, scale) (chunk c seeded by `seed` and c).
-pub fn uniform_vec<T: Element>(len: usize, seed: u64, scale: f64) -> Vec<T> {
-    let mut v = vec![T::zero(); len];
-    crate::par::chunks(&mut v, CHUNK, |c, chunk| {
-        let mut rng = SplitMix64::new(seed ^ (c as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03));
-        for x in chunk {
-            *x = T::from_f64((2.0 * rng.next_f64() - 1.0) * scale);
-        }
-    });
-    v
-}
-
-/// A rows×cols matrix of values uniform in [-scale, scale).
-pub fn uniform_matrix<T: Element>(rows: usize, cols: usize, seed: u64, scale: f64) -> Array2<T> {
-    Array2::from_shape_vec((rows, cols), uniform_vec(rows * cols, seed, scale))
-        .expect("length matches shape")
-}
-
-/// The value in [-1, 1) of the unordered pair {i, j}: symmetric by construction.
-fn pair_value(seed: u64, i: usize, j: usize) -> f64 {
-    let (lo, hi) = if i <= j { (i, j) } else { (j, i) };
-    let key = ((hi as u64) << 32) ^ lo as u64;
-    let mut rng = SplitMix64::new(seed ^ key.wrapping_mul(0xA24B_AED4_963E_E407));
-    2.0 * rng.next_f64() - 1.0
-}
-
-/// The SPD matrix of [`Inputs::Cholesky`].
-pub fn spd_matrix<T: Element>(n: usize, seed: u64) -> Array2<T> {
-    let mut v = vec![T::zero(); n * n];
-    // Whole rows per chunk, so that a chunk knows its row indices.
-    let rows_per_chunk = (CHUNK / n.max(1)).max(1);
-    crate::par::chunks(&mut v, rows_per_chunk * n, |c, chunk| {
-        for (r, row) in chunk.chunks_mut(n).enumerate() {
-            let i = c * rows_per_chunk + r;
-            for (j, x) in row.iter_mut().enumerate() {
-                let value = if i == j {
-                    n as f64
-                } else {
-                    pair_value(seed, i, j)
-                };
-                *x = T::from_f64(value);
-            }
-        }
-    });
-    Array2::from_shape_vec((n, n), v).expect("length matches shape")
-}
-
-/// The points and starting centroids of [`Inputs::KMeans`].
-pub fn blobs<T: Element>(n: usize, seed: u64) -> (Array2<T>, Array2<T>) {
-    let centres: Vec<f64> = uniform_vec(KMEANS_K * KMEANS_D, seed, 10.0);
-    let noise: Vec<f64> = uniform_vec(n * KMEANS_D, seed.wrapping_add(7), 1.0);
-    let x = Array2::from_shape_fn((n, KMEANS_D), |(i, d)| {
-        T::from_f64(centres[(i % KMEANS_K) * KMEANS_D + d] + noise[i * KMEANS_D + d])
-    });
-    let k = KMEANS_K.min(n);
-    let centroids = x.slice(ndarray::s![..k, ..]).to_owned();
-    (x, centroids)
 }
 
 /// A host array of the transfer op: an ordinary one or the backend's own.
@@ -262,48 +199,6 @@ impl<T: Element> HostBuf<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uniform_values_are_deterministic_and_in_range() {
-        let a: Vec<f32> = uniform_vec(3 * CHUNK + 5, 42, 1.0);
-        let b: Vec<f32> = uniform_vec(3 * CHUNK + 5, 42, 1.0);
-        assert_eq!(a, b);
-        assert!(a.iter().all(|x| (-1.0..1.0).contains(x)));
-        let mean = a.iter().map(|&x| x as f64).sum::<f64>() / a.len() as f64;
-        assert!(mean.abs() < 0.01, "mean {mean}");
-        let c: Vec<f32> = uniform_vec(100, 43, 1.0);
-        assert_ne!(&a[..100], &c[..]);
-    }
-
-    #[test]
-    fn spd_matrix_is_symmetric_and_diagonally_dominant() {
-        let n = 37;
-        let a: Array2<f64> = spd_matrix(n, 5);
-        for i in 0..n {
-            let off: f64 = (0..n).filter(|&j| j != i).map(|j| a[[i, j]].abs()).sum();
-            assert!(a[[i, i]] > off, "row {i}");
-            for j in 0..n {
-                assert_eq!(a[[i, j]], a[[j, i]]);
-            }
-        }
-        // Chunking by rows must not change the values (CHUNK / n rows per chunk).
-        let big: Array2<f32> = spd_matrix(300, 5);
-        assert_eq!(big[[299, 3]], big[[3, 299]]);
-        assert_eq!(big[[299, 299]], 300.0);
-    }
-
-    #[test]
-    fn blobs_start_with_one_centroid_per_blob() {
-        let (x, c): (Array2<f32>, Array2<f32>) = blobs(1000, 3);
-        assert_eq!(x.dim(), (1000, KMEANS_D));
-        assert_eq!(c.dim(), (KMEANS_K, KMEANS_D));
-        assert_eq!(c.row(5), x.row(5));
-        // Point 5 + K is in the same blob as centroid 5: within the noise box.
-        let d: f32 = (0..KMEANS_D)
-            .map(|j| (x[[5 + KMEANS_K, j]] - c[[5, j]]).abs())
-            .fold(0.0, f32::max);
-        assert!(d < 2.0, "{d}");
-    }
 
     #[test]
     fn inputs_have_the_case_shapes() {

@@ -48,7 +48,6 @@ pub mod data;
 pub mod format;
 pub mod gpu;
 pub mod host;
-mod par;
 pub mod peer;
 pub mod plot;
 pub mod report;

@@ -10,6 +10,7 @@ use ndarray::{ArrayView1, ArrayView2};
 use ndgpu_core::{tolerance, DType, Element, KMeansConfig, KMeansResult};
 
 use super::ratio;
+use super::sampled::within;
 
 /// Squared Euclidean distance in f64 between two rows.
 pub fn dist2<T: Element>(x: ArrayView1<T>, c: ArrayView1<T>) -> f64 {
@@ -217,4 +218,130 @@ pub fn centroid_ratio<T: Element>(
     got.indexed_iter()
         .map(|((j, c), g)| ratio((g.as_f64() - want[[j, c]].as_f64()).abs(), tol * col_max[c]))
         .fold(0.0, f64::max)
+}
+
+/// Points whose labels are compared with every centroid by [`check_step`] (a strided
+/// sample beyond).
+const LABEL_SAMPLE: usize = 4096;
+
+/// Checks one k-means step a backend made from points `x` and starting centroids `c0`
+/// (every point unlabelled): its `labels` name a nearest centroid of `c0` (sampled
+/// beyond [`LABEL_SAMPLE`] points; rounding may swap centroids whose distances differ
+/// by less than their error bounds), `changed` (if reported) counts every point, the
+/// `inertia` is that of the labels, and `centroids` are the means of their points when
+/// `updated` (a Lloyd iteration), else `c0` exactly; a centroid without points stays.
+///
+/// # Errors
+/// Why the step is wrong, naming the first offending point or element.
+pub fn check_step<T: Element>(
+    x: ArrayView2<T>,
+    c0: ArrayView2<T>,
+    centroids: ArrayView2<T>,
+    labels: &[i64],
+    changed: Option<usize>,
+    inertia: f64,
+    updated: bool,
+) -> Result<(), String> {
+    let (n, d) = x.dim();
+    let k = c0.nrows();
+    if labels.len() != n || centroids.dim() != c0.dim() {
+        return Err(format!(
+            "{} labels and {:?} centroids, expected {n} and {:?}",
+            labels.len(),
+            centroids.dim(),
+            c0.dim()
+        ));
+    }
+    let mut label = Vec::with_capacity(n);
+    for (i, &l) in labels.iter().enumerate() {
+        match usize::try_from(l) {
+            Ok(l) if l < k => label.push(l),
+            _ => return Err(format!("label of point {i} is {l}, outside 0..{k}")),
+        }
+    }
+    if let Some(changed) = changed {
+        // Every point starts unlabelled, so every label changes.
+        if changed != n {
+            return Err(format!("{changed} labels changed, expected all {n}"));
+        }
+    }
+    let tol = tolerance::distance::<T>(d);
+    let c_norm: Vec<f64> = c0.rows().into_iter().map(norm2).collect();
+
+    // Nearest centroid: rounding may swap two centroids whose distances differ by less
+    // than the sum of their distances' error bounds.
+    let step = n.div_ceil(LABEL_SAMPLE).max(1);
+    for i in (0..n).step_by(step) {
+        let xi = x.row(i);
+        let x_norm = norm2(xi);
+        let l = label[i];
+        let dl = dist2(xi, c0.row(l));
+        for j in 0..k {
+            let dj = dist2(xi, c0.row(j));
+            let slack = tol * (2.0 * x_norm + c_norm[l] + c_norm[j]);
+            if !within(dl - dj, slack) {
+                return Err(format!(
+                    "point {i} is labelled {l} at squared distance {dl:e}, but centroid {j} \
+                     is at {dj:e} (slack {slack:e})"
+                ));
+            }
+        }
+    }
+
+    // Inertia: each distance within its bound, and the sum of n terms.
+    let (exact, slack) = (0..n).fold((0.0, 0.0), |(s, b), i| {
+        let xi = x.row(i);
+        let l = label[i];
+        (s + dist2(xi, c0.row(l)), b + tol * (norm2(xi) + c_norm[l]))
+    });
+    let bound = slack + tolerance::sum::<T>(n) * exact;
+    if !within((inertia - exact).abs(), bound) {
+        return Err(format!(
+            "inertia {inertia:e}, reference {exact:e} (bound {bound:e})"
+        ));
+    }
+
+    // Update: each centroid the mean of its points (a sum of `count` terms and one
+    // division), or unchanged when it has none or no update was made.
+    let mut sums = vec![0.0f64; k * d];
+    let mut mags = vec![0.0f64; k * d];
+    let mut counts = vec![0usize; k];
+    for (i, &l) in label.iter().enumerate() {
+        counts[l] += 1;
+        for (c, v) in x.row(i).iter().enumerate() {
+            sums[l * d + c] += v.as_f64();
+            mags[l * d + c] += v.as_f64().abs();
+        }
+    }
+    for j in 0..k {
+        for c in 0..d {
+            let got = centroids[[j, c]];
+            if !updated || counts[j] == 0 {
+                if got != c0[[j, c]] {
+                    return Err(format!(
+                        "centroid {j} moved ([{j}, {c}] = {got}, was {}) although {}",
+                        c0[[j, c]],
+                        if updated {
+                            "it has no points"
+                        } else {
+                            "no update was made"
+                        }
+                    ));
+                }
+                continue;
+            }
+            let m = counts[j] as f64;
+            let mean = sums[j * d + c] / m;
+            let bound = tolerance::sum::<T>(counts[j] + 1) * mags[j * d + c] / m;
+            let err = (got.as_f64() - mean).abs();
+            if !within(err, bound) {
+                return Err(format!(
+                    "centroid [{j}, {c}] = {got}, mean of its {} points {mean:e}: error \
+                     {err:e} above {bound:e}",
+                    counts[j]
+                ));
+            }
+        }
+    }
+    Ok(())
 }

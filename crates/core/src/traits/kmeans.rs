@@ -15,7 +15,8 @@ use crate::{check, Element, Error, Indices, Matrix, ReduceOp, Result};
 /// `max_iter` assignments have been made; (3) else move each centroid to the mean of its
 /// points (a centroid with no points stays where it is) and go to (1). So the returned
 /// labels are always those of the nearest returned centroid. Backends implement the two
-/// steps, [`KMeans::assign_dev`] and [`KMeans::update_dev`].
+/// steps, [`KMeans::assign`] and [`KMeans::update`], which the trait calls after
+/// checking the shapes.
 ///
 /// NaN or ±Inf in the points (or the centroids) makes the inertia of an assignment
 /// non-finite; [`KMeans::kmeans_dev`] and [`KMeans::predict_dev`] check it after every
@@ -35,7 +36,10 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
         x: &Matrix<T>,
         centroids: &Matrix<T>,
         labels: &mut Indices,
-    ) -> Result<Assignment>;
+    ) -> Result<Assignment> {
+        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+        self.assign(x, centroids, labels)
+    }
 
     /// One update step on resident data: each centroid moves to the mean of the points
     /// `labels` gives it (labels written by [`KMeans::assign_dev`]); a centroid with no
@@ -43,7 +47,24 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
     ///
     /// # Errors
     /// As [`KMeans::assign_dev`].
-    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()>;
+    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
+        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+        self.update(x, labels, centroids)
+    }
+
+    /// The backend's part of [`KMeans::assign_dev`], which calls it once the shapes are
+    /// checked (at least one centroid, equal dimensions, N labels). Call `assign_dev`.
+    ///
+    /// # Errors
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
+    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment>;
+
+    /// The backend's part of [`KMeans::update_dev`], which calls it once the shapes are
+    /// checked. Call `update_dev`.
+    ///
+    /// # Errors
+    /// As [`KMeans::assign`].
+    fn update(&self, x: &Matrix<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()>;
 
     /// Σ‖a_j − b_j‖² over the rows of two K×D resident matrices, in f64: how far an
     /// update moved the centroids. This default computes it on the host (both come

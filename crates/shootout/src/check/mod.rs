@@ -2,26 +2,23 @@
 //! is wrong is reported as failed and never timed.
 //!
 //! A [`Reference`] is prepared once per case (host work in f64, shared by every
-//! variant) and then checks each variant's result. Small cases are checked in full:
-//! every element of a product against its error bound, LAPACK's ratio
-//! `‖A − L·Lᵀ‖₁ / (n·ε·‖A‖₁)` over every column for Cholesky. Large ones (where an f64
-//! host GEMM would take minutes) are checked on whole sampled rows and columns plus
-//! random elements, with the same per-element bounds, and on sampled columns of
-//! `A − L·Lᵀ` (each column's 1-norm is at most the matrix's). Sampling can miss an
-//! error, but never rejects a correct result. Every result must also be finite
-//! everywhere. All bounds come from `ndgpu_core::tolerance`.
-
-mod kmeans;
-mod lines;
+//! variant) and then checks each variant's result with the conformance suite's
+//! comparisons (`ndgpu_conformance::compare`): small cases in full (every element of a
+//! product against its error bound, LAPACK's ratio `‖A − L·Lᵀ‖₁ / (n·ε·‖A‖₁)` over
+//! every column for Cholesky), large ones (where an f64 host GEMM would take minutes)
+//! on sampled rows, columns and elements with the same bounds. Every result must also
+//! be finite everywhere.
 
 use ndarray::Array2;
-use ndgpu_core::{tolerance, DType, Element, Precision};
+use ndgpu_conformance::compare::sampled::{
+    self, dims, finite, norms, residual, sample_lines, within, Entry, FULL_CHECK_MAX_N,
+};
+use ndgpu_conformance::compare::{check_step, product_tolerance};
+use ndgpu_core::{tolerance, Element, Precision};
 
 use crate::data::Inputs;
-use lines::Entry;
 
-/// Largest n for which products and Cholesky are checked in full.
-pub const FULL_CHECK_MAX_N: usize = 512;
+pub use sampled::copy;
 
 /// The result of one run, on the host.
 #[derive(Debug, Clone)]
@@ -89,14 +86,14 @@ impl<'a, T: Element> Reference<'a, T> {
             Inputs::Gemm { a, b } => Expect::Entries {
                 shape: (a.nrows(), b.ncols()),
                 k: a.ncols(),
-                entries: lines::product_entries(a.view(), b.t()),
+                entries: sampled::product_entries(a.view(), b.t()),
                 symmetric: false,
             },
             Inputs::Gram { m } => Expect::Entries {
                 shape: (m.nrows(), m.nrows()),
                 k: m.ncols(),
                 // Bᵀ = (Mᵀ)ᵀ = M: rows of M against rows of M.
-                entries: lines::product_entries(m.view(), m.view()),
+                entries: sampled::product_entries(m.view(), m.view()),
                 symmetric: true,
             },
             Inputs::Transpose { .. } => Expect::Transpose,
@@ -125,7 +122,7 @@ impl<'a, T: Element> Reference<'a, T> {
                     .map(|r| r.iter().map(|v| v.as_f64().abs()).sum::<f64>())
                     .fold(0.0, f64::max);
                 Expect::Cholesky {
-                    columns: lines::sample_lines(n, n <= FULL_CHECK_MAX_N),
+                    columns: sample_lines(n, n <= FULL_CHECK_MAX_N),
                     limit: tolerance::CHOLESKY_RATIO * n as f64 * T::EPS * norm1,
                 }
             }
@@ -134,14 +131,14 @@ impl<'a, T: Element> Reference<'a, T> {
                 // ‖M‖₁·‖M‖∞ bounds ‖M·Mᵀ‖₁ and ‖|M|·|Mᵀ|‖₁, the scale of the gram's error.
                 let (n1, ninf) = norms(m);
                 Expect::Chain {
-                    columns: lines::sample_lines(m.nrows(), m.nrows() <= FULL_CHECK_MAX_N),
+                    columns: sample_lines(m.nrows(), m.nrows() <= FULL_CHECK_MAX_N),
                     norm: n1 * ninf,
                 }
             }
             Inputs::Solve { l, .. } => {
                 let (n1, ninf) = norms(l);
                 Expect::Solve {
-                    columns: lines::sample_lines(l.nrows(), l.nrows() <= FULL_CHECK_MAX_N),
+                    columns: sample_lines(l.nrows(), l.nrows() <= FULL_CHECK_MAX_N),
                     norm: n1 * ninf,
                 }
             }
@@ -177,15 +174,13 @@ impl<'a, T: Element> Reference<'a, T> {
                 dims(c, *shape)?;
                 finite(c)?;
                 if *symmetric {
-                    is_symmetric(c)?;
+                    sampled::symmetric(c)?;
                 }
-                let tol = match (math, T::DTYPE) {
-                    (Precision::Tf32, DType::F32) => tolerance::gemm_tf32(*k),
-                    _ => tolerance::gemm::<T>(*k),
-                };
-                lines::check_entries(c, entries, tol)
+                sampled::check_entries(c, entries, product_tolerance::<T>(*k, math))
             }
-            (Expect::Transpose, Inputs::Transpose { a }, Output::Matrix(t)) => transpose(a, t),
+            (Expect::Transpose, Inputs::Transpose { a }, Output::Matrix(t)) => {
+                sampled::transpose(a, t)
+            }
             (Expect::Scalar { what, exact, bound }, _, Output::Scalar(s)) => {
                 let got = s.as_f64();
                 let err = (got - exact).abs();
@@ -199,11 +194,27 @@ impl<'a, T: Element> Reference<'a, T> {
             }
             (Expect::Cholesky { columns, limit }, Inputs::Cholesky { a }, Output::Matrix(l)) => {
                 dims(l, a.dim())?;
-                lines::check_cholesky(a, l, columns, *limit)
+                sampled::check_cholesky(a, l, columns, *limit)
             }
-            (Expect::KMeans, Inputs::KMeans { x, centroids }, out @ Output::KMeans { .. }) => {
-                kmeans::check(x.view(), centroids.view(), out)
-            }
+            (
+                Expect::KMeans,
+                Inputs::KMeans { x, centroids: c0 },
+                Output::KMeans {
+                    centroids,
+                    labels,
+                    changed,
+                    inertia,
+                    updated,
+                },
+            ) => check_step(
+                x.view(),
+                c0.view(),
+                centroids.view(),
+                labels,
+                *changed,
+                *inertia,
+                *updated,
+            ),
             (Expect::Chain { columns, norm }, Inputs::Chain { m, b }, Output::Matrix(x)) => {
                 dims(x, b.dim())?;
                 finite(x)?;
@@ -226,128 +237,8 @@ impl<'a, T: Element> Reference<'a, T> {
     }
 }
 
-/// `(‖M‖₁, ‖M‖∞)` in f64.
-fn norms<T: Element>(m: &Array2<T>) -> (f64, f64) {
-    let abs = |f: &dyn Fn(usize) -> f64, n: usize| (0..n).map(f).fold(0.0, f64::max);
-    (
-        abs(
-            &|j| m.column(j).iter().map(|v| v.as_f64().abs()).sum(),
-            m.ncols(),
-        ),
-        abs(
-            &|i| m.row(i).iter().map(|v| v.as_f64().abs()).sum(),
-            m.nrows(),
-        ),
-    )
-}
-
-/// Checks columns of X solving `M·Mᵀ·X = B`:
-/// `‖B − M·(Mᵀ·x)‖₁ / (n·ε·‖M‖₁‖M‖∞·‖x‖₁) ≤ limit` in f64 (‖M‖₁‖M‖∞ bounds
-/// ‖M·Mᵀ‖₁, the norm LAPACK's ratio takes).
-fn residual<T: Element>(
-    m: &Array2<T>,
-    b: &Array2<T>,
-    x: &Array2<T>,
-    columns: &[usize],
-    norm: f64,
-    limit: f64,
-) -> Result<(), String> {
-    let n = m.nrows();
-    let m64 = m.mapv(|v| v.as_f64());
-    for &j in columns {
-        let xj = x.column(j).mapv(|v| v.as_f64());
-        let r = b.column(j).mapv(|v| v.as_f64()) - m64.dot(&m64.t().dot(&xj));
-        let scale = n as f64 * T::EPS * norm * xj.iter().map(|v| v.abs()).sum::<f64>();
-        let ratio = r.iter().map(|v| v.abs()).sum::<f64>() / scale;
-        if !within(ratio, limit) {
-            return Err(format!(
-                "column {j}: ‖B − M·Mᵀ·X‖₁/(n·ε·‖M‖₁‖M‖∞·‖X‖₁) = {ratio:.3e} > {limit}"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Checks a device-to-device copy: `dst` equals `src` exactly.
-///
-/// # Errors
-/// The first differing element.
-pub fn copy<T: Element>(src: &[T], dst: &[T]) -> Result<(), String> {
-    if src.len() != dst.len() {
-        return Err(format!(
-            "copied {} elements, expected {}",
-            dst.len(),
-            src.len()
-        ));
-    }
-    match src.iter().zip(dst).position(|(a, b)| a != b) {
-        Some(i) => Err(format!("element {i} is {}, expected {}", dst[i], src[i])),
-        None => Ok(()),
-    }
-}
-
-/// `err ≤ bound`, and false when either is NaN: a NaN result never passes.
-pub(crate) fn within(err: f64, bound: f64) -> bool {
-    err <= bound
-}
-
 fn sum_terms(terms: impl Iterator<Item = f64>) -> (f64, f64) {
     terms.fold((0.0, 0.0), |(s, m), t| (s + t, m + t.abs()))
-}
-
-fn dims<T>(c: &Array2<T>, want: (usize, usize)) -> Result<(), String> {
-    if c.dim() == want {
-        Ok(())
-    } else {
-        Err(format!("result is {:?}, expected {want:?}", c.dim()))
-    }
-}
-
-fn finite<T: Element>(c: &Array2<T>) -> Result<(), String> {
-    match c.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        Some(((i, j), v)) => Err(format!("[{i}, {j}] = {v}")),
-        None => Ok(()),
-    }
-}
-
-/// Bitwise symmetry: the trait promises an exactly symmetric M·Mᵀ.
-fn is_symmetric<T: Element>(c: &Array2<T>) -> Result<(), String> {
-    for i in 0..c.nrows() {
-        for j in 0..i {
-            if c[[i, j]] != c[[j, i]] {
-                return Err(format!(
-                    "not symmetric: [{i}, {j}] = {} but [{j}, {i}] = {}",
-                    c[[i, j]],
-                    c[[j, i]]
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn transpose<T: Element>(a: &Array2<T>, t: &Array2<T>) -> Result<(), String> {
-    let (r, c) = a.dim();
-    dims(t, (c, r))?;
-    // Tiles keep both the row-wise and the column-wise walk in cache.
-    const TILE: usize = 64;
-    for i0 in (0..r).step_by(TILE) {
-        for j0 in (0..c).step_by(TILE) {
-            for i in i0..(i0 + TILE).min(r) {
-                for j in j0..(j0 + TILE).min(c) {
-                    // `!=` is also true for NaN, which no input holds.
-                    if a[[i, j]] != t[[j, i]] {
-                        return Err(format!(
-                            "out[{j}, {i}] = {}, expected {}",
-                            t[[j, i]],
-                            a[[i, j]]
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ mod launch;
 
 use cudarc::driver::CudaSlice;
 use ndgpu_core::{
-    check, Assignment, Backend, Error, Family, Indices, KMeans, KMeansConfig, Matrix, Result,
+    Assignment, Backend, Error, Family, Indices, KMeans, KMeansConfig, Matrix, Result,
 };
 use ndgpu_cuda_runtime::kmeans::{read_stats, shift, stats_sum, update};
 use ndgpu_cuda_runtime::seed::seed;
@@ -131,25 +131,18 @@ impl<T: CudaElement> KMeans<T> for CudaBackend {
         Ok(gpu.matrix(seed(gpu, x, config)?))
     }
 
-    fn assign_dev(
-        &self,
-        x: &Matrix<T>,
-        centroids: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
         let v = parse(self.variant(Family::KMeans))?;
         let (gpu, here) = (self.gpu(), self.here());
         let x = gpu.dm(here, "kmeans", "X", x)?;
-        let c = gpu.dm(here, "kmeans", "centroids", centroids)?;
+        let c = gpu.dm(here, "kmeans", "centroids", c)?;
         let labels = here
             .indices_mut::<IndexStorage>("kmeans", "labels", labels)?
             .labels_mut()?;
         assign(gpu, v, x, c, labels)
     }
 
-    fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+    fn update(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
         let v = parse(self.variant(Family::KMeans))?;
         let (gpu, here) = (self.gpu(), self.here());
         let x = gpu.dm(here, "kmeans", "X", x)?;

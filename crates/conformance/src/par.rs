@@ -1,5 +1,5 @@
-//! Two helpers that spread host work (input generation, reference checks) over every
-//! core with scoped threads; the results never depend on the number of threads.
+//! Spreading host work (large inputs, the sampled checks) over every core with scoped
+//! threads; the results never depend on the number of threads.
 
 /// Runs `f(chunk index, chunk)` over `chunk_len`-sized chunks of `v` on every core.
 pub fn chunks<T: Send>(v: &mut [T], chunk_len: usize, f: impl Fn(usize, &mut [T]) + Sync) {
