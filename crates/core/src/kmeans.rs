@@ -150,7 +150,7 @@ pub struct KMeansFit<T> {
 }
 
 /// What one assignment step found ([`KMeans::assign_dev`](crate::KMeans::assign_dev)).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Assignment {
     /// Points whose label changed.
     pub changed: usize,

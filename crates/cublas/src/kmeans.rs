@@ -48,10 +48,7 @@ impl<T: BlasElement> KMeans<T> for CublasBackend {
             .labels_mut()?;
         let ((n, d), k) = (x.dim(), c.rows);
         if n == 0 {
-            return Ok(Assignment {
-                changed: 0,
-                inertia: 0.0,
-            });
+            return Ok(Assignment::default());
         }
         dim_i32("kmeans", k)?;
         let mut x_sq = gpu.alloc::<T>("kmeans", n)?;

@@ -6,14 +6,12 @@
 //! then adds the chunks in chunk order; the chunking depends on N, K and D only, so the
 //! summation order, hence the bits, are the same on every run.
 
-use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchArgs, LaunchConfig, PushKernelArg,
-};
+use crate::push_args;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
 use ndgpu_core::{Assignment, Error, Result};
 
-use crate::gpu::driver;
 use crate::kernels::KernelFile;
-use crate::launch::{blocks, dim_i32};
+use crate::launch::{blocks, dim_i32, go};
 use crate::{CudaElement, DeviceMatrix, Gpu};
 
 /// Threads of every k-means kernel.
@@ -44,20 +42,6 @@ pub fn cfg(grid: (u32, u32, u32), shared: u32) -> LaunchConfig {
 /// NVRTC and driver errors.
 pub fn kernel(gpu: &Gpu, name: String) -> Result<(CudaFunction, String)> {
     Ok((gpu.function(KernelFile::KMeans, &name)?, name))
-}
-
-/// Queues a built launch.
-///
-/// # Safety
-/// The pushed arguments must match the kernel's parameters and cover every index the
-/// kernel derives from them and `cfg`.
-///
-/// # Errors
-/// The driver's error.
-pub unsafe fn go(mut b: LaunchArgs<'_>, name: &str, cfg: LaunchConfig) -> Result<()> {
-    b.launch(cfg)
-        .map(|_| ())
-        .map_err(|e| driver(format!("launching {name}"), e))
 }
 
 /// The chunking of the deterministic centroid sums; depends on the shape only.
@@ -116,7 +100,7 @@ pub fn stats_sum(
     let nb = dim_i32("kmeans", nblocks)?;
     let (f, name) = kernel(gpu, "kmeans_stats_sum_f64".into())?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(block_stats).arg(&nb).arg(stats);
+    push_args!(b; block_stats, &nb, stats);
     // SAFETY: (const double* block_stats, int nblocks, double* stats): 2·nblocks
     // partials were written by the assignment just queued; stats holds 2; one block.
     unsafe { go(b, &name, cfg((1, 1, 1), 0)) }
@@ -144,7 +128,7 @@ pub fn shift<T: CudaElement>(gpu: &Gpu, a: &DeviceMatrix<T>, b: &DeviceMatrix<T>
     let (f, name) = kernel(gpu, format!("kmeans_shift_{}", T::SUFFIX))?;
     let l = len as i64;
     let mut bld = gpu.stream().launch_builder(&f);
-    bld.arg(&a.data).arg(&b.data).arg(&l).arg(&mut block_stats);
+    push_args!(bld; &a.data, &b.data, &l, &mut block_stats);
     // SAFETY: (const T* a, const T* b, i64 len, double* block_stats): a and b hold len
     // elements (same shape, checked), block_stats 2 per block; loops guarded by len.
     unsafe { go(bld, &name, cfg((nb as u32, 1, 1), 0))? };
@@ -177,10 +161,7 @@ pub fn assign_from_scores<T: CudaElement>(
         ));
     }
     if n == 0 || scores.cols == 0 {
-        return Ok(Assignment {
-            changed: 0,
-            inertia: 0.0,
-        });
+        return Ok(Assignment::default());
     }
     let nb = n.div_ceil(SCORE_POINTS);
     let mut block_stats = gpu.alloc::<f64>("kmeans", 2 * nb)?;
@@ -188,12 +169,7 @@ pub fn assign_from_scores<T: CudaElement>(
     let (ni, ki) = (dim_i32("kmeans", n)?, dim_i32("kmeans", scores.cols)?);
     let (f, name) = kernel(gpu, format!("kmeans_assign_scores_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&scores.data)
-        .arg(x_sq_norms)
-        .arg(&ni)
-        .arg(&ki)
-        .arg(&mut *labels)
-        .arg(&mut block_stats);
+    push_args!(b; &scores.data, x_sq_norms, &ni, &ki, &mut *labels, &mut block_stats);
     // SAFETY: (const T* s, const T* xsq, int n, int k, int* labels, double* block_stats):
     // s n×k, xsq and labels at least n (checked above), block_stats 2 per block of 8
     // points.
@@ -222,12 +198,8 @@ pub fn update<T: CudaElement>(
     let plan = Plan::new::<T>(n, k, d);
     let mut partial = gpu.alloc::<T>("kmeans", plan.g * k * d)?;
     let mut pcount = gpu.alloc::<i32>("kmeans", plan.g * k)?;
-    let rows = Rows {
-        x: &x.data.slice(0..n * d),
-        labels: &labels.slice(0..n),
-        n,
-        d,
-    };
+    let (xv, lv) = (x.data.slice(0..n * d), labels.slice(0..n));
+    let rows = Rows::new(&xv, &lv, d);
     accumulate_chunks(
         gpu,
         &plan,
@@ -251,6 +223,14 @@ pub struct Rows<'a, 'b, T> {
     pub n: usize,
     /// Dimensions.
     pub d: usize,
+}
+
+impl<'a, 'b, T> Rows<'a, 'b, T> {
+    /// The points of `x` (`labels.len()` rows of `d`) with their labels.
+    pub fn new(x: &'a CudaView<'b, T>, labels: &'a CudaView<'b, i32>, d: usize) -> Self {
+        let n = labels.len();
+        Rows { x, labels, n, d }
+    }
 }
 
 /// The per-chunk sums and counts of the chunks that `rows` covers (⌈n / chunk⌉ of them,
@@ -300,16 +280,7 @@ pub fn accumulate_chunks<T: CudaElement>(
     let (chunk, kb, db) = (plan.chunk as i32, plan.kb as i32, plan.db as i32);
     let (f, name) = kernel(gpu, format!("kmeans_accumulate_partials_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(x)
-        .arg(labels)
-        .arg(&ni)
-        .arg(&di)
-        .arg(&ki)
-        .arg(&chunk)
-        .arg(&kb)
-        .arg(&db)
-        .arg(partial)
-        .arg(pcount);
+    push_args!(b; x, labels, &ni, &di, &ki, &chunk, &kb, &db, partial, pcount);
     // SAFETY: (x, labels, n, d, k, chunk, kb, db, partial, pcount): grid (chunks,
     // ⌈k/kb⌉, ⌈d/db⌉) with chunks·chunk ≥ n; x holds n×d, labels n values in [0, k)
     // (written by an assignment); partial holds chunks×k×d, pcount chunks×k (checked
@@ -339,12 +310,7 @@ pub fn finalize<T: CudaElement>(
     let grid = (blocks(c.len(), 32), 1, 1);
     let (f, name) = kernel(gpu, format!("kmeans_finalize_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(partial)
-        .arg(pcount)
-        .arg(&g)
-        .arg(&k)
-        .arg(&d)
-        .arg(&mut c.data);
+    push_args!(b; partial, pcount, &g, &k, &d, &mut c.data);
     // SAFETY: (const T* partial, const int* pcount, int g, int k, int d, T* c): one block
     // per 32 of the k×d centroid coordinates, guarded by k·d; partial holds g×k×d,
     // pcount g×k.

@@ -1,11 +1,21 @@
 //! What every kernel launch needs: grid arithmetic, the checks that make the launch
 //! safe, and the launch's result as an ndgpu error.
 
-use cudarc::driver::{DriverError, LaunchConfig};
+use cudarc::driver::{CudaSlice, DeviceRepr, DriverError, LaunchArgs, LaunchConfig, PushKernelArg};
 use ndgpu_core::{Error, Result};
 
 use crate::gpu::driver;
-use crate::DeviceMatrix;
+use crate::kernels::KernelFile;
+use crate::{DeviceMatrix, Gpu};
+
+/// Pushes a kernel's arguments onto a launch builder in order:
+/// `push_args!(builder; a, b, c)`, the list reading like the kernel's parameters.
+#[macro_export]
+macro_rules! push_args {
+    ($b:expr; $($arg:expr),+ $(,)?) => {{
+        $( $b.arg($arg); )+
+    }};
+}
 
 /// Blocks needed to cover `n` with blocks of `per_block`, at least one.
 pub fn blocks(n: usize, per_block: usize) -> u32 {
@@ -71,5 +81,43 @@ pub fn check_buffer<T>(op: &'static str, what: &str, m: &DeviceMatrix<T>) -> Res
 /// The driver's error, wrapped.
 pub fn launched<E>(name: &str, r: std::result::Result<E, DriverError>) -> Result<()> {
     r.map(drop)
+        .map_err(|e| driver(format!("launching {name}"), e))
+}
+
+/// Launches `name(int rows, int cols, const T* in, T* out)` of `file` with `cfg`: the
+/// shape of the matrix kernels that read one array and write another.
+///
+/// # Safety
+/// The kernel must take exactly these arguments and, launched with `cfg` on a
+/// `rows × cols` input, read `input` and write `out` within their lengths only.
+///
+/// # Errors
+/// Compilation or driver errors.
+pub unsafe fn launch_in_out<T: DeviceRepr>(
+    gpu: &Gpu,
+    (file, name): (KernelFile, &str),
+    cfg: LaunchConfig,
+    (rows, cols): (i32, i32),
+    input: &CudaSlice<T>,
+    out: &mut CudaSlice<T>,
+) -> Result<()> {
+    let f = gpu.function(file, name)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &rows, &cols, input, out);
+    // SAFETY: the caller's contract.
+    launched(name, unsafe { l.launch(cfg) })
+}
+
+/// Queues a built launch.
+///
+/// # Safety
+/// The pushed arguments must match the kernel's parameters and cover every index the
+/// kernel derives from them and `cfg`.
+///
+/// # Errors
+/// The driver's error.
+pub unsafe fn go(mut b: LaunchArgs<'_>, name: &str, cfg: LaunchConfig) -> Result<()> {
+    b.launch(cfg)
+        .map(|_| ())
         .map_err(|e| driver(format!("launching {name}"), e))
 }

@@ -3,13 +3,15 @@
 //! device. k-means++ queues all its draws without reading anything back; k-means‖ reads
 //! one total and one flag per point each round; both read back one status at the end.
 
+use crate::push_args;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use ndarray::Array2;
 use ndgpu_core::init::{nonfinite_total, recluster, sample_distinct, TREE_LEAVES};
 use ndgpu_core::{check, Init, KMeansConfig, Result, SplitMix64};
 
 use crate::kernels::KernelFile;
-use crate::kmeans::{cfg, go};
+use crate::kmeans::cfg;
+use crate::launch::go;
 use crate::launch::{blocks, dim_i32};
 use crate::{driver, CudaElement, DeviceMatrix, Gpu};
 
@@ -56,13 +58,7 @@ pub fn seed<T: CudaElement>(
                 }
                 let r = round as i32;
                 let mut b = gpu.stream().launch_builder(&select);
-                b.arg(&s.closest)
-                    .arg(&ni)
-                    .arg(&config.seed)
-                    .arg(&r)
-                    .arg(&ell)
-                    .arg(&phi)
-                    .arg(&mut flags);
+                push_args!(b; &s.closest, &ni, &config.seed, &r, &ell, &phi, &mut flags);
                 // SAFETY: (closest, n, seed, round, ell, phi, flags): closest and flags
                 // hold n each; one thread per point, guarded by n.
                 unsafe { go(b, "seed_select", cfg((blocks(n, 256), 1, 1), 0))? };
@@ -83,7 +79,7 @@ pub fn seed<T: CudaElement>(
                 .map_err(|e| driver("kmeans: allocating counts", e))?;
             let f = s.function("seed_owner_counts")?;
             let mut b = gpu.stream().launch_builder(&f);
-            b.arg(&s.owner).arg(&ni).arg(&mut counts);
+            push_args!(b; &s.owner, &ni, &mut counts);
             // SAFETY: (owner, n, counts): owner holds n positions below m (written by
             // seed_nearest), counts m; one thread per point, guarded by n.
             unsafe { go(b, "seed_owner_counts", cfg((blocks(n, 256), 1, 1), 0))? };
@@ -132,7 +128,7 @@ fn gather<T: CudaElement>(gpu: &Gpu, x: &DeviceMatrix<T>, rows: &[i32]) -> Resul
     let name = format!("seed_gather_{}", T::SUFFIX);
     let f = gpu.function(KernelFile::Seed, &name)?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&x.data).arg(&di).arg(&idx).arg(&ki).arg(&mut c.data);
+    push_args!(b; &x.data, &di, &idx, &ki, &mut c.data);
     // SAFETY: (x, d, rows, k, c): rows holds k row indices of x (below N), c k×d; one
     // thread per element of c, guarded by k·d.
     unsafe { go(b, &name, cfg((blocks(k * d, 256), 1, 1), 0))? };
@@ -236,16 +232,8 @@ impl<'a, T: CudaElement> Seeder<'a, T> {
         let name = format!("seed_nearest_{}", T::SUFFIX);
         let f = self.function(&name)?;
         let mut b = self.gpu.stream().launch_builder(&f);
-        b.arg(&self.x.data)
-            .arg(&ni)
-            .arg(&di)
-            .arg(&self.dev_centres)
-            .arg(&fi)
-            .arg(&ti)
-            .arg(&fr)
-            .arg(&mut self.closest)
-            .arg(&mut self.owner)
-            .arg(&mut self.upper[0]);
+        push_args!(b; &self.x.data, &ni, &di, &self.dev_centres, &fi, &ti, &fr, &mut self.closest,
+            &mut self.owner, &mut self.upper[0]);
         // SAFETY: (x, n, d, centres, from, to, fresh, closest, owner, roots): x n×d,
         // centres[from..to) rows of x (written before this launch), closest and owner n,
         // roots ⌈n / 2048⌉ (one per block); 256 threads per block of 2048 points.
@@ -255,7 +243,7 @@ impl<'a, T: CudaElement> Seeder<'a, T> {
             let (below, above) = self.upper.split_at_mut(l - 1);
             let len = self.lens[l - 1] as i64;
             let mut b = self.gpu.stream().launch_builder(&f);
-            b.arg(&below[l - 2]).arg(&len).arg(&mut above[0]);
+            push_args!(b; &below[l - 2], &len, &mut above[0]);
             // SAFETY: (in, len, roots): in holds len values, roots ⌈len / 2048⌉, one per
             // block.
             unsafe { go(b, "seed_tree_roots", cfg((self.lens[l] as u32, 1, 1), 0))? };
@@ -309,20 +297,8 @@ impl<'a, T: CudaElement> Seeder<'a, T> {
                 let level = |l: usize| lv(l.min(self.lens.len() - 1));
                 let (l0, l1, l2, l3) = (len(0), len(1), len(2), len(3));
                 let mut b = self.gpu.stream().launch_builder(&f);
-                b.arg(level(0))
-                    .arg(&l0)
-                    .arg(level(1))
-                    .arg(&l1)
-                    .arg(level(2))
-                    .arg(&l2)
-                    .arg(level(3))
-                    .arg(&l3)
-                    .arg(&count)
-                    .arg(&u)
-                    .arg(&ji)
-                    .arg(&ni)
-                    .arg(&mut self.dev_centres)
-                    .arg(&mut self.status);
+                push_args!(b; level(0), &l0, level(1), &l1, level(2), &l2, level(3), &l3, &count,
+                    &u, &ji, &ni, &mut self.dev_centres, &mut self.status);
                 // SAFETY: (v0, len0, .., v3, len3, count, u, j, n, centres, status): the
                 // first `count` levels hold their lengths' values (levels past count are
                 // never read), u holds k, centres k (j < k), status 1; one block.

@@ -1,6 +1,7 @@
 //! Clearing a triangle: the factors of both backends' Cholesky variants promise a zero
 //! strict upper triangle, and cuSOLVER leaves the input's values there.
 
+use crate::push_args;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ndgpu_core::{check, Result};
 
@@ -27,7 +28,7 @@ pub fn zero_upper<T: CudaElement>(gpu: &Gpu, a: &mut DeviceMatrix<T>) -> Result<
         shared_mem_bytes: 0,
     };
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&mut a.data).arg(&ni);
+    push_args!(b; &mut a.data, &ni);
     // SAFETY: (T* a, int n): a holds n×n elements (square, checked); rows beyond
     // gridDim.y and columns beyond the grid are walked by the kernel's loops, and every
     // access is inside the n×n matrix.

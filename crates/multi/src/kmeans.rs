@@ -37,23 +37,16 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
         let parts: Vec<&mut Indices> = ls.parts.iter_mut().collect();
         let found = self.each_with(parts, |r, rank, l| {
             if xs[r].get().rows() == 0 && r > 0 {
-                return Ok(Assignment {
-                    changed: 0,
-                    inertia: 0.0,
-                });
+                return Ok(Assignment::default());
             }
             rank.ops::<T>().assign_dev(xs[r].get(), cs[r].get(), l)
         })?;
-        Ok(found.into_iter().fold(
-            Assignment {
-                changed: 0,
-                inertia: 0.0,
-            },
-            |a, b| Assignment {
+        Ok(found
+            .into_iter()
+            .fold(Assignment::default(), |a, b| Assignment {
                 changed: a.changed + b.changed,
                 inertia: a.inertia + b.inertia,
-            },
-        ))
+            }))
     }
 
     /// The deterministic update of the one-device backends, whatever k-means variant the
@@ -82,6 +75,12 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
             let mut partial = gpu.alloc::<T>("kmeans", plan.g * k * d)?;
             let mut pcount = gpu.alloc::<i32>("kmeans", plan.g * k)?;
             let (c0, c1) = (pieces[r].start, pieces[r].end);
+            // The sums of the chunks that `rows` covers, from chunk c on.
+            let mut sum_from = |rows: Rows<'_, '_, T>, c: usize| {
+                let (p, q) = (c * k * d, c * k);
+                let (p, q) = (&mut partial.slice_mut(p..), &mut pcount.slice_mut(q..));
+                accumulate_chunks(gpu, &plan, rows, k, p, q)
+            };
             if c0 < c1 {
                 let (lo, hi) = (offsets[r], offsets[r + 1]);
                 // Chunks wholly in these rows; the last may run past them.
@@ -94,20 +93,8 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
                 let lr = self.rank_labels(r, &ls.parts[r])?;
                 if c0 < whole_end {
                     let (s, e) = (c0 * chunk - lo, (whole_end * chunk).min(n) - lo);
-                    let rows = Rows {
-                        x: &xr.data.slice(s * d..e * d),
-                        labels: &lr.slice(s..e),
-                        n: e - s,
-                        d,
-                    };
-                    accumulate_chunks(
-                        gpu,
-                        &plan,
-                        rows,
-                        k,
-                        &mut partial.slice_mut(c0 * k * d..),
-                        &mut pcount.slice_mut(c0 * k..),
-                    )?;
+                    let (xv, lv) = (xr.data.slice(s * d..e * d), lr.slice(s..e));
+                    sum_from(Rows::new(&xv, &lv, d), c0)?;
                 }
                 if whole_end < c1 {
                     let c = whole_end;
@@ -131,20 +118,8 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
                             (r, &mut tl.slice_mut(qs - s..qe - s)),
                         )?;
                     }
-                    let rows = Rows {
-                        x: &tx.slice(..),
-                        labels: &tl.slice(..),
-                        n: e - s,
-                        d,
-                    };
-                    accumulate_chunks(
-                        gpu,
-                        &plan,
-                        rows,
-                        k,
-                        &mut partial.slice_mut(c * k * d..),
-                        &mut pcount.slice_mut(c * k..),
-                    )?;
+                    let (xv, lv) = (tx.slice(..), tl.slice(..));
+                    sum_from(Rows::new(&xv, &lv, d), c)?;
                 }
             }
             partials.push(partial);

@@ -6,6 +6,7 @@
 //! are folded by a second pass in chunk order, so every order is fixed by the shape and
 //! the device.
 
+use crate::push_args;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use ndarray::Axis;
 use ndgpu_core::{Error, Result};
@@ -40,34 +41,31 @@ pub(super) fn check_dims<T>(op: &'static str, m: &DeviceMatrix<T>) -> Result<()>
     Ok(())
 }
 
-/// Reduces a non-empty `m` along `axis` into `out_v` (values) and `out_i` (indices,
-/// written by arg ops only; value ops may pass a one-element buffer), each holding at
-/// least the kept length.
+/// Where an axis reduction writes: values, and indices (written by arg ops only; value
+/// ops may pass a one-element buffer), each holding at least the kept length.
+pub(super) struct Out<'a, T> {
+    pub(super) v: &'a mut CudaSlice<T>,
+    pub(super) i: &'a mut CudaSlice<i64>,
+}
+
+/// Reduces a non-empty `m` along `axis` into `out`.
 pub(super) fn run<T: CudaElement>(
     gpu: &Gpu,
     kind: Kind,
     m: &DeviceMatrix<T>,
     axis: Axis,
-    out_v: &mut CudaSlice<T>,
-    out_i: &mut CudaSlice<i64>,
+    out: Out<T>,
 ) -> Result<()> {
     debug_assert!(!m.is_empty() && !matches!(kind, Kind::Dot));
-    let sm = gpu.sm_count()?.max(1);
     if axis.index() == 1 {
-        rows(gpu, kind, m, sm, out_v, out_i)
+        rows(gpu, kind, m, out)
     } else {
-        cols(gpu, kind, m, sm, out_v, out_i)
+        cols(gpu, kind, m, out)
     }
 }
 
-fn rows<T: CudaElement>(
-    gpu: &Gpu,
-    kind: Kind,
-    m: &DeviceMatrix<T>,
-    sm: usize,
-    out_v: &mut CudaSlice<T>,
-    out_i: &mut CudaSlice<i64>,
-) -> Result<()> {
+fn rows<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>) -> Result<()> {
+    let sm = gpu.sm_count()?.max(1);
     let (r, c) = (m.rows as i32, m.cols as i32);
     // Long rows, too few of them for the groups (4 rows each) to fill the device:
     // blocks per row, on chunks of columns.
@@ -91,8 +89,7 @@ fn rows<T: CudaElement>(
             m,
             cols_per_chunk,
             (chunks, m.rows),
-            out_v,
-            out_i,
+            out,
         );
     }
     // Groups of g lanes per row, g the row length rounded up to a power of two (≤ 32).
@@ -103,12 +100,7 @@ fn rows<T: CudaElement>(
     let name = kernel_name::<T>(kind, "rows");
     let f = gpu.function(KernelFile::Reduce, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
-    l.arg(&r)
-        .arg(&c)
-        .arg(&g32)
-        .arg(&m.data)
-        .arg(out_v)
-        .arg(out_i);
+    push_args!(l; &r, &c, &g32, &m.data, out.v, out.i);
     // SAFETY: (int rows, int cols, int g, const T* x, T* out_v, i64* out_i): g is a power
     // of two ≤ 32 (the kernel's group width); x holds rows·cols elements, read at rows
     // < rows and columns < cols; each row's group writes entry `row` of the outputs,
@@ -116,14 +108,8 @@ fn rows<T: CudaElement>(
     launched(&name, unsafe { l.launch(cfg) })
 }
 
-fn cols<T: CudaElement>(
-    gpu: &Gpu,
-    kind: Kind,
-    m: &DeviceMatrix<T>,
-    sm: usize,
-    out_v: &mut CudaSlice<T>,
-    out_i: &mut CudaSlice<i64>,
-) -> Result<()> {
+fn cols<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>) -> Result<()> {
+    let sm = gpu.sm_count()?.max(1);
     let col_blocks = m.cols.div_ceil(32);
     let want = BLOCKS_PER_SM * sm;
     let chunks = if col_blocks >= want {
@@ -148,8 +134,7 @@ fn cols<T: CudaElement>(
         m,
         rows_per_chunk,
         (chunks, m.cols),
-        out_v,
-        out_i,
+        out,
     )
 }
 
@@ -166,15 +151,14 @@ fn chunked<T: CudaElement>(
     m: &DeviceMatrix<T>,
     per_chunk: usize,
     (chunks, width): (usize, usize),
-    out_v: &mut CudaSlice<T>,
-    out_i: &mut CudaSlice<i64>,
+    out: Out<T>,
 ) -> Result<()> {
     let (r, c, per) = (m.rows as i32, m.cols as i32, per_chunk as i32);
     let name = kernel_name::<T>(kind, tech);
     let f = gpu.function(KernelFile::Reduce, &name)?;
     let pass = |v: &mut CudaSlice<T>, i: &mut CudaSlice<i64>| {
         let mut l = gpu.stream().launch_builder(&f);
-        l.arg(&r).arg(&c).arg(&per).arg(&m.data).arg(v).arg(i);
+        push_args!(l; &r, &c, &per, &m.data, v, i);
         // SAFETY: x holds rows·cols elements, read at rows < rows and columns < cols;
         // chunk k of output j < width writes entry k·width + j: with one chunk the
         // outputs hold at least width entries (out_i: arg ops only, which pass one
@@ -182,34 +166,30 @@ fn chunked<T: CudaElement>(
         launched(&name, unsafe { l.launch(cfg) })
     };
     if chunks == 1 {
-        return pass(out_v, out_i);
+        return pass(out.v, out.i);
     }
     let parts = chunks * width;
     let mut pv = gpu.alloc::<T>(kind.name(), parts)?;
     let mut pi = zeroed::<i64>(gpu, parts)?;
     pass(&mut pv, &mut pi)?;
-    fold_chunks(gpu, kind, chunks, width, &pv, &pi, out_v, out_i)
+    fold_chunks(gpu, kind, (chunks, width), (&pv, &pi), out)
 }
 
 /// Folds `chunks` partials per output, stored chunk-major (`width` apart), in chunk
 /// order into entries `0..width` of the outputs.
-#[allow(clippy::too_many_arguments)]
 fn fold_chunks<T: CudaElement>(
     gpu: &Gpu,
     kind: Kind,
-    chunks: usize,
-    width: usize,
-    pv: &CudaSlice<T>,
-    pi: &CudaSlice<i64>,
-    out_v: &mut CudaSlice<T>,
-    out_i: &mut CudaSlice<i64>,
+    (chunks, width): (usize, usize),
+    (pv, pi): (&CudaSlice<T>, &CudaSlice<i64>),
+    out: Out<T>,
 ) -> Result<()> {
     let (k, w) = (chunks as i32, width as i32);
     let cfg = linear(width.div_ceil(256) as u32, 256);
     let name = kernel_name::<T>(kind, "cols_finish");
     let f = gpu.function(KernelFile::Reduce, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
-    l.arg(&k).arg(&w).arg(pv).arg(pi).arg(out_v).arg(out_i);
+    push_args!(l; &k, &w, pv, pi, out.v, out.i);
     // SAFETY: (int chunks, int cols, const T* in_v, const i64* in_i, T* out_v,
     // i64* out_i): the inputs hold chunks·width entries, all written by the first pass
     // (in_i by arg ops; zeroed otherwise); thread c < width writes entry c of the

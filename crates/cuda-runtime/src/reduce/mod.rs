@@ -11,6 +11,7 @@
 
 mod axis;
 
+use crate::push_args;
 use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
 use ndarray::Axis;
 use ndgpu_core::{check, ArgOp, Error, ReduceOp, Result};
@@ -47,6 +48,32 @@ impl Kind {
             self,
             Kind::Value(ReduceOp::Sum) | Kind::Value(ReduceOp::SumSq) | Kind::Dot
         )
+    }
+}
+
+/// The operands of a whole-array reduction: the first `n ≥ 1` elements of `x`, and of
+/// `y` for a dot product (`x` again otherwise).
+#[derive(Debug, Clone, Copy)]
+pub struct Whole<'a, T> {
+    /// What is reduced.
+    pub kind: Kind,
+    /// The array.
+    pub x: &'a CudaSlice<T>,
+    /// The second array of a dot product; `x` otherwise.
+    pub y: &'a CudaSlice<T>,
+    /// Elements reduced.
+    pub n: usize,
+}
+
+impl<'a, T> Whole<'a, T> {
+    /// Every element of `m` (`kind` not a dot product).
+    pub fn of(kind: Kind, m: &'a DeviceMatrix<T>) -> Self {
+        Whole {
+            kind,
+            x: &m.data,
+            y: &m.data,
+            n: m.len(),
+        }
     }
 }
 
@@ -104,21 +131,15 @@ pub fn kernel_name<T: CudaElement>(kind: Kind, tech: &str) -> String {
     format!("reduce_{}_{tech}_{}", kind.name(), T::SUFFIX)
 }
 
-/// Reduces the first `n ≥ 1` elements of `x` (and `y` for dot; pass `x` again
-/// otherwise) in one launch of `min(4·SM, n / (256·vector width))` blocks, 16-byte
+/// Reduces `w` in one launch of `min(4·SM, n / (256·vector width))` blocks, 16-byte
 /// loads, 4 accumulators per thread and warp shuffles; the last block to finish folds
 /// the partials in block order, so the result is bitwise reproducible. Returns (value,
 /// index); the index is meaningful for arg ops only.
 ///
 /// # Errors
 /// Out of memory; driver errors.
-pub fn shuffle<T: CudaElement>(
-    gpu: &Gpu,
-    kind: Kind,
-    x: &CudaSlice<T>,
-    y: &CudaSlice<T>,
-    n: usize,
-) -> Result<(T, i64)> {
+pub fn shuffle<T: CudaElement>(gpu: &Gpu, w: Whole<'_, T>) -> Result<(T, i64)> {
+    let Whole { kind, x, y, n } = w;
     debug_assert!(n >= 1 && n <= x.len() && n <= y.len());
     let width = 16 / std::mem::size_of::<T>();
     let cap = SHUFFLE_BLOCKS_PER_SM * gpu.sm_count()?.max(1);
@@ -131,12 +152,7 @@ pub fn shuffle<T: CudaElement>(
     let name = kernel_name::<T>(kind, "shuffle");
     let f = gpu.function(KernelFile::Reduce, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
-    l.arg(x)
-        .arg(y)
-        .arg(&n64)
-        .arg(&mut pv)
-        .arg(&mut pi)
-        .arg(&mut ticket);
+    push_args!(l; x, y, &n64, &mut pv, &mut pi, &mut ticket);
     // SAFETY: (const T* x, const T* y, i64 n, T* pv, i64* pi, u32* ticket): x and y
     // hold at least n elements and come from the allocator (16-byte aligned for the
     // vector loads); pv and pi hold grid + 1 entries (one partial per block and the
@@ -160,7 +176,7 @@ pub fn whole<T: CudaElement>(gpu: &Gpu, op: ReduceOp, m: &DeviceMatrix<T>) -> Re
             false => Ok(T::zero()),
         };
     }
-    shuffle(gpu, Kind::Value(op), &m.data, &m.data, m.len()).map(|(v, _)| v)
+    shuffle(gpu, Whole::of(Kind::Value(op), m)).map(|(v, _)| v)
 }
 
 /// The flat index that `op` selects in a whole resident matrix (shuffle reduction).
@@ -175,7 +191,7 @@ pub fn arg_whole<T: CudaElement>(gpu: &Gpu, op: ArgOp, m: &DeviceMatrix<T>) -> R
             cols: m.cols,
         });
     }
-    shuffle(gpu, Kind::Arg(op), &m.data, &m.data, m.len()).map(|(_, i)| i as usize)
+    shuffle(gpu, Whole::of(Kind::Arg(op), m)).map(|(_, i)| i as usize)
 }
 
 /// Reduces `m` along `axis` into a new keepdims matrix (1×cols for `Axis(0)`, rows×1
@@ -212,7 +228,11 @@ pub fn along<T: CudaElement>(
     }
     axis::check_dims(op.name(), m)?;
     let mut idx = zeroed::<i64>(gpu, 1)?;
-    axis::run(gpu, Kind::Value(op), m, axis, &mut out.data, &mut idx)?;
+    let to = axis::Out {
+        v: &mut out.data,
+        i: &mut idx,
+    };
+    axis::run(gpu, Kind::Value(op), m, axis, to)?;
     Ok(out)
 }
 
@@ -233,7 +253,11 @@ pub fn arg_along<T: CudaElement>(
     if kept > 0 {
         axis::check_dims(op.name(), m)?;
         let mut values = gpu.alloc::<T>(op.name(), kept)?;
-        axis::run(gpu, Kind::Arg(op), m, axis, &mut values, &mut out)?;
+        let to = axis::Out {
+            v: &mut values,
+            i: &mut out,
+        };
+        axis::run(gpu, Kind::Arg(op), m, axis, to)?;
     }
     Ok((kept, gpu.indices(DeviceIndices::I64(out))))
 }

@@ -8,10 +8,10 @@
 //! C[j][i] then come from the same multiply-adds in the same order with the factors
 //! swapped, which round identically.
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::LaunchConfig;
 use ndgpu_core::{Backend, Error, Family, Gram, Matrix, Result};
 use ndgpu_cuda_runtime::kernels::KernelFile;
-use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched};
+use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launch_in_out};
 use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
 
 use crate::CudaBackend;
@@ -66,11 +66,7 @@ const RUNGS: [Rung; 5] = [
 ];
 
 fn rung(variant: &str) -> Result<Rung> {
-    RUNGS
-        .iter()
-        .copied()
-        .find(|r| r.name == variant)
-        .ok_or_else(|| Error::unknown_variant("cuda", Family::Gram, variant, VARIANTS))
+    super::find_rung(&RUNGS, |r| r.name, Family::Gram, variant, VARIANTS)
 }
 
 /// `out ← m·mᵀ` (n×n for an n×k `m`) on resident data with the named variant. Every
@@ -122,15 +118,15 @@ pub(crate) fn gram<T: CudaElement>(
         block_dim: (rung.block.0, rung.block.1, 1),
         shared_mem_bytes: 0,
     };
-    let name = format!("gram_{}_{}", rung.name, T::SUFFIX);
-    let f = gpu.function(KernelFile::Gram, &name)?;
-    let mut l = gpu.stream().launch_builder(&f);
-    l.arg(&ni).arg(&ki).arg(&m.data).arg(&mut out.data);
+    let kernel = (
+        KernelFile::Gram,
+        &*format!("gram_{}_{}", rung.name, T::SUFFIX),
+    );
     // SAFETY: gram_<variant>_<dtype>(int N, int K, const T* A, T* C) with A n×k and C n×n
     // row-major, both buffers checked to hold rows·cols elements; the grid has one block
     // per tile the kernel decodes from blockIdx.x (all tiles, or the upper ones), and
     // every access is bounds-checked against N and K.
-    launched(&name, unsafe { l.launch(cfg) })
+    unsafe { launch_in_out(gpu, kernel, cfg, (ni, ki), &m.data, &mut out.data) }
 }
 
 impl<T: CudaElement> Gram<T> for CudaBackend {

@@ -9,6 +9,7 @@ use cudarc::driver::{CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
 use ndgpu_core::{check, Backend, Error, Family, Gemm, MatMul, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched, linear};
+use ndgpu_cuda_runtime::push_args;
 use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
 
 use crate::ops::transpose;
@@ -65,11 +66,7 @@ const RUNGS: [Rung; 7] = [
 ];
 
 fn rung(variant: &str) -> Result<Rung> {
-    RUNGS
-        .iter()
-        .copied()
-        .find(|r| r.name == variant)
-        .ok_or_else(|| Error::unknown_variant("cuda", Family::MatMul, variant, VARIANTS))
+    super::find_rung(&RUNGS, |r| r.name, Family::MatMul, variant, VARIANTS)
 }
 
 /// `C ← alpha·op(A)·op(B) + beta·C` on resident data with the named variant. `c` must be
@@ -100,23 +97,23 @@ pub(crate) fn gemm<T: CudaElement>(
     if k == 0 || g.alpha == T::zero() {
         return scale(gpu, g.beta, c);
     }
-    let a_t;
-    let a = match g.ta {
-        Trans::No => a,
-        Trans::Yes => {
-            a_t = transposed(gpu, a)?;
-            &a_t
-        }
-    };
-    let b_t;
-    let b = match g.tb {
-        Trans::No => b,
-        Trans::Yes => {
-            b_t = transposed(gpu, b)?;
-            &b_t
-        }
-    };
+    let (mut a_t, mut b_t) = (None, None);
+    let a = applied(gpu, g.ta, a, &mut a_t)?;
+    let b = applied(gpu, g.tb, b, &mut b_t)?;
     launch(gpu, rung, (m, n, k), g.alpha, a, b, g.beta, c)
+}
+
+/// `op(x)`: `x` itself, or its transpose materialised in `held`.
+fn applied<'a, T: CudaElement>(
+    gpu: &Gpu,
+    t: Trans,
+    x: &'a DeviceMatrix<T>,
+    held: &'a mut Option<DeviceMatrix<T>>,
+) -> Result<&'a DeviceMatrix<T>> {
+    Ok(match t {
+        Trans::No => x,
+        Trans::Yes => held.insert(transposed(gpu, x)?),
+    })
 }
 
 /// `xᵀ` in a new device matrix.
@@ -179,17 +176,7 @@ pub(crate) fn gemm_strided<T: CudaElement>(
     let name = format!("gemm_strided_{form}_{}", T::SUFFIX);
     let f = gpu.function(KernelFile::MatMul, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
-    l.arg(&mi)
-        .arg(&ni)
-        .arg(&ki)
-        .arg(&alpha)
-        .arg(a.view)
-        .arg(&lda)
-        .arg(b.view)
-        .arg(&ldb)
-        .arg(&beta)
-        .arg(c.view)
-        .arg(&ldc);
+    push_args!(l; &mi, &ni, &ki, &alpha, a.view, &lda, b.view, &ldb, &beta, c.view, &ldc);
     // SAFETY: gemm_strided_<form>_<dtype>(int M, int N, int K, T alpha, const T* A, int
     // lda, const T* B, int ldb, T beta, T* C, int ldc): each view holds its block (last
     // row start + row length, checked above), the kernel reads and writes only inside the
@@ -230,14 +217,7 @@ fn launch<T: CudaElement>(
     let name = format!("gemm_{}_{}", rung.name, T::SUFFIX);
     let f = gpu.function(KernelFile::MatMul, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
-    l.arg(&mi)
-        .arg(&ni)
-        .arg(&ki)
-        .arg(&alpha)
-        .arg(&a.data)
-        .arg(&b.data)
-        .arg(&beta)
-        .arg(&mut c.data);
+    push_args!(l; &mi, &ni, &ki, &alpha, &a.data, &b.data, &beta, &mut c.data);
     // SAFETY: gemm_<variant>_<dtype>(int M, int N, int K, T alpha, const T* A, const T* B,
     // T beta, T* C) with A m×k, B k×n and C m×n row-major, each buffer checked to hold
     // rows·cols elements (by gemm, with check_buffer); the grid has one block per
@@ -265,7 +245,7 @@ fn scale<T: CudaElement>(gpu: &Gpu, beta: T, c: &mut DeviceMatrix<T>) -> Result<
     let name = format!("gemm_scale_{}", T::SUFFIX);
     let f = gpu.function(KernelFile::MatMul, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
-    l.arg(&mi).arg(&ni).arg(&beta).arg(&mut c.data);
+    push_args!(l; &mi, &ni, &beta, &mut c.data);
     // SAFETY: gemm_scale_<dtype>(int M, int N, T beta, T* C) touches C[0..M·N) with a
     // grid-stride loop; C's buffer was checked to hold rows·cols elements.
     launched(&name, unsafe { l.launch(cfg) })

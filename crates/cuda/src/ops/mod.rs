@@ -8,6 +8,26 @@ pub(crate) mod matmul;
 pub(crate) mod reduce;
 pub(crate) mod transpose;
 
+use ndgpu_core::{Error, Family, Result};
+
+/// The rung of a family's ladder named `variant`.
+///
+/// # Errors
+/// [`Error::UnknownVariant`], listing `variants`.
+pub(crate) fn find_rung<R: Copy>(
+    rungs: &[R],
+    name: fn(&R) -> &'static str,
+    family: Family,
+    variant: &str,
+    variants: &[&str],
+) -> Result<R> {
+    rungs
+        .iter()
+        .copied()
+        .find(|r| name(r) == variant)
+        .ok_or_else(|| Error::unknown_variant("cuda", family, variant, variants))
+}
+
 /// Notes shown by `ndgpu info` and the docs: determinism and scope of the variants.
 pub const NOTES: &[&str] = &[
     matmul::NOTE,

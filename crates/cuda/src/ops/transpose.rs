@@ -9,10 +9,10 @@
 //! | `naive` | `transpose_naive_*` | none, 32×8 | one thread per element, strided writes |
 //!
 //! Every variant moves each element exactly once, so all are exact and reproducible.
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::LaunchConfig;
 use ndgpu_core::{Backend, Error, Family, Matrix, Result, Transpose};
 use ndgpu_cuda_runtime::kernels::KernelFile;
-use ndgpu_cuda_runtime::launch::{blocks, launched};
+use ndgpu_cuda_runtime::launch::{blocks, launch_in_out};
 use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu};
 
 use crate::CudaBackend;
@@ -94,14 +94,14 @@ pub(crate) fn transpose<T: CudaElement>(
         shared_mem_bytes: 0,
     };
     let (rows, cols) = (a.rows as i32, a.cols as i32);
-    let name = format!("transpose_{variant}_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::Transpose, &name)?;
-    let mut l = gpu.stream().launch_builder(&f);
-    l.arg(&rows).arg(&cols).arg(&a.data).arg(&mut out.data);
+    let kernel = (
+        KernelFile::Transpose,
+        &*format!("transpose_{variant}_{}", T::SUFFIX),
+    );
     // SAFETY: the kernel takes (int rows, int cols, const T* in, T* out); `a.data` holds
     // rows·cols elements and `out.data` cols·rows (checked above), and every access is
     // guarded by the dimensions, which fit the kernels' index arithmetic (MAX_DIM).
-    launched(&name, unsafe { l.launch(cfg) })
+    unsafe { launch_in_out(gpu, kernel, cfg, (rows, cols), &a.data, &mut out.data) }
 }
 
 impl<T: CudaElement> Transpose<T> for CudaBackend {

@@ -4,10 +4,10 @@
 //! `launch_builder`): the arguments are borrowed only until the launch is queued.
 
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use ndgpu_core::{Error, Result};
+use ndgpu_cuda_runtime::launch::go;
+use ndgpu_cuda_runtime::push_args;
 
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::{blocks, driver, CudaElement, DeviceMatrix, Gpu};
@@ -47,17 +47,6 @@ fn dynamic_smem(f: &CudaFunction, name: &str, bytes: usize) -> Result<()> {
     .map_err(|e| driver(format!("{name}: raising the shared-memory limit"), e))
 }
 
-/// Queues a built launch.
-///
-/// # Safety
-/// The pushed arguments must match the kernel's parameters and cover every index the
-/// kernel derives from them and `cfg`.
-unsafe fn go(mut b: LaunchArgs<'_>, name: &str, cfg: LaunchConfig) -> Result<()> {
-    b.launch(cfg)
-        .map(|_| ())
-        .map_err(|e| driver(format!("launching {name}"), e))
-}
-
 pub(super) fn single_block<T: CudaElement>(
     gpu: &Gpu,
     a: &mut DeviceMatrix<T>,
@@ -66,7 +55,7 @@ pub(super) fn single_block<T: CudaElement>(
 ) -> Result<()> {
     let (f, name) = kernel::<T>(gpu, "single_block")?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&mut a.data).arg(&n).arg(info);
+    push_args!(b; &mut a.data, &n, info);
     // SAFETY: (T* a, int n, int* info): a holds n·n elements, info 4 ints; one block.
     unsafe { go(b, &name, cfg((1, 1), SINGLE_BLOCK_THREADS)) }
 }
@@ -81,7 +70,7 @@ pub(super) fn step_divide<T: CudaElement>(
 ) -> Result<()> {
     let (f, name) = kernel::<T>(gpu, "step_divide")?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&mut a.data).arg(&n).arg(&k).arg(col).arg(info);
+    push_args!(b; &mut a.data, &n, &k, col, info);
     // SAFETY: (T* a, int n, int k, T* col, int* info): a is n×n, col holds n, k < n;
     // one block (the kernel relies on it for its barrier).
     unsafe { go(b, &name, cfg((1, 1), STEP_THREADS)) }
@@ -97,7 +86,7 @@ pub(super) fn step_eliminate<T: CudaElement>(
 ) -> Result<()> {
     let (f, name) = kernel::<T>(gpu, "step_eliminate")?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&mut a.data).arg(&n).arg(&k).arg(col).arg(info);
+    push_args!(b; &mut a.data, &n, &k, col, info);
     // SAFETY: (T* a, int n, int k, const T* col, const int* info): one block per row
     // k+1..n-1 of the n×n matrix; col holds n.
     unsafe { go(b, &name, cfg(((n - k - 1) as u32, 1), STEP_THREADS)) }
@@ -112,7 +101,7 @@ pub(super) fn potrf_diag<T: CudaElement>(
 ) -> Result<()> {
     let (f, name) = kernel::<T>(gpu, "potrf_diag")?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&mut a.data).arg(&n).arg(&k0).arg(info);
+    push_args!(b; &mut a.data, &n, &k0, info);
     // SAFETY: (T* a, int n, int k0, int* info): the block at k0 < n is clipped to n; one
     // block of POTRF_THREADS (4 row groups of the 64 columns, as the kernel splits them).
     unsafe { go(b, &name, cfg((1, 1), POTRF_THREADS)) }
@@ -132,7 +121,7 @@ pub(super) fn trsm_panel<T: CudaElement>(
     let (f, name) = kernel::<T>(gpu, "trsm_panel")?;
     dynamic_smem(&f, &name, smem)?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&mut a.data).arg(&n).arg(&k0).arg(info);
+    push_args!(b; &mut a.data, &n, &k0, info);
     // SAFETY: (T* a, int n, int k0, const int* info): k0 + 64 < n; 64 panel rows per
     // block of 256 threads (4 per row, as the kernel splits them); rows past n are
     // zero-filled and not stored; `smem` bytes of dynamic shared memory as laid out.
@@ -198,13 +187,7 @@ pub(super) fn syrk_lower<T: CudaElement>(
     let (f, name) = kernel::<T>(gpu, op)?;
     dynamic_smem(&f, &name, smem)?;
     let mut b = stream.launch_builder(&f);
-    b.arg(&mut a.data)
-        .arg(&n)
-        .arg(&k0)
-        .arg(&start)
-        .arg(&c_end)
-        .arg(&strip)
-        .arg(info);
+    push_args!(b; &mut a.data, &n, &k0, &start, &c_end, &strip, info);
     // SAFETY: (T* a, int n, int k0, int s, int c_end, int strip, const int* info): one
     // block per tile of the region from row and column `start` (lower tiles numbered as
     // the kernel decodes them, or one column of them with `strip`); accesses are clipped
@@ -232,7 +215,7 @@ pub(super) fn invert_diag<T: CudaElement>(
         ));
     }
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&l.data).arg(&n).arg(inv);
+    push_args!(b; &l.data, &n, inv);
     // SAFETY: (const T* l, int n, T* inv): l is n×n, inv holds ceil(n/64)·64² elements
     // (checked above); block b reads rows and columns [64b, min(64b + 64, n)) of l and
     // writes inv[b·64², (b + 1)·64²).
@@ -269,13 +252,7 @@ pub(super) fn solve_leaf<T: CudaElement>(
     }
     let [n_i, nrhs_i, r0_i, len_i] = [n, nrhs, r0, len].map(|d| d as i32);
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&l.data)
-        .arg(&n_i)
-        .arg(inv)
-        .arg(&mut rhs.data)
-        .arg(&nrhs_i)
-        .arg(&r0_i)
-        .arg(&len_i);
+    push_args!(b; &l.data, &n_i, inv, &mut rhs.data, &nrhs_i, &r0_i, &len_i);
     // SAFETY: (const T* l, int n, const T* inv, T* b, int nrhs, int r0, int len): l is
     // n×n, b n×nrhs, r0 + len ≤ n, inv holds the blocks up to row r0 + len (checked
     // above); the kernel reads rows and columns [r0, r0 + len) of l, and rows

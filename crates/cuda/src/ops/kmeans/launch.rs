@@ -5,7 +5,9 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use ndgpu_core::Result;
-use ndgpu_cuda_runtime::kmeans::{cfg, go, kernel};
+use ndgpu_cuda_runtime::kmeans::{cfg, kernel};
+use ndgpu_cuda_runtime::launch::go;
+use ndgpu_cuda_runtime::push_args;
 use ndgpu_cuda_runtime::{blocks, dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
 
 /// Points per block of the fused assignment: 16·TP, TP = 8 for f32, 4 for f64
@@ -73,13 +75,7 @@ pub(super) fn assign_direct<T: CudaElement>(
     let (n, k, d) = dims(x, c)?;
     let (f, name) = kernel(gpu, format!("kmeans_assign_direct_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&x.data)
-        .arg(&c.data)
-        .arg(&n)
-        .arg(&k)
-        .arg(&d)
-        .arg(labels)
-        .arg(stats);
+    push_args!(b; &x.data, &c.data, &n, &k, &d, labels, stats);
     // SAFETY: (const T* x, const T* c, int n, int k, int d, int* labels, double* stats):
     // x is n×d, c k×d, labels n, stats 2; one thread per point, guarded by n.
     unsafe { go(b, &name, cfg((blocks(x.rows, 256), 1, 1), 0)) }
@@ -95,12 +91,7 @@ pub(super) fn accumulate_atomic<T: CudaElement>(
     let (n, d) = (dim_i32("kmeans", x.rows)?, dim_i32("kmeans", x.cols)?);
     let (f, name) = kernel(gpu, format!("kmeans_accumulate_atomic_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&x.data)
-        .arg(labels)
-        .arg(&n)
-        .arg(&d)
-        .arg(sums)
-        .arg(counts);
+    push_args!(b; &x.data, labels, &n, &d, sums, counts);
     // SAFETY: (const T* x, const int* labels, int n, int d, T* sums, int* counts): labels
     // hold n values in [0, k) (written by an assignment), sums k×d, counts k.
     unsafe { go(b, &name, cfg((blocks(x.rows, 256), 1, 1), 0)) }
@@ -116,7 +107,7 @@ pub(super) fn divide<T: CudaElement>(
     let grid = (blocks(c.len(), 256), 1, 1);
     let (f, name) = kernel(gpu, format!("kmeans_divide_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(sums).arg(counts).arg(&k).arg(&d).arg(&mut c.data);
+    push_args!(b; sums, counts, &k, &d, &mut c.data);
     // SAFETY: (const T* sums, const int* counts, int k, int d, T* c): one thread per
     // element of the k×d centroids, guarded by k·d.
     unsafe { go(b, &name, cfg(grid, 0)) }
@@ -130,7 +121,7 @@ pub(super) fn centroid_norms<T: CudaElement>(
     let (k, d) = (dim_i32("kmeans", c.rows)?, dim_i32("kmeans", c.cols)?);
     let (f, name) = kernel(gpu, format!("kmeans_centroid_norms_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&c.data).arg(&k).arg(&d).arg(cnorm);
+    push_args!(b; &c.data, &k, &d, cnorm);
     // SAFETY: (const T* c, int k, int d, T* cnorm): one thread per centroid, cnorm holds k.
     unsafe { go(b, &name, cfg((blocks(c.rows, 256), 1, 1), 0)) }
 }
@@ -148,14 +139,7 @@ pub(super) fn assign_fused<T: CudaElement>(
     let nb = x.rows.div_ceil(fused_points::<T>());
     let (f, name) = kernel(gpu, format!("kmeans_assign_fused_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    b.arg(&x.data)
-        .arg(&c.data)
-        .arg(cnorm)
-        .arg(&n)
-        .arg(&k)
-        .arg(&d)
-        .arg(labels)
-        .arg(block_stats);
+    push_args!(b; &x.data, &c.data, cnorm, &n, &k, &d, labels, block_stats);
     // SAFETY: (const T* x, const T* c, const T* cnorm, int n, int k, int d, int* labels,
     // double* block_stats): x n×d, c k×d, cnorm k, labels n, block_stats 2 per block (the
     // workspace holds 2·ceil(n / points per block)); loads guarded by n, k, d.

@@ -73,10 +73,7 @@ fn assign<T: CudaElement>(
     labels: &mut CudaSlice<i32>,
 ) -> Result<Assignment> {
     if x.rows == 0 {
-        return Ok(Assignment {
-            changed: 0,
-            inertia: 0.0,
-        });
+        return Ok(Assignment::default());
     }
     let mut ws = Workspace::new(gpu, x.rows, c.rows)?;
     match v {

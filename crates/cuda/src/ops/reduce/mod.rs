@@ -20,7 +20,7 @@ mod whole;
 
 use ndarray::Axis;
 use ndgpu_core::{check, ArgOp, Backend, Error, Family, Indices, Matrix, Reduce, ReduceOp, Result};
-use ndgpu_cuda_runtime::reduce::{self, Kind};
+use ndgpu_cuda_runtime::reduce::{self, Kind, Whole};
 use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu};
 
 use crate::CudaBackend;
@@ -90,7 +90,13 @@ fn whole<T: CudaElement>(
     y: &DeviceMatrix<T>,
 ) -> Result<(T, i64)> {
     let tech = whole::technique(variant).ok_or_else(|| unknown_variant(variant))?;
-    whole::run(gpu, tech, kind, &x.data, &y.data, x.len())
+    let w = Whole {
+        kind,
+        x: &x.data,
+        y: &y.data,
+        n: x.len(),
+    };
+    whole::run(gpu, tech, w)
 }
 
 impl<T: CudaElement> Reduce<T> for CudaBackend {

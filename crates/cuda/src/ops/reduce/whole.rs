@@ -7,7 +7,8 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use ndgpu_core::Result;
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{grid_1d, launched, linear};
-use ndgpu_cuda_runtime::reduce::{kernel_name, read_at, read_result, shuffle, zeroed, Kind};
+use ndgpu_cuda_runtime::push_args;
+use ndgpu_cuda_runtime::reduce::{kernel_name, read_at, read_result, shuffle, zeroed, Kind, Whole};
 use ndgpu_cuda_runtime::{CudaElement, Gpu};
 
 /// Threads per block of the ladder and `finish` kernels (`LADDER_THREADS`,
@@ -43,21 +44,13 @@ pub(super) fn technique(variant: &str) -> Option<Technique> {
     })
 }
 
-/// Reduces the first `n ≥ 1` elements of `x` (and `y` for dot; pass `x` again
-/// otherwise) and returns (value, index); the index is meaningful for arg ops only.
-pub(super) fn run<T: CudaElement>(
-    gpu: &Gpu,
-    tech: Technique,
-    kind: Kind,
-    x: &CudaSlice<T>,
-    y: &CudaSlice<T>,
-    n: usize,
-) -> Result<(T, i64)> {
-    debug_assert!(n >= 1 && n <= x.len() && n <= y.len());
+/// Reduces `w` and returns (value, index); the index is meaningful for arg ops only.
+pub(super) fn run<T: CudaElement>(gpu: &Gpu, tech: Technique, w: Whole<'_, T>) -> Result<(T, i64)> {
+    debug_assert!(w.n >= 1 && w.n <= w.x.len() && w.n <= w.y.len());
     match tech {
-        Technique::Atomic if kind.additive() => atomic(gpu, kind, x, y, n).map(|v| (v, -1)),
-        Technique::Atomic | Technique::Shuffle => shuffle(gpu, kind, x, y, n),
-        Technique::Ladder(name, per_block) => ladder(gpu, name, per_block, kind, x, y, n),
+        Technique::Atomic if w.kind.additive() => atomic(gpu, w).map(|v| (v, -1)),
+        Technique::Atomic | Technique::Shuffle => shuffle(gpu, w),
+        Technique::Ladder(name, per_block) => ladder(gpu, name, per_block, w),
     }
 }
 
@@ -65,13 +58,11 @@ pub(super) fn run<T: CudaElement>(
 /// partial remains.
 fn ladder<T: CudaElement>(
     gpu: &Gpu,
-    name: &'static str,
+    name: &str,
     per_block: usize,
-    kind: Kind,
-    x: &CudaSlice<T>,
-    y: &CudaSlice<T>,
-    n: usize,
+    w: Whole<'_, T>,
 ) -> Result<(T, i64)> {
+    let Whole { kind, x, y, n } = w;
     let grid = grid_1d(kind.name(), n.div_ceil(per_block))?;
     let mut pv = gpu.alloc::<T>(kind.name(), grid as usize)?;
     let mut pi = zeroed::<i64>(gpu, grid as usize)?;
@@ -80,7 +71,7 @@ fn ladder<T: CudaElement>(
     let kname = kernel_name::<T>(kind, name);
     let f = gpu.function(KernelFile::Reduce, &kname)?;
     let mut l = gpu.stream().launch_builder(&f);
-    l.arg(x).arg(y).arg(&n64).arg(&mut pv).arg(&mut pi);
+    push_args!(l; x, y, &n64, &mut pv, &mut pi);
     // SAFETY: (const T* x, const T* y, i64 n, T* pv, i64* pi): x and y hold at least n
     // elements, read only below n; each of the `grid` blocks writes entry blockIdx.x of
     // pv and pi, which hold `grid` entries.
@@ -106,7 +97,7 @@ fn finish<T: CudaElement>(
         let name = kernel_name::<T>(kind, "finish");
         let f = gpu.function(KernelFile::Reduce, &name)?;
         let mut l = gpu.stream().launch_builder(&f);
-        l.arg(&pv).arg(&pi).arg(&p64).arg(&mut qv).arg(&mut qi);
+        push_args!(l; &pv, &pi, &p64, &mut qv, &mut qi);
         // SAFETY: (const T* in_v, const i64* in_i, i64 p, T* out_v, i64* out_i): the
         // inputs hold p entries and are read below p only; block b writes entry b of the
         // outputs, which hold q = ceil(p / 2048) entries.
@@ -117,13 +108,8 @@ fn finish<T: CudaElement>(
 }
 
 /// Report 004: `2·SM` blocks of 512 threads, each adding its sum into a zeroed result.
-fn atomic<T: CudaElement>(
-    gpu: &Gpu,
-    kind: Kind,
-    x: &CudaSlice<T>,
-    y: &CudaSlice<T>,
-    n: usize,
-) -> Result<T> {
+fn atomic<T: CudaElement>(gpu: &Gpu, w: Whole<'_, T>) -> Result<T> {
+    let Whole { kind, x, y, n } = w;
     let cap = ATOMIC_BLOCKS_PER_SM * gpu.sm_count()?.max(1);
     let grid = n.div_ceil(ATOMIC_THREADS as usize).clamp(1, cap) as u32;
     let mut out = zeroed::<T>(gpu, 1)?;
@@ -132,7 +118,7 @@ fn atomic<T: CudaElement>(
     let name = kernel_name::<T>(kind, "atomic");
     let f = gpu.function(KernelFile::Reduce, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
-    l.arg(x).arg(y).arg(&n64).arg(&mut out);
+    push_args!(l; x, y, &n64, &mut out);
     // SAFETY: (const T* x, const T* y, i64 n, T* out): x and y hold at least n elements,
     // read only below n (grid-stride loop); out is one zeroed element.
     launched(&name, unsafe { l.launch(cfg) })?;
