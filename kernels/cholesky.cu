@@ -33,23 +33,13 @@ template <typename T> __device__ __forceinline__ bool chol_bad_pivot(T v) {
     return !(v > T(0) && v < Lim<T>::inf());
 }
 
-// Loads 16 bytes of T from 16-byte aligned shared memory.
-__device__ __forceinline__ void ld16(const float* p, float* o) {
-    const float4 v = *reinterpret_cast<const float4*>(p);
-    o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
-}
-__device__ __forceinline__ void ld16(const double* p, double* o) {
-    const double2 v = *reinterpret_cast<const double2*>(p);
-    o[0] = v.x; o[1] = v.y;
-}
-
 // Loads a run of N elements from shared memory aligned to the run's size (16 or 8 bytes
 // or less), as vectors where the run allows.
 template <int N, typename T> __device__ __forceinline__ void ld_run(const T* p, T* o) {
     constexpr int V = 16 / sizeof(T);
     if constexpr (N % V == 0) {
 #pragma unroll
-        for (int q = 0; q < N; q += V) ld16(p + q, o + q);
+        for (int q = 0; q < N; q += V) ldv(p + q, o + q);
     } else if constexpr (N * sizeof(T) == 8 && sizeof(T) == 4) {
         const float2 v = *reinterpret_cast<const float2*>(p);
         o[0] = v.x; o[1] = v.y;
@@ -175,7 +165,7 @@ template <typename T> __device__ void chol_potrf_diag(T* a, int n, int k0, int* 
         const bool act = l > j;
         T c[R];
 #pragma unroll
-        for (int q = 0; q < R; q += V) ld16(&cj[i0 + q], &c[q]);
+        for (int q = 0; q < R; q += V) ldv(&cj[i0 + q], &c[q]);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const T u = fma(-c[r], w, v[r]);  // a[i][l] -= L[i][j]·L[l][j]
@@ -226,7 +216,7 @@ template <typename T> __device__ void chol_trsm_panel(T* a, int n, int k0, const
     const int cg = tid % 4, lane = tid % 32, rr = tid / 4;
     T x[CW];
 #pragma unroll
-    for (int q = 0; q < CW; q += V) ld16(&xs[rr * LD + cg * CW + q], &x[q]);
+    for (int q = 0; q < CW; q += V) ldv(&xs[rr * LD + cg * CW + q], &x[q]);
 #pragma unroll
     for (int b = 0; b < 4; ++b) {
         if (cg == b) {
@@ -237,7 +227,7 @@ template <typename T> __device__ void chol_trsm_panel(T* a, int n, int k0, const
 #pragma unroll
                 for (int q = (jj + 1) / V * V; q < CW; q += V) {
                     T w[V];
-                    ld16(&lt[j * LD + b * CW + q], w);
+                    ldv(&lt[j * LD + b * CW + q], w);
 #pragma unroll
                     for (int c = 0; c < V; ++c)
                         if (q + c > jj) x[q + c] = fma(-x[jj], w[c], x[q + c]);
@@ -255,7 +245,7 @@ template <typename T> __device__ void chol_trsm_panel(T* a, int n, int k0, const
 #pragma unroll
                 for (int q = 0; q < CW; q += V) {
                     T w[V];
-                    ld16(&lt[j * LD + cg * CW + q], w);
+                    ldv(&lt[j * LD + cg * CW + q], w);
 #pragma unroll
                     for (int c = 0; c < V; ++c) x[q + c] = fma(-y[p], w[c], x[q + c]);
                 }

@@ -130,15 +130,6 @@ template <typename T> __device__ void km_centroid_norms(const T* c, int k, int d
     cnorm[j] = s;
 }
 
-__device__ __forceinline__ void ld16(const float* p, float* o) {
-    const float4 v = *reinterpret_cast<const float4*>(p);
-    o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;
-}
-__device__ __forceinline__ void ld16(const double* p, double* o) {
-    const double2 v = *reinterpret_cast<const double2*>(p);
-    o[0] = v.x; o[1] = v.y;
-}
-
 // Block tile: BP = 16·TP points × BC = 16·TC centroids, the dimension staged BD = 16 at a
 // time (transposed, padded: conflict-free stores, 16-byte reads). 256 threads as 16×16;
 // a thread owns TP points × TC centroids (each as two runs of half, so its shared reads
@@ -194,9 +185,9 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
 #pragma unroll
-                    for (int q = 0; q < HP; q += V) ld16(&xs[t][h * (BP / 2) + tp * HP + q], &a[h * HP + q]);
+                    for (int q = 0; q < HP; q += V) ldv(&xs[t][h * (BP / 2) + tp * HP + q], &a[h * HP + q]);
 #pragma unroll
-                    for (int q = 0; q < HC; q += V) ld16(&cs[t][h * (BC / 2) + tc * HC + q], &b[h * HC + q]);
+                    for (int q = 0; q < HC; q += V) ldv(&cs[t][h * (BC / 2) + tc * HC + q], &b[h * HC + q]);
                 }
 #pragma unroll
                 for (int i = 0; i < TP; ++i)

@@ -256,6 +256,23 @@ pub fn same_shape(op: &'static str, x: (usize, usize), y: (usize, usize)) -> Res
     Ok(())
 }
 
+/// Checks that a copy's source and destination have one shape.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`] naming both.
+pub fn copy_dims(op: &'static str, src: (usize, usize), dst: (usize, usize)) -> Result<()> {
+    if src != dst {
+        return Err(Error::shape(
+            op,
+            format!(
+                "source is {}x{}, destination {}x{}",
+                src.0, src.1, dst.0, dst.1
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a dot product's operands. Returns their length.
 ///
 /// # Errors

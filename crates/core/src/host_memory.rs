@@ -99,18 +99,7 @@ macro_rules! impl_host_memory {
                 src: &$crate::Matrix<T>,
                 dst: &mut $crate::Matrix<T>,
             ) -> $crate::Result<()> {
-                if src.dim() != dst.dim() {
-                    return Err($crate::Error::shape(
-                        "copy",
-                        format!(
-                            "source is {}x{}, destination {}x{}",
-                            src.rows(),
-                            src.cols(),
-                            dst.rows(),
-                            dst.cols()
-                        ),
-                    ));
-                }
+                $crate::check::copy_dims("copy", src.dim(), dst.dim())?;
                 let from: &$crate::backend::HostStorage<T> =
                     $here.matrix("copy", "the source", src)?;
                 let to: &mut $crate::backend::HostStorage<T> =

@@ -71,15 +71,7 @@ impl Gpu {
         src: &DeviceMatrix<T>,
         dst: &mut DeviceMatrix<T>,
     ) -> Result<()> {
-        if src.dim() != dst.dim() {
-            return Err(Error::shape(
-                "copy",
-                format!(
-                    "source is {}x{}, destination {}x{}",
-                    src.rows, src.cols, dst.rows, dst.cols
-                ),
-            ));
-        }
+        check::copy_dims("copy", src.dim(), dst.dim())?;
         let len = src.len();
         if len == 0 {
             return Ok(());

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use cudarc::driver::{CudaView, CudaViewMut, DeviceRepr};
 use ndgpu_core::backend::{self, Here, Storage};
-use ndgpu_core::{Element, Error, Indices, Matrix, Ops, Place, Result};
+use ndgpu_core::{check, Element, Error, Indices, Matrix, Ops, Place, Result};
 use ndgpu_cuda_runtime::{driver, DeviceMatrix};
 
 use crate::{MultiBackend, MultiElement};
@@ -344,12 +344,7 @@ impl MultiBackend {
         whole: &Matrix<T>,
         dst: &mut Matrix<T>,
     ) -> Result<()> {
-        if whole.dim() != dst.dim() {
-            return Err(Error::shape(
-                "scatter",
-                format!("{:?} into {:?}", whole.dim(), dst.dim()),
-            ));
-        }
+        check::copy_dims("scatter", whole.dim(), dst.dim())?;
         let cols = dst.cols();
         let src = self.dm(r, whole)?;
         let s = self.spread_mut("scatter", "the result", dst)?;

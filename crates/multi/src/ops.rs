@@ -3,8 +3,8 @@
 use ndarray::{ArrayView2, ArrayViewMut2, Axis};
 use ndgpu_core::backend;
 use ndgpu_core::{
-    check, Cholesky, CholeskyFactor, Device, Error, Gemm, Gram, Indices, MatMul, Matrix, Memory,
-    Place, Result, Trans, Transpose,
+    check, Cholesky, CholeskyFactor, Device, Gemm, Gram, Indices, MatMul, Matrix, Memory, Place,
+    Result, Trans, Transpose,
 };
 use ndgpu_cuda_runtime::driver;
 
@@ -158,12 +158,7 @@ impl<T: MultiElement> Memory<T> for MultiBackend {
     }
 
     fn copy_into(&self, src: &Matrix<T>, dst: &mut Matrix<T>) -> Result<()> {
-        if src.dim() != dst.dim() {
-            return Err(Error::shape(
-                "copy",
-                format!("source is {:?}, destination {:?}", src.dim(), dst.dim()),
-            ));
-        }
+        check::copy_dims("copy", src.dim(), dst.dim())?;
         let layout = self.spread("copy", "the destination", dst)?.layout.clone();
         let from = match &layout {
             Layout::Rows(o) => self.rows_on("copy", src, o)?,

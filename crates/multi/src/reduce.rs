@@ -4,7 +4,7 @@
 
 use ndarray::{Array2, Axis};
 use ndgpu_core::backend;
-use ndgpu_core::{check, ArgOp, Element, Indices, Matrix, Memory, Reduce, ReduceOp, Result};
+use ndgpu_core::{check, ArgOp, Element, Indices, Matrix, Memory, Ops, Reduce, ReduceOp, Result};
 use ndgpu_cuda_runtime::{driver, DeviceIndices};
 
 use crate::layout::{split, Part};
@@ -54,6 +54,22 @@ impl MultiBackend {
         Ok((offsets, parts))
     }
 
+    /// `f(r, ops of rank r, part r)` on every rank whose part has rows; `None` for the
+    /// others.
+    fn each_part<T: MultiElement, R: Send>(
+        &self,
+        parts: &[Part<'_, T>],
+        f: impl Fn(usize, &dyn Ops<T>, &Matrix<T>) -> Result<R> + Sync,
+    ) -> Result<Vec<Option<R>>> {
+        self.each(|r, rank| {
+            let p = parts[r].get();
+            match p.rows() {
+                0 => Ok(None),
+                _ => f(r, rank.ops::<T>(), p).map(Some),
+            }
+        })
+    }
+
     /// Indices on the ranks from the host, split like `len` rows.
     fn indices_from_host(&self, all: &[i64]) -> Result<Indices> {
         let offsets = split(all.len(), self.ranks.len());
@@ -86,13 +102,7 @@ impl<T: MultiElement> Reduce<T> for MultiBackend {
         if a.is_empty() {
             return self.ranks[0].ops::<T>().reduce_dev(op, parts[0].get());
         }
-        let vals = self.each(|r, rank| {
-            let p = parts[r].get();
-            if p.is_empty() {
-                return Ok(None);
-            }
-            rank.ops::<T>().reduce_dev(op, p).map(Some)
-        })?;
+        let vals = self.each_part(&parts, |_, ops, p| ops.reduce_dev(op, p))?;
         let mut vals = vals.into_iter().flatten();
         let first = vals
             .next()
@@ -110,13 +120,9 @@ impl<T: MultiElement> Reduce<T> for MultiBackend {
         }
         // One value per column: each rank's, combined here in row order.
         let cols = a.cols();
-        let partial = self.each(|r, rank| {
-            let p = parts[r].get();
-            if p.rows() == 0 && a.rows() > 0 {
-                return Ok(None);
-            }
-            let ops = rank.ops::<T>();
-            ops.download(&ops.reduce_axis_dev(op, p, axis)?).map(Some)
+        // With no rows at all every part is skipped: the sums are the zeros below.
+        let partial = self.each_part(&parts, |_, ops, p| {
+            ops.download(&ops.reduce_axis_dev(op, p, axis)?)
         })?;
         let mut total: Option<Array2<T>> = None;
         for p in partial.into_iter().flatten() {
@@ -136,15 +142,10 @@ impl<T: MultiElement> Reduce<T> for MultiBackend {
         if a.is_empty() {
             return self.ranks[0].ops::<T>().arg_reduce_dev(op, parts[0].get());
         }
-        let found = self.each(|r, rank| {
-            let p = parts[r].get();
-            if p.is_empty() {
-                return Ok(None);
-            }
-            let ops = rank.ops::<T>();
+        let found = self.each_part(&parts, |r, ops, p| {
             let v = ops.reduce_dev(value_op(op), p)?;
             let i = ops.arg_reduce_dev(op, p)?;
-            Ok(Some((v, i + offsets[r] * a.cols())))
+            Ok((v, i + offsets[r] * a.cols()))
         })?;
         let mut best: Option<(T, usize)> = None;
         for (v, i) in found.into_iter().flatten() {
@@ -166,15 +167,10 @@ impl<T: MultiElement> Reduce<T> for MultiBackend {
             return Ok(self.wrap_indices(offsets, out));
         }
         let cols = a.cols();
-        let found = self.each(|r, rank| {
-            let p = parts[r].get();
-            if p.rows() == 0 {
-                return Ok(None);
-            }
-            let ops = rank.ops::<T>();
+        let found = self.each_part(&parts, |r, ops, p| {
             let v = ops.download(&ops.reduce_axis_dev(value_op(op), p, axis)?)?;
             let i = ops.download_indices(&ops.arg_reduce_axis_dev(op, p, axis)?)?;
-            Ok(Some((v, i, offsets[r])))
+            Ok((v, i, offsets[r]))
         })?;
         let mut best: Vec<Option<(T, usize)>> = vec![None; cols];
         for (v, i, at) in found.into_iter().flatten() {
