@@ -98,31 +98,50 @@ impl Gpu {
         Ok(self.indices(DeviceIndices::I32(labels)))
     }
 
-    /// The first `len` indices, on the host.
+    /// The first `len` indices, on the host, widened as they arrive (through the pinned
+    /// ring for large ones).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for an index never assigned (negative); driver errors.
     pub fn download_indices(&self, i: &IndexStorage, len: usize) -> Result<Vec<usize>> {
-        let wide = |at: usize, v: i64| {
-            usize::try_from(v).map_err(|_| {
-                Error::invalid("download", format!("index {at} was never assigned ({v})"))
-            })
-        };
-        // Into a vector of the final size: collecting `Result`s gives no size hint, and
-        // growing by doubling costs more than the copy itself.
-        let mut out = ndgpu_core::host::with_capacity("download", len)?;
+        let mut out = ndgpu_core::host::filled_vec("download", len, 0usize)?;
+        let base = Shared(out.as_mut_ptr());
         match &i.data {
-            DeviceIndices::I32(s) => {
-                for (at, v) in self.download_slice(s, len)?.into_iter().enumerate() {
-                    out.push(wide(at, i64::from(v))?);
-                }
-            }
-            DeviceIndices::I64(s) => {
-                for (at, v) in self.download_slice(s, len)?.into_iter().enumerate() {
-                    out.push(wide(at, v)?);
-                }
-            }
+            DeviceIndices::I32(s) => self.download_chunks(s, len, |lo, c| {
+                // SAFETY: out holds len entries; chunks are disjoint, one thread each.
+                unsafe { base.fill(lo, c.iter().map(|&v| i64::from(v))) }
+            })?,
+            DeviceIndices::I64(s) => self.download_chunks(s, len, |lo, c| {
+                // SAFETY: as above.
+                unsafe { base.fill(lo, c.iter().copied()) }
+            })?,
         }
         Ok(out)
+    }
+}
+
+/// The host vector the download threads widen their chunks into.
+#[derive(Clone, Copy)]
+struct Shared(*mut usize);
+// SAFETY: each thread writes a disjoint range (one chunk), and the vector outlives them.
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// Writes `values` from entry `lo` on, refusing negative ones.
+    ///
+    /// # Safety
+    /// Entries `lo..lo + values.len()` exist and no other thread writes them.
+    unsafe fn fill(&self, lo: usize, values: impl ExactSizeIterator<Item = i64>) -> Result<()> {
+        let out = std::slice::from_raw_parts_mut(self.0.add(lo), values.len());
+        for (k, (o, v)) in out.iter_mut().zip(values).enumerate() {
+            *o = usize::try_from(v).map_err(|_| {
+                Error::invalid(
+                    "download",
+                    format!("index {} was never assigned ({v})", lo + k),
+                )
+            })?;
+        }
+        Ok(())
     }
 }

@@ -18,7 +18,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use cudarc::driver::{result, CudaEvent, DevicePtr, DevicePtrMut};
+use cudarc::driver::{result, CudaEvent, CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
 use ndarray::{s, ArrayView2, ArrayViewMut2};
 use ndgpu_core::{Error, Result};
 
@@ -344,11 +344,11 @@ impl Gpu {
             }
             return self.synchronize();
         }
-        let copy = self.copy_stream();
-        copy.join(self.stream())
-            .map_err(|e| driver("ordering the download after earlier work", e))?;
-        let src = m.data.device_ptr(copy).0;
         if is_pinned(dst.as_ptr().cast(), len * elem) {
+            let copy = self.copy_stream();
+            copy.join(self.stream())
+                .map_err(|e| driver("ordering the download after earlier work", e))?;
+            let src = m.data.device_ptr(copy).0;
             // A pinned host array: one copy straight into it.
             // SAFETY: src holds len elements, dst as many, pinned, borrowed until the
             // copy has finished (synchronised below).
@@ -360,16 +360,52 @@ impl Gpu {
                 .synchronize()
                 .map_err(|e| driver("finishing the download", e));
         }
+        let base = Slots(dst.as_mut_ptr().cast());
+        self.download_chunks(&m.data, len, |lo, chunk| {
+            // SAFETY: dst holds len elements; chunks are disjoint, each unpacked by one
+            // thread.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    chunk.as_ptr(),
+                    base.at(lo * elem).cast(),
+                    chunk.len(),
+                );
+            }
+            Ok(())
+        })
+    }
+
+    /// Copies the first `len` elements of `src` back after all queued work, handing each
+    /// chunk to `unpack` with the index of its first element: one plain copy for small
+    /// transfers, else the pinned ring, chunks unpacked by several threads while later
+    /// ones cross the bus.
+    ///
+    /// # Errors
+    /// `unpack`'s first error; driver errors, including those of earlier kernels.
+    pub(crate) fn download_chunks<U: DeviceRepr + Default + Clone>(
+        &self,
+        src: &CudaSlice<U>,
+        len: usize,
+        unpack: impl Fn(usize, &[U]) -> Result<()> + Sync,
+    ) -> Result<()> {
+        let elem = std::mem::size_of::<U>();
+        debug_assert!(len <= src.len() && 16 % elem == 0);
+        if len * elem <= SMALL {
+            return unpack(0, &self.download_slice(src, len)?);
+        }
+        let copy = self.copy_stream();
+        copy.join(self.stream())
+            .map_err(|e| driver("ordering the download after earlier work", e))?;
+        let src = src.device_ptr(copy).0;
         let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         let slots = self.slots(&mut staging)?;
         let p = Pipeline::new(self, len * elem, elem)?;
-        let base = Slots(dst.as_mut_ptr().cast());
         p.run(|c, slot| {
             self.bind()?;
             let (lo, hi) = p.chunks[c];
             // SAFETY: this thread owns the slot (the chunk that used it before is done,
             // so unpacked); the copy writes hi − lo bytes of it, from [lo, hi) of the
-            // matrix's len · elem bytes.
+            // source's len · elem bytes.
             let stage = unsafe { slots.slot(slot, hi - lo) };
             unsafe {
                 result::memcpy_dtoh_async(&mut *stage, src + lo as u64, copy.cu_stream())
@@ -381,12 +417,13 @@ impl Gpu {
             p.events[slot]
                 .synchronize()
                 .map_err(|e| driver("waiting for a chunk", e))?;
-            // SAFETY: dst holds len elements; this chunk's bytes [lo, hi) are written by
-            // this thread only; the slot holds them (event passed).
-            unsafe {
-                std::ptr::copy_nonoverlapping(stage.as_ptr(), base.at(lo), hi - lo);
-            }
-            Ok(())
+            // SAFETY: the slot holds the chunk's hi − lo bytes (event passed): whole
+            // elements (chunk edges are multiples of 16 bytes, a multiple of the
+            // element's size and alignment; slots are page-aligned), any bit pattern
+            // valid for the element types transferred.
+            let chunk =
+                unsafe { std::slice::from_raw_parts(stage.as_ptr().cast::<U>(), (hi - lo) / elem) };
+            unpack(lo / elem, chunk)
         })
     }
 }
