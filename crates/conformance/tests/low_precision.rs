@@ -157,13 +157,7 @@ impl<T: Element> Cholesky<T> for InT {
     }
     fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
         let n = l.order();
-        let nrhs = check::solve_dims(n, b.dim())?;
-        let l = HERE.host_view("cholesky_solve", "L", l.l())?;
-        check::finite(
-            "cholesky_solve",
-            "B",
-            &HERE.host_view("cholesky_solve", "B", b)?,
-        )?;
+        let (nrhs, l) = HERE.solve_inputs(l, b)?;
         let mut x = view_mut("B", b)?;
         for c in 0..nrhs {
             for i in 0..n {

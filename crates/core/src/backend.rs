@@ -104,6 +104,30 @@ impl Here {
         )
     }
 
+    fn downcast<'a, S: Storage>(
+        &self,
+        op: &'static str,
+        what: &'static str,
+        s: &'a dyn Storage,
+    ) -> Result<&'a S> {
+        self.check(op, what, s.place())?;
+        any(s)
+            .downcast_ref::<S>()
+            .ok_or_else(|| self.foreign(op, what))
+    }
+
+    fn downcast_mut<'a, S: Storage>(
+        &self,
+        op: &'static str,
+        what: &'static str,
+        s: &'a mut dyn Storage,
+    ) -> Result<&'a mut S> {
+        self.check(op, what, s.place())?;
+        any_mut(s)
+            .downcast_mut::<S>()
+            .ok_or_else(|| self.foreign(op, what))
+    }
+
     /// The storage of operand `what` of `op`.
     ///
     /// # Errors
@@ -115,11 +139,7 @@ impl Here {
         what: &'static str,
         m: &'a Matrix<T>,
     ) -> Result<&'a S> {
-        let s = array::storage_of(m);
-        self.check(op, what, s.place())?;
-        any(s)
-            .downcast_ref::<S>()
-            .ok_or_else(|| self.foreign(op, what))
+        self.downcast(op, what, array::storage_of(m))
     }
 
     /// As [`Here::matrix`], for an operand the operation writes.
@@ -132,11 +152,7 @@ impl Here {
         what: &'static str,
         m: &'a mut Matrix<T>,
     ) -> Result<&'a mut S> {
-        let s = array::storage_of_mut(m);
-        self.check(op, what, s.place())?;
-        any_mut(s)
-            .downcast_mut::<S>()
-            .ok_or_else(|| self.foreign(op, what))
+        self.downcast_mut(op, what, array::storage_of_mut(m))
     }
 
     /// The storage of an index operand.
@@ -149,11 +165,7 @@ impl Here {
         what: &'static str,
         i: &'a Indices,
     ) -> Result<&'a S> {
-        let s = array::index_storage(i);
-        self.check(op, what, s.place())?;
-        any(s)
-            .downcast_ref::<S>()
-            .ok_or_else(|| self.foreign(op, what))
+        self.downcast(op, what, array::index_storage(i))
     }
 
     /// As [`Here::indices`], for indices the operation writes.
@@ -166,11 +178,25 @@ impl Here {
         what: &'static str,
         i: &'a mut Indices,
     ) -> Result<&'a mut S> {
-        let s = array::index_storage_mut(i);
-        self.check(op, what, s.place())?;
-        any_mut(s)
-            .downcast_mut::<S>()
-            .ok_or_else(|| self.foreign(op, what))
+        self.downcast_mut(op, what, array::index_storage_mut(i))
+    }
+
+    /// The operands of a host solve with a Cholesky factor: B's number of right-hand
+    /// sides and L as a view, once B's shape is checked against L and its entries are
+    /// found finite.
+    ///
+    /// # Errors
+    /// As [`check::solve_dims`] and [`Here::matrix`];
+    /// [`Error::NonFinite`] for NaN/Inf in B.
+    pub fn solve_inputs<'a, T: Element>(
+        &self,
+        l: &'a CholeskyFactor<T>,
+        b: &Matrix<T>,
+    ) -> Result<(usize, ArrayView2<'a, T>)> {
+        let nrhs = check::solve_dims(l.order(), b.dim())?;
+        let op = "cholesky_solve";
+        check::finite(op, "B", &self.host_view(op, "B", b)?)?;
+        Ok((nrhs, self.host_view(op, "L", l.l())?))
     }
 
     /// A host operand as a view (host backends).

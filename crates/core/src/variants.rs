@@ -25,24 +25,43 @@ impl Precision {
     }
 }
 
-/// Variants per family, default first, with the current selection and the precision
-/// of each variant that does not compute in IEEE arithmetic.
+/// A family's entry in a [`Variants`] table: its variants, default first, and a note on
+/// them for `ndgpu info` and the docs (determinism, scope; empty for none).
+pub type FamilyEntry = (Family, &'static [&'static str], &'static str);
+
+/// Variants per family, default first, with the current selection, the precision of
+/// each variant that does not compute in IEEE arithmetic, and the notes on them.
 #[derive(Debug, Clone)]
 pub struct Variants {
     backend: &'static str,
     table: Vec<(Family, &'static [&'static str], usize)>,
     precisions: Vec<(Family, &'static str, Precision)>,
+    notes: Vec<&'static str>,
 }
 
 impl Variants {
     /// A table for `backend`; every family must be listed with at least one variant.
-    pub fn new(backend: &'static str, entries: &[(Family, &'static [&'static str])]) -> Self {
-        let table = entries.iter().map(|&(f, names)| (f, names, 0)).collect();
+    pub fn new(backend: &'static str, entries: &[FamilyEntry]) -> Self {
+        let table = entries.iter().map(|&(f, names, _)| (f, names, 0)).collect();
         Variants {
             backend,
             table,
             precisions: Vec::new(),
+            notes: Vec::new(),
         }
+        .with_notes(&entries.iter().map(|e| e.2).collect::<Vec<_>>())
+    }
+
+    /// Adds notes that concern the whole backend (empty ones are dropped).
+    pub fn with_notes(mut self, notes: &[&'static str]) -> Self {
+        self.notes
+            .extend(notes.iter().copied().filter(|n| !n.is_empty()));
+        self
+    }
+
+    /// The notes, as [`Backend::notes`](crate::Backend::notes) shows them.
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.iter().map(|n| n.to_string()).collect()
     }
 
     /// Declares that variant `name` of `family` computes in `precision` (every variant
@@ -88,11 +107,14 @@ impl Variants {
         self.precision_of(family, self.current(family))
     }
 
-    /// A table for `backend` with the same variants for every family.
-    pub fn uniform(backend: &'static str, names: &'static [&'static str]) -> Self {
-        let entries: Vec<(Family, &'static [&'static str])> =
-            Family::ALL.iter().map(|&f| (f, names)).collect();
-        Variants::new(backend, &entries)
+    /// A table for `backend` with the same variants for every family, and one note.
+    pub fn uniform(
+        backend: &'static str,
+        names: &'static [&'static str],
+        note: &'static str,
+    ) -> Self {
+        let entries: Vec<FamilyEntry> = Family::ALL.iter().map(|&f| (f, names, "")).collect();
+        Variants::new(backend, &entries).with_notes(&[note])
     }
 
     fn entry(&self, family: Family) -> Option<&(Family, &'static [&'static str], usize)> {
@@ -135,11 +157,8 @@ mod tests {
 
     #[test]
     fn precision_is_declared_per_variant_and_follows_the_selection() {
-        let mut v = Variants::new("test", &[(Family::MatMul, &["plain", "fast"])]).with_precision(
-            Family::MatMul,
-            "fast",
-            Precision::Tf32,
-        );
+        let mut v = Variants::new("test", &[(Family::MatMul, &["plain", "fast"], "")])
+            .with_precision(Family::MatMul, "fast", Precision::Tf32);
         assert_eq!(v.precision(Family::MatMul), Precision::Ieee);
         assert_eq!(v.precision_of(Family::MatMul, "fast"), Precision::Tf32);
         v.set(Family::MatMul, "fast").unwrap();
@@ -155,7 +174,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "no MatMul variant nosuch")]
     fn a_precision_for_a_variant_that_does_not_exist_is_refused() {
-        let _ = Variants::new("test", &[(Family::MatMul, &["plain"])]).with_precision(
+        let _ = Variants::new("test", &[(Family::MatMul, &["plain"], "")]).with_precision(
             Family::MatMul,
             "nosuch",
             Precision::Tf32,

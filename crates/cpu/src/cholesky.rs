@@ -54,13 +54,7 @@ impl<T: Element> Cholesky<T> for CpuBackend {
 
     fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
         let n = l.order();
-        let nrhs = check::solve_dims(n, b.dim())?;
-        let l = HERE.host_view("cholesky_solve", "L", l.l())?;
-        check::finite(
-            "cholesky_solve",
-            "B",
-            &HERE.host_view("cholesky_solve", "B", b)?,
-        )?;
+        let (nrhs, l) = HERE.solve_inputs(l, b)?;
         let b: &mut HostStorage<T> = HERE.matrix_mut("cholesky_solve", "B", b)?;
         let lij = |i: usize, j: usize| l[[i, j]].as_f64();
         // Row-major n × nrhs work array; each step updates a whole row of right-hand sides.

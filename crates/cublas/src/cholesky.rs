@@ -160,22 +160,19 @@ impl CublasBackend {
         if x_api {
             let params = Params::new()?;
             let (mut dev_bytes, mut host_bytes) = (0usize, 0usize);
+            // The arguments both calls share: the handle, the parameters, and A (n×n of
+            // T::DATA_TYPE, ld n), computed in T::DATA_TYPE.
+            macro_rules! xpotrf {
+                ($f:ident, $($rest:expr),+) => {
+                    solver::$f(
+                        h.raw, params.0, uplo, i64_of(n), T::DATA_TYPE, pa.cast(), i64_of(n),
+                        T::DATA_TYPE, $($rest),+
+                    )
+                };
+            }
             // SAFETY: a holds n×n elements of T::DATA_TYPE with ld n; valid out-pointers.
             error::cusolver(
-                unsafe {
-                    solver::cusolverDnXpotrf_bufferSize(
-                        h.raw,
-                        params.0,
-                        uplo,
-                        i64_of(n),
-                        T::DATA_TYPE,
-                        pa.cast(),
-                        i64_of(n),
-                        T::DATA_TYPE,
-                        &mut dev_bytes,
-                        &mut host_bytes,
-                    )
-                },
+                unsafe { xpotrf!(cusolverDnXpotrf_bufferSize, &mut dev_bytes, &mut host_bytes) },
                 "cholesky: workspace size (Xpotrf_bufferSize)",
             )?;
             let mut work = gpu.alloc::<u8>("cholesky", dev_bytes)?;
@@ -184,20 +181,13 @@ impl CublasBackend {
             // SAFETY: as above; work holds dev_bytes device bytes, host_work host_bytes.
             error::cusolver(
                 unsafe {
-                    solver::cusolverDnXpotrf(
-                        h.raw,
-                        params.0,
-                        uplo,
-                        i64_of(n),
-                        T::DATA_TYPE,
-                        pa.cast(),
-                        i64_of(n),
-                        T::DATA_TYPE,
+                    xpotrf!(
+                        cusolverDnXpotrf,
                         pw.cast(),
                         dev_bytes,
                         host_work.as_mut_ptr().cast(),
                         host_bytes,
-                        pi,
+                        pi
                     )
                 },
                 "cholesky (Xpotrf)",

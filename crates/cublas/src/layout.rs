@@ -105,32 +105,33 @@ mod tests {
         }
     }
 
-    /// Row-major `op(A)·op(B)` through the translation and the column-major reference.
-    fn via_translation(
+    /// Row-major `op(A)·op(B)` two ways: through the translation and the column-major
+    /// reference, and by the definition.
+    fn translated_and_naive(
         a: &[f64],
         a_dim: (usize, usize),
         ta: Trans,
         b: &[f64],
         b_dim: (usize, usize),
         tb: Trans,
-    ) -> Vec<f64> {
+    ) -> (Vec<f64>, Vec<f64>) {
         let g = col_major_gemm(a_dim, ta, b_dim, tb);
-        let mut c = vec![f64::NAN; g.m * g.n];
+        let mut translated = vec![f64::NAN; g.m * g.n];
         host_gemm_col_major(
-            g.transa, g.transb, g.m, g.n, g.k, 1.0, b, g.lda, a, g.ldb, 0.0, &mut c, g.ldc,
+            g.transa,
+            g.transb,
+            g.m,
+            g.n,
+            g.k,
+            1.0,
+            b,
+            g.lda,
+            a,
+            g.ldb,
+            0.0,
+            &mut translated,
+            g.ldc,
         );
-        c
-    }
-
-    /// Row-major `op(A)·op(B)` by the definition.
-    fn naive_row_major(
-        a: &[f64],
-        a_dim: (usize, usize),
-        ta: Trans,
-        b: &[f64],
-        b_dim: (usize, usize),
-        tb: Trans,
-    ) -> Vec<f64> {
         let (m, k) = ta.dim(a_dim);
         let (_, n) = tb.dim(b_dim);
         let ae = |i: usize, l: usize| match ta {
@@ -141,13 +142,13 @@ mod tests {
             Trans::No => b[l * b_dim.1 + j],
             Trans::Yes => b[j * b_dim.1 + l],
         };
-        let mut c = vec![0.0; m * n];
+        let mut naive = vec![0.0; m * n];
         for i in 0..m {
             for j in 0..n {
-                c[i * n + j] = (0..k).map(|l| ae(i, l) * be(l, j)).sum();
+                naive[i * n + j] = (0..k).map(|l| ae(i, l) * be(l, j)).sum();
             }
         }
-        c
+        (translated, naive)
     }
 
     /// Small integers: every product and sum is exact, so results compare with `==`.
@@ -199,11 +200,8 @@ mod tests {
                 let b_dim = if tb == Trans::No { (5, 7) } else { (7, 5) };
                 let a = ints(15, 1);
                 let b = ints(35, 2);
-                assert_eq!(
-                    via_translation(&a, a_dim, ta, &b, b_dim, tb),
-                    naive_row_major(&a, a_dim, ta, &b, b_dim, tb),
-                    "ta = {ta:?}, tb = {tb:?}"
-                );
+                let (translated, naive) = translated_and_naive(&a, a_dim, ta, &b, b_dim, tb);
+                assert_eq!(translated, naive, "ta = {ta:?}, tb = {tb:?}");
             }
         }
     }
@@ -222,10 +220,8 @@ mod tests {
             let b_dim = if tb == Trans::No { (k, n) } else { (n, k) };
             let a = ints(m * k, seed);
             let b = ints(k * n, seed + 1);
-            prop_assert_eq!(
-                via_translation(&a, a_dim, ta, &b, b_dim, tb),
-                naive_row_major(&a, a_dim, ta, &b, b_dim, tb)
-            );
+            let (translated, naive) = translated_and_naive(&a, a_dim, ta, &b, b_dim, tb);
+            prop_assert_eq!(translated, naive);
         }
     }
 }

@@ -11,7 +11,7 @@
 //! | gram | `syrk`, `gemm` | `{S,D}SYRK` (or GEMM) + an exact mirror with GEAM and COPY |
 //! | transpose | `geam` | `{S,D}GEAM` with `C = Aᵀ` |
 //! | reduce | `cublas` | sum: GEMV/DOT with ones; sum of squares, dot: DOT; min, max, arg*: the runtime's kernels (cuBLAS has none) |
-//! | cholesky | see [`NOTES`] | cuSOLVER `potrf` (LOWER on a transposed copy, or UPPER in place; 32- or 64-bit API), solves by two TRSMs or `potrs` |
+//! | cholesky | see `ndgpu info` | cuSOLVER `potrf` (LOWER on a transposed copy, or UPPER in place; 32- or 64-bit API), solves by two TRSMs or `potrs` |
 //! | kmeans | `gemm` | distances by GEMM; argmin and centroid update: the runtime's kernels |
 //!
 //! The libraries are loaded at run time: the crate builds, and its tests pass, on
@@ -82,23 +82,26 @@ const _: () = {
     send_sync::<CublasBackend>();
 };
 
+/// The note on the whole backend that `ndgpu info` shows after the families' notes.
+const DETERMINISM: &str = "determinism: cuBLAS and cuSOLVER give the same bits run to run on one \
+     GPU model with one library version (NVIDIA's reproducibility statement, atomics off, \
+     which is the default); not across architectures or versions";
+
 impl CublasBackend {
     /// The variants of every family, default first, and their precisions: known without
     /// a device.
     pub fn variant_table() -> Variants {
         let table = [
-            (Family::MatMul, matmul::VARIANTS),
-            (Family::Gram, gram::VARIANTS),
-            (Family::Transpose, transpose::VARIANTS),
-            (Family::Reduce, reduce::VARIANTS),
-            (Family::Cholesky, cholesky::VARIANTS),
-            (Family::KMeans, kmeans::VARIANTS),
+            (Family::MatMul, matmul::VARIANTS, matmul::NOTE),
+            (Family::Gram, gram::VARIANTS, gram::NOTE),
+            (Family::Transpose, transpose::VARIANTS, transpose::NOTE),
+            (Family::Reduce, reduce::VARIANTS, reduce::NOTE),
+            (Family::Cholesky, cholesky::VARIANTS, cholesky::NOTE),
+            (Family::KMeans, kmeans::VARIANTS, kmeans::NOTE),
         ];
-        Variants::new(error::BACKEND, &table).with_precision(
-            Family::MatMul,
-            matmul::TF32,
-            Precision::Tf32,
-        )
+        Variants::new(error::BACKEND, &table)
+            .with_precision(Family::MatMul, matmul::TF32, Precision::Tf32)
+            .with_notes(&[DETERMINISM])
     }
 
     /// Opens device `ordinal`, on the runtime every backend of that device shares.
@@ -203,19 +206,6 @@ pub(crate) fn i64_of(n: usize) -> i64 {
 
 ndgpu_cuda_runtime::impl_device_memory!(CublasBackend);
 
-/// Notes shown by `ndgpu info` and the docs.
-pub const NOTES: &[&str] = &[
-    matmul::NOTE,
-    gram::NOTE,
-    transpose::NOTE,
-    reduce::NOTE,
-    cholesky::NOTE,
-    kmeans::NOTE,
-    "determinism: cuBLAS and cuSOLVER give the same bits run to run on one GPU model \
-     with one library version (NVIDIA's reproducibility statement, atomics off, which is \
-     the default); not across architectures or versions",
-];
-
 impl Backend for CublasBackend {
     fn name(&self) -> &'static str {
         error::BACKEND
@@ -236,8 +226,5 @@ impl Backend for CublasBackend {
     }
     fn variant_table_mut(&mut self) -> &mut Variants {
         &mut self.variants
-    }
-    fn notes(&self) -> Vec<String> {
-        NOTES.iter().map(|s| s.to_string()).collect()
     }
 }

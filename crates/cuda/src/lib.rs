@@ -30,7 +30,7 @@ use ndgpu_core::{Backend, Family, Result, Variants};
 use ndgpu_cuda_runtime::kernels;
 
 pub use ndgpu_cuda_runtime::Gpu;
-pub use ops::{default_kernels, NOTES};
+pub use ops::default_kernels;
 
 /// The backend's name.
 const NAME: &str = "cuda";
@@ -62,12 +62,20 @@ impl CudaBackend {
     /// variant computes in IEEE arithmetic (no tensor cores).
     pub fn variant_table() -> Variants {
         let table = [
-            (Family::MatMul, ops::matmul::VARIANTS),
-            (Family::Gram, ops::gram::VARIANTS),
-            (Family::Transpose, ops::transpose::VARIANTS),
-            (Family::Reduce, ops::reduce::VARIANTS),
-            (Family::Cholesky, ops::cholesky::VARIANTS),
-            (Family::KMeans, ops::kmeans::VARIANTS),
+            (Family::MatMul, ops::matmul::VARIANTS, ops::matmul::NOTE),
+            (Family::Gram, ops::gram::VARIANTS, ops::gram::NOTE),
+            (
+                Family::Transpose,
+                ops::transpose::VARIANTS,
+                ops::transpose::NOTE,
+            ),
+            (Family::Reduce, ops::reduce::VARIANTS, ops::reduce::NOTE),
+            (
+                Family::Cholesky,
+                ops::cholesky::VARIANTS,
+                ops::cholesky::NOTE,
+            ),
+            (Family::KMeans, ops::kmeans::VARIANTS, ops::kmeans::NOTE),
         ];
         Variants::new(NAME, &table)
     }
@@ -106,8 +114,5 @@ impl Backend for CudaBackend {
     }
     fn variant_table_mut(&mut self) -> &mut Variants {
         &mut self.variants
-    }
-    fn notes(&self) -> Vec<String> {
-        NOTES.iter().map(|s| s.to_string()).collect()
     }
 }

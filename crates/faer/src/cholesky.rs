@@ -103,15 +103,9 @@ impl<T: FaerElement> Cholesky<T> for FaerBackend {
 
     fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
         let n = l.order();
-        let nrhs = check::solve_dims(n, b.dim())?;
-        check::finite(
-            "cholesky_solve",
-            "B",
-            &HERE.host_view("cholesky_solve", "B", b)?,
-        )?;
-        let l: &HostStorage<T> = HERE.matrix("cholesky_solve", "L", l.l())?;
+        let (nrhs, l) = HERE.solve_inputs(l, b)?;
         let b: &mut HostStorage<T> = HERE.matrix_mut("cholesky_solve", "B", b)?;
-        let l = mat(&l.data, n, n);
+        let l = mat(l.as_slice().expect("host storage is in C order"), n, n);
         let mut x = mat_mut(&mut b.data, n, nrhs);
         solve_lower_triangular_in_place(l, x.rb_mut(), par());
         solve_upper_triangular_in_place(l.transpose(), x.rb_mut(), par());

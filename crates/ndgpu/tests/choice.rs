@@ -69,6 +69,25 @@ fn unknown_variant_is_an_error_listing_the_variants() {
     }
 }
 
+/// The host backends have one variant per family (the reference's `reference`,
+/// faer's `faer`), and selecting another is an error.
+#[test]
+fn host_backends_have_one_variant_per_family() {
+    let mut hosts = vec![("cpu", "reference", "faer")];
+    if cfg!(feature = "faer") {
+        hosts.push(("faer", "faer", "reference"));
+    }
+    for (name, only, other) in hosts {
+        let mut b = backend(name).unwrap();
+        for f in Family::ALL {
+            assert_eq!(b.variants(f), vec![only], "{name} {f:?}");
+            assert_eq!(b.variant(f), only);
+            b.set_variant(f, only).unwrap();
+            assert!(b.set_variant(f, other).is_err(), "{name} accepted {other}");
+        }
+    }
+}
+
 /// Without a usable GPU a group is unavailable with the reason; with one, it opens over
 /// the devices named, and a device that is not there is named.
 #[test]

@@ -239,7 +239,7 @@ pub trait Backend: Ops<f32> + Ops<f64> {
     /// Per-variant notes for documentation and `ndgpu info` (for example which
     /// variants are bitwise reproducible, which parts use a vendor library).
     fn notes(&self) -> Vec<String> {
-        Vec::new()
+        self.variant_table().notes()
     }
 }
 

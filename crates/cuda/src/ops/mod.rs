@@ -28,16 +28,6 @@ pub(crate) fn find_rung<R: Copy>(
         .ok_or_else(|| Error::unknown_variant("cuda", family, variant, variants))
 }
 
-/// Notes shown by `ndgpu info` and the docs: determinism and scope of the variants.
-pub const NOTES: &[&str] = &[
-    matmul::NOTE,
-    gram::NOTE,
-    transpose::NOTE,
-    reduce::NOTE,
-    cholesky::NOTE,
-    kmeans::NOTE,
-];
-
 /// Every kernel the default variants launch (both dtypes): the NVRTC check requires
 /// that none of them spills registers.
 pub fn default_kernels() -> Vec<&'static str> {
