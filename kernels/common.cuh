@@ -9,6 +9,16 @@ typedef unsigned int u32;
 #define NDGPU_F32_MAX 3.402823466e+38f
 #define NDGPU_F64_MAX 1.7976931348623157e+308
 
+// An extern "C" entry point: its name, launch bounds, parameter list and the call of
+// the device function that does the work (the last two parenthesised, so that their
+// commas pass through the macros that build entry points per technique and type).
+#define NDGPU_ENTRY(name, bounds, params, call) \
+    extern "C" __global__ void bounds name params { call; }
+// The f32 and f64 entry points of technique `tech` through ENTRY(tech, sfx, T, bounds),
+// with launch bounds b32 and b64.
+#define NDGPU_F32_F64(ENTRY, tech, b32, b64) \
+    ENTRY(tech, f32, float, b32) ENTRY(tech, f64, double, b64)
+
 template <typename T> struct Lim;
 template <> struct Lim<float> {
     __device__ static float inf() { return __int_as_float(0x7f800000); }

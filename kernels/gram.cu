@@ -222,18 +222,13 @@ __device__ __forceinline__ void gram_reg_blocked(int N, int K, const T* A, T* C)
 }
 
 // ---- extern "C" entry points ---------------------------------------------------------
-#define GRAM_ENTRY(tech, sfx, T, bounds)                                                 \
-    extern "C" __global__ void bounds gram_##tech##_##sfx(int N, int K,                  \
-                                                          const T* __restrict__ A,       \
-                                                          T* __restrict__ C) {           \
-        gram_##tech<T>(N, K, A, C);                                                      \
-    }
-#define GRAM_ENTRIES(tech, bounds32, bounds64) \
-    GRAM_ENTRY(tech, f32, float, bounds32)     \
-    GRAM_ENTRY(tech, f64, double, bounds64)
+#define GRAM_ENTRY(tech, sfx, T, bounds)                                                  \
+    NDGPU_ENTRY(gram_##tech##_##sfx, bounds,                                              \
+                (int N, int K, const T* __restrict__ A, T* __restrict__ C),               \
+                (gram_##tech<T>(N, K, A, C)))
 
-GRAM_ENTRIES(naive, __launch_bounds__(256), __launch_bounds__(256))
-GRAM_ENTRIES(tiled, __launch_bounds__(1024), __launch_bounds__(1024))
-GRAM_ENTRIES(symmetric, __launch_bounds__(1024), __launch_bounds__(1024))
-GRAM_ENTRIES(diagonal, __launch_bounds__(1024), __launch_bounds__(1024))
-GRAM_ENTRIES(reg_blocked, __launch_bounds__(256, 2), __launch_bounds__(256))
+NDGPU_F32_F64(GRAM_ENTRY, naive, __launch_bounds__(256), __launch_bounds__(256))
+NDGPU_F32_F64(GRAM_ENTRY, tiled, __launch_bounds__(1024), __launch_bounds__(1024))
+NDGPU_F32_F64(GRAM_ENTRY, symmetric, __launch_bounds__(1024), __launch_bounds__(1024))
+NDGPU_F32_F64(GRAM_ENTRY, diagonal, __launch_bounds__(1024), __launch_bounds__(1024))
+NDGPU_F32_F64(GRAM_ENTRY, reg_blocked, __launch_bounds__(256, 2), __launch_bounds__(256))

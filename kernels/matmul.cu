@@ -48,6 +48,15 @@ __device__ __forceinline__ void gemm_coalesced(int M, int N, int K, T alpha, con
     gemm_one_per_thread<T, false>(M, N, K, alpha, A, B, beta, C);
 }
 
+// The row and column of C a thread of a 32×32 block owns, the blocks in row-major order
+// of C's 32×32 tiles.
+__device__ __forceinline__ int tile32_row(int N) {
+    return (blockIdx.x / ((N + 31) / 32)) * 32 + threadIdx.y;
+}
+__device__ __forceinline__ int tile32_col(int N) {
+    return (blockIdx.x % ((N + 31) / 32)) * 32 + threadIdx.x;
+}
+
 // ---- tiled (report 000) --------------------------------------------------------------
 // Block 32×32 threads, 32×32 tile of C, one output per thread. Each K-step the block
 // stages a 32×32 tile of A and of B in shared memory (zero outside the matrices), so
@@ -58,10 +67,7 @@ __device__ __forceinline__ void gemm_tiled(int M, int N, int K, T alpha, const T
                                           const T* B, T beta, T* C) {
     __shared__ T As[32][32];
     __shared__ T Bs[32][32];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int tiles_n = (N + 31) / 32;
-    const int row = (blockIdx.x / tiles_n) * 32 + ty;
-    const int col = (blockIdx.x % tiles_n) * 32 + tx;
+    const int tx = threadIdx.x, ty = threadIdx.y, row = tile32_row(N), col = tile32_col(N);
     T acc = T(0);
     for (int k0 = 0; k0 < K; k0 += 32) {
         As[ty][tx] = (row < M && k0 + tx < K) ? A[(i64)row * K + k0 + tx] : T(0);
@@ -86,10 +92,7 @@ __device__ __forceinline__ void gemm_tiled_unrolled(int M, int N, int K, T alpha
                                                    const T* A, const T* B, T beta, T* C) {
     __shared__ T As[32][32];
     __shared__ T Bs[32][32];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int tiles_n = (N + 31) / 32;
-    const int row = (blockIdx.x / tiles_n) * 32 + ty;
-    const int col = (blockIdx.x % tiles_n) * 32 + tx;
+    const int tx = threadIdx.x, ty = threadIdx.y, row = tile32_row(N), col = tile32_col(N);
     const bool row_ok = row < M, col_ok = col < N;
     const T* a = A + (i64)row * K + tx;
     const T* b = B + (i64)ty * N + col;
@@ -328,23 +331,19 @@ __device__ __forceinline__ void gemm_scale(int M, int N, T beta, T* C) {
 }
 
 // ---- extern "C" entry points ---------------------------------------------------------
-#define GEMM_ENTRY(tech, sfx, T, bounds)                                                  \
-    extern "C" __global__ void bounds gemm_##tech##_##sfx(                                \
-        int M, int N, int K, T alpha, const T* __restrict__ A, const T* __restrict__ B,  \
-        T beta, T* __restrict__ C) {                                                      \
-        gemm_##tech<T>(M, N, K, alpha, A, B, beta, C);                                    \
-    }
-#define GEMM_ENTRIES(tech, bounds32, bounds64) \
-    GEMM_ENTRY(tech, f32, float, bounds32)     \
-    GEMM_ENTRY(tech, f64, double, bounds64)
+#define GEMM_ENTRY(tech, sfx, T, bounds)                                                   \
+    NDGPU_ENTRY(gemm_##tech##_##sfx, bounds,                                               \
+                (int M, int N, int K, T alpha, const T* __restrict__ A,                    \
+                 const T* __restrict__ B, T beta, T* __restrict__ C),                      \
+                (gemm_##tech<T>(M, N, K, alpha, A, B, beta, C)))
 
-GEMM_ENTRIES(naive, __launch_bounds__(256), __launch_bounds__(256))
-GEMM_ENTRIES(coalesced, __launch_bounds__(256), __launch_bounds__(256))
-GEMM_ENTRIES(tiled, __launch_bounds__(1024), __launch_bounds__(1024))
-GEMM_ENTRIES(tiled_unrolled, __launch_bounds__(1024), __launch_bounds__(1024))
-GEMM_ENTRIES(reg_blocked, __launch_bounds__(256), __launch_bounds__(256))
-GEMM_ENTRIES(vectorized, __launch_bounds__(256, 2), __launch_bounds__(256))
-GEMM_ENTRIES(double_buffered, __launch_bounds__(256, 2), __launch_bounds__(256))
+NDGPU_F32_F64(GEMM_ENTRY, naive, __launch_bounds__(256), __launch_bounds__(256))
+NDGPU_F32_F64(GEMM_ENTRY, coalesced, __launch_bounds__(256), __launch_bounds__(256))
+NDGPU_F32_F64(GEMM_ENTRY, tiled, __launch_bounds__(1024), __launch_bounds__(1024))
+NDGPU_F32_F64(GEMM_ENTRY, tiled_unrolled, __launch_bounds__(1024), __launch_bounds__(1024))
+NDGPU_F32_F64(GEMM_ENTRY, reg_blocked, __launch_bounds__(256), __launch_bounds__(256))
+NDGPU_F32_F64(GEMM_ENTRY, vectorized, __launch_bounds__(256, 2), __launch_bounds__(256))
+NDGPU_F32_F64(GEMM_ENTRY, double_buffered, __launch_bounds__(256, 2), __launch_bounds__(256))
 
 // The double_buffered rung on blocks of larger matrices: C = alpha·op(A)·B + beta·C with
 // leading dimensions, op(A) = A (nn) or Aᵀ (tn, A held K×M).

@@ -198,6 +198,17 @@ __device__ void reduce_atomic(const T* __restrict__ x, const T* __restrict__ y, 
 // ---- the classic ladder: one partial per block of 256 threads -----------------------------
 #define LADDER_THREADS 256
 
+// Loads the block's LADDER_THREADS items (the identity past n) into sm, one per thread,
+// and waits for the whole block.
+template <typename Op, typename T>
+__device__ __forceinline__ void ladder_load(typename Op::Acc* sm, const T* __restrict__ x,
+                                            const T* __restrict__ y, i64 n) {
+    const int tid = threadIdx.x;
+    const i64 i = (i64)blockIdx.x * LADDER_THREADS + tid;
+    sm[tid] = i < n ? load_item<Op>(x, y, i) : Op::identity();
+    __syncthreads();
+}
+
 // Interleaved addressing: at step s, threads with tid % 2s == 0 combine sm[tid + s].
 // Correct but divergent: by s = 16 only one lane in 32 of each warp works.
 template <typename Op, typename T>
@@ -205,9 +216,7 @@ __device__ void reduce_interleaved(const T* __restrict__ x, const T* __restrict_
                                    T* pv, i64* pi) {
     __shared__ typename Op::Acc sm[LADDER_THREADS];
     const int tid = threadIdx.x;
-    const i64 i = (i64)blockIdx.x * LADDER_THREADS + tid;
-    sm[tid] = i < n ? load_item<Op>(x, y, i) : Op::identity();
-    __syncthreads();
+    ladder_load<Op>(sm, x, y, n);
     for (int s = 1; s < LADDER_THREADS; s *= 2) {
         if (tid % (2 * s) == 0) sm[tid] = Op::combine(sm[tid], sm[tid + s]);
         __syncthreads();
@@ -231,9 +240,7 @@ __device__ void reduce_sequential(const T* __restrict__ x, const T* __restrict__
                                   T* pv, i64* pi) {
     __shared__ typename Op::Acc sm[LADDER_THREADS];
     const int tid = threadIdx.x;
-    const i64 i = (i64)blockIdx.x * LADDER_THREADS + tid;
-    sm[tid] = i < n ? load_item<Op>(x, y, i) : Op::identity();
-    __syncthreads();
+    ladder_load<Op>(sm, x, y, n);
     tree_sequential<Op>(sm, 0);
     if (tid == 0) Op::put(pv, pi, blockIdx.x, sm[0]);
 }
@@ -515,55 +522,47 @@ __device__ void reduce_cols_finish(int chunks, int cols, const T* in_v, const i6
 // ---- instantiation ---------------------------------------------------------------------------
 #define NDGPU_K(op, tech, sfx) reduce_##op##_##tech##_##sfx
 
-#define NDGPU_WHOLE(op, Op, T, sfx)                                                               \
-    extern "C" __global__ void __launch_bounds__(SHUFFLE_THREADS) NDGPU_K(op, shuffle, sfx)(      \
-        const T* x, const T* y, i64 n, T* pv, i64* pi, u32* ticket) {                            \
-        reduce_shuffle<Op<T>, T>(x, y, n, pv, pi, ticket);                                       \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(LADDER_THREADS) NDGPU_K(op, interleaved, sfx)(   \
-        const T* x, const T* y, i64 n, T* pv, i64* pi) {                                         \
-        reduce_interleaved<Op<T>, T>(x, y, n, pv, pi);                                           \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(LADDER_THREADS) NDGPU_K(op, sequential, sfx)(    \
-        const T* x, const T* y, i64 n, T* pv, i64* pi) {                                         \
-        reduce_sequential<Op<T>, T>(x, y, n, pv, pi);                                            \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(LADDER_THREADS) NDGPU_K(op, first_add, sfx)(     \
-        const T* x, const T* y, i64 n, T* pv, i64* pi) {                                         \
-        reduce_first_add<Op<T>, T>(x, y, n, pv, pi);                                             \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(LADDER_THREADS) NDGPU_K(op, unrolled_warp, sfx)( \
-        const T* x, const T* y, i64 n, T* pv, i64* pi) {                                         \
-        reduce_unrolled_warp<Op<T>, T>(x, y, n, pv, pi);                                         \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(FINISH_THREADS) NDGPU_K(op, finish, sfx)(        \
-        const T* in_v, const i64* in_i, i64 p, T* out_v, i64* out_i) {                           \
-        reduce_finish<Op<T>, T>(in_v, in_i, p, out_v, out_i);                                    \
-    }
+// Entry point NDGPU_K(op, tech, sfx) of the device function reduce_<tech>, with launch
+// bounds `threads` and a parenthesised parameter list and argument list.
+#define NDGPU_REDUCE(op, Op, T, sfx, tech, threads, params, args) \
+    NDGPU_ENTRY(NDGPU_K(op, tech, sfx), __launch_bounds__(threads), params, \
+                (reduce_##tech<Op<T>, T> args))
+// A rung of the whole-array ladder that writes one partial per block.
+#define NDGPU_LADDER(op, Op, T, sfx, tech)                                                \
+    NDGPU_REDUCE(op, Op, T, sfx, tech, LADDER_THREADS,                                    \
+                 (const T* x, const T* y, i64 n, T* pv, i64* pi), (x, y, n, pv, pi))
 
-#define NDGPU_ATOMIC(op, Op, T, sfx)                                                              \
-    extern "C" __global__ void __launch_bounds__(ATOMIC_THREADS) NDGPU_K(op, atomic, sfx)(        \
-        const T* x, const T* y, i64 n, T* out) {                                                 \
-        reduce_atomic<Op<T>, T>(x, y, n, out);                                                   \
-    }
+#define NDGPU_WHOLE(op, Op, T, sfx)                                                       \
+    NDGPU_REDUCE(op, Op, T, sfx, shuffle, SHUFFLE_THREADS,                                \
+                 (const T* x, const T* y, i64 n, T* pv, i64* pi, u32* ticket),            \
+                 (x, y, n, pv, pi, ticket))                                               \
+    NDGPU_LADDER(op, Op, T, sfx, interleaved)                                             \
+    NDGPU_LADDER(op, Op, T, sfx, sequential)                                              \
+    NDGPU_LADDER(op, Op, T, sfx, first_add)                                               \
+    NDGPU_LADDER(op, Op, T, sfx, unrolled_warp)                                           \
+    NDGPU_REDUCE(op, Op, T, sfx, finish, FINISH_THREADS,                                  \
+                 (const T* in_v, const i64* in_i, i64 p, T* out_v, i64* out_i),           \
+                 (in_v, in_i, p, out_v, out_i))
 
-#define NDGPU_AXIS(op, Op, T, sfx)                                                                \
-    extern "C" __global__ void __launch_bounds__(256) NDGPU_K(op, rows, sfx)(                     \
-        int rows, int cols, int g, const T* x, T* out_v, i64* out_i) {                           \
-        reduce_rows<Op<T>, T>(rows, cols, g, x, out_v, out_i);                                   \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(256) NDGPU_K(op, rows_block, sfx)(               \
-        int rows, int cols, int cols_per_chunk, const T* x, T* out_v, i64* out_i) {              \
-        reduce_rows_block<Op<T>, T>(rows, cols, cols_per_chunk, x, out_v, out_i);                \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(256) NDGPU_K(op, cols, sfx)(                     \
-        int rows, int cols, int rows_per_chunk, const T* x, T* out_v, i64* out_i) {              \
-        reduce_cols<Op<T>, T>(rows, cols, rows_per_chunk, x, out_v, out_i);                      \
-    }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(256) NDGPU_K(op, cols_finish, sfx)(              \
-        int chunks, int cols, const T* in_v, const i64* in_i, T* out_v, i64* out_i) {            \
-        reduce_cols_finish<Op<T>, T>(chunks, cols, in_v, in_i, out_v, out_i);                    \
-    }
+#define NDGPU_ATOMIC(op, Op, T, sfx)                                                      \
+    NDGPU_REDUCE(op, Op, T, sfx, atomic, ATOMIC_THREADS,                                  \
+                 (const T* x, const T* y, i64 n, T* out), (x, y, n, out))
+
+// Per-axis entry points, one per device function above.
+#define NDGPU_AXIS(op, Op, T, sfx)                                                        \
+    NDGPU_REDUCE(op, Op, T, sfx, rows, 256,                                               \
+                 (int rows, int cols, int g, const T* x, T* out_v, i64* out_i),           \
+                 (rows, cols, g, x, out_v, out_i))                                        \
+    NDGPU_REDUCE(op, Op, T, sfx, rows_block, 256,                                         \
+                 (int rows, int cols, int per, const T* x, T* out_v, i64* out_i),         \
+                 (rows, cols, per, x, out_v, out_i))                                      \
+    NDGPU_REDUCE(op, Op, T, sfx, cols, 256,                                               \
+                 (int rows, int cols, int per, const T* x, T* out_v, i64* out_i),         \
+                 (rows, cols, per, x, out_v, out_i))                                      \
+    NDGPU_REDUCE(op, Op, T, sfx, cols_finish, 256,                                        \
+                 (int chunks, int cols, const T* in_v, const i64* in_i, T* out_v,         \
+                  i64* out_i),                                                            \
+                 (chunks, cols, in_v, in_i, out_v, out_i))
 
 #define NDGPU_VALUE_OPS(M, T, sfx) \
     M(sum, SumOp, T, sfx) M(sumsq, SumSqOp, T, sfx) M(min, MinOp, T, sfx) M(max, MaxOp, T, sfx)

@@ -359,6 +359,22 @@ fn read<T: ReadableElement, D: Dimension>(path: &Path) -> Result<ndarray::Array<
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))
 }
 
+/// The bytes of a `.npy` file of format 1.0 with this header dictionary (padded with
+/// spaces so that the data starts at a multiple of 64) and these data bytes, whatever
+/// they say: the tests and fuzz targets make the files no writer would with it.
+pub fn raw_file(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = dict.to_string();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
 /// Whether an output path means stdout (`-o -`).
 pub fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"

@@ -135,36 +135,31 @@ fn shape_of<T>(m: &ndarray::Array2<T>, vector: bool) -> Vec<usize> {
     }
 }
 
-/// An operation of one matrix that gives one matrix: the input is reported under `key`.
-fn one_matrix<T: Float>(
-    key: &str,
+/// The operations of one matrix that give one matrix.
+#[derive(Debug, Clone, Copy)]
+pub enum Unary {
+    Gram,
+    Transpose,
+    Cholesky,
+}
+
+/// Runs an operation of one matrix that gives one matrix (the input is reported as `m`
+/// for gram, `a` otherwise, the names of their `ndgpu run` arguments).
+pub fn unary<T: Float, B: ?Sized + Ops<T>>(
+    b: &B,
+    op: Unary,
     path: &Path,
     out: Option<&Path>,
     rep: &mut Report,
-    op: impl FnOnce(ndarray::ArrayView2<T>) -> ndgpu::Result<ndarray::Array2<T>>,
 ) -> Result<()> {
     let m = read_matrix::<T>(path, false)?;
-    rep.shape(key, m.shape());
-    let r = timed(rep, || op(m.view()))?;
+    rep.shape(if matches!(op, Unary::Gram) { "m" } else { "a" }, m.shape());
+    let r = timed(rep, || match op {
+        Unary::Gram => b.gram(m.view()),
+        Unary::Transpose => b.transpose(m.view()),
+        Unary::Cholesky => b.cholesky(m.view()),
+    })?;
     rep.deliver("output", &r, out, "-o")
-}
-
-pub fn gram<T: Float, B: ?Sized + Ops<T>>(
-    b: &B,
-    m: &Path,
-    out: Option<&Path>,
-    rep: &mut Report,
-) -> Result<()> {
-    one_matrix("m", m, out, rep, |m| b.gram(m))
-}
-
-pub fn transpose<T: Float, B: ?Sized + Ops<T>>(
-    b: &B,
-    a: &Path,
-    out: Option<&Path>,
-    rep: &mut Report,
-) -> Result<()> {
-    one_matrix("a", a, out, rep, |a| b.transpose(a))
 }
 
 pub fn reduce<T: Float, B: ?Sized + Ops<T>>(
@@ -276,15 +271,6 @@ pub fn dot<T: Float, B: ?Sized + Ops<T>>(
     rep.shape("y", y.shape());
     let r = timed(rep, || b.dot(x.view(), y.view()))?;
     scalar(rep, r, out)
-}
-
-pub fn cholesky<T: Float, B: ?Sized + Ops<T>>(
-    b: &B,
-    a: &Path,
-    out: Option<&Path>,
-    rep: &mut Report,
-) -> Result<()> {
-    one_matrix("a", a, out, rep, |a| b.cholesky(a))
 }
 
 pub fn solve<T: Float, B: ?Sized + Ops<T>>(

@@ -9,7 +9,7 @@ use ndgpu::{Backend, DType, Family};
 use crate::args::{Common, DTypeArg, Op};
 use crate::error::{note, Failure, Result};
 use crate::npy;
-use crate::ops::{self, Solve};
+use crate::ops::{self, Solve, Unary};
 use crate::report::Report;
 
 /// What `run` needs to know of an operation before running it.
@@ -25,112 +25,52 @@ struct Described<'a> {
     outputs: Vec<&'a Path>,
 }
 
-/// A [`Described`], from the output options as given (absent ones dropped).
-fn described<'a>(
-    name: &'static str,
-    family: Family,
-    common: &'a Common,
-    inputs: Vec<&'a Path>,
-    outputs: Vec<Option<&'a Path>>,
-) -> Described<'a> {
+fn describe(op: &Op) -> Described<'_> {
+    let (name, family) = match op {
+        Op::Matmul { .. } => ("matmul", Family::MatMul),
+        Op::Gram { .. } => ("gram", Family::Gram),
+        Op::Transpose { .. } => ("transpose", Family::Transpose),
+        Op::Reduce { .. } => ("reduce", Family::Reduce),
+        Op::Dot { .. } => ("dot", Family::Reduce),
+        Op::Cholesky { .. } => ("cholesky", Family::Cholesky),
+        Op::Solve { .. } => ("solve", Family::Cholesky),
+        Op::Kmeans { .. } => ("kmeans", Family::KMeans),
+        Op::Predict { .. } => ("predict", Family::KMeans),
+    };
+    let inputs: Vec<&Path> = match op {
+        Op::Matmul { a, b, c, .. } => [Some(a.as_path()), Some(b), c.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect(),
+        Op::Gram { m, .. } => vec![m],
+        Op::Transpose { a, .. } | Op::Reduce { a, .. } | Op::Cholesky { a, .. } => vec![a],
+        Op::Dot { x, y, .. } => vec![x, y],
+        Op::Solve { a, b, .. } => vec![a, b],
+        Op::Kmeans { x, .. } => vec![x],
+        Op::Predict { x, centroids, .. } => vec![x, centroids],
+    };
+    let (common, outputs) = match op {
+        Op::Kmeans {
+            common,
+            centroids,
+            labels,
+            ..
+        } => (common, vec![centroids.as_deref(), labels.as_deref()]),
+        Op::Matmul { common, out, .. }
+        | Op::Gram { common, out, .. }
+        | Op::Transpose { common, out, .. }
+        | Op::Reduce { common, out, .. }
+        | Op::Dot { common, out, .. }
+        | Op::Cholesky { common, out, .. }
+        | Op::Solve { common, out, .. }
+        | Op::Predict { common, out, .. } => (common, vec![out.output.as_deref()]),
+    };
     Described {
         name,
         family,
         common,
         inputs,
         outputs: outputs.into_iter().flatten().collect(),
-    }
-}
-
-fn describe(op: &Op) -> Described<'_> {
-    match op {
-        Op::Matmul {
-            common,
-            a,
-            b,
-            c,
-            out,
-            ..
-        } => {
-            let mut inputs = vec![a.as_path(), b];
-            inputs.extend(c.as_deref());
-            described(
-                "matmul",
-                Family::MatMul,
-                common,
-                inputs,
-                vec![out.output.as_deref()],
-            )
-        }
-        Op::Gram { common, m, out } => described(
-            "gram",
-            Family::Gram,
-            common,
-            vec![m],
-            vec![out.output.as_deref()],
-        ),
-        Op::Transpose { common, a, out } => described(
-            "transpose",
-            Family::Transpose,
-            common,
-            vec![a],
-            vec![out.output.as_deref()],
-        ),
-        Op::Reduce { common, a, out, .. } => described(
-            "reduce",
-            Family::Reduce,
-            common,
-            vec![a],
-            vec![out.output.as_deref()],
-        ),
-        Op::Dot { common, x, y, out } => described(
-            "dot",
-            Family::Reduce,
-            common,
-            vec![x, y],
-            vec![out.output.as_deref()],
-        ),
-        Op::Cholesky { common, a, out } => described(
-            "cholesky",
-            Family::Cholesky,
-            common,
-            vec![a],
-            vec![out.output.as_deref()],
-        ),
-        Op::Solve {
-            common, a, b, out, ..
-        } => described(
-            "solve",
-            Family::Cholesky,
-            common,
-            vec![a, b],
-            vec![out.output.as_deref()],
-        ),
-        Op::Kmeans {
-            common,
-            x,
-            centroids,
-            labels,
-            ..
-        } => described(
-            "kmeans",
-            Family::KMeans,
-            common,
-            vec![x],
-            vec![centroids.as_deref(), labels.as_deref()],
-        ),
-        Op::Predict {
-            common,
-            x,
-            centroids,
-            out,
-        } => described(
-            "predict",
-            Family::KMeans,
-            common,
-            vec![x, centroids],
-            vec![out.output.as_deref()],
-        ),
     }
 }
 
@@ -180,9 +120,13 @@ pub fn run(op: Op) -> Result<()> {
             };
             by_dtype!(dtype, matmul(b, &gemm, out.output.as_deref(), &mut rep))
         }
-        Op::Gram { m, out, .. } => by_dtype!(dtype, gram(b, m, out.output.as_deref(), &mut rep)),
-        Op::Transpose { a, out, .. } => {
-            by_dtype!(dtype, transpose(b, a, out.output.as_deref(), &mut rep))
+        Op::Gram { m: a, out, .. } | Op::Transpose { a, out, .. } | Op::Cholesky { a, out, .. } => {
+            let which = match &op {
+                Op::Gram { .. } => Unary::Gram,
+                Op::Transpose { .. } => Unary::Transpose,
+                _ => Unary::Cholesky,
+            };
+            by_dtype!(dtype, unary(b, which, a, out.output.as_deref(), &mut rep))
         }
         Op::Reduce {
             a, op, axis, out, ..
@@ -194,9 +138,6 @@ pub fn run(op: Op) -> Result<()> {
         }
         Op::Dot { x, y, out, .. } => {
             by_dtype!(dtype, dot(b, x, y, out.output.as_deref(), &mut rep))
-        }
-        Op::Cholesky { a, out, .. } => {
-            by_dtype!(dtype, cholesky(b, a, out.output.as_deref(), &mut rep))
         }
         Op::Solve {
             a,

@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 
 use ndarray::{array, Array0, Array1, Array2, Array3};
 use ndarray_npy::{read_npy, write_npy};
+use ndgpu_cli::npy::raw_file;
 use serde_json::Value;
 
 fn ndgpu(args: &[&str]) -> Output {
@@ -106,20 +107,6 @@ fn read2(p: &str) -> Array2<f64> {
 fn spd() -> (Array2<f64>, Array2<f64>) {
     let l = array![[2.0, 0.0, 0.0], [6.0, 1.0, 0.0], [-8.0, 5.0, 3.0]];
     (l.dot(&l.t()), l)
-}
-
-/// A version 1.0 `.npy` file with the given header dictionary and data bytes.
-fn raw_npy(dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut header = dict.to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(data);
-    out
 }
 
 fn close(a: &Array2<f64>, b: &Array2<f64>, tol: f64) -> bool {
@@ -277,7 +264,7 @@ fn dot_of_vectors() {
         .flat_map(|x| x.to_be_bytes())
         .collect();
     let dict = "{'descr': '>f8', 'fortran_order': False, 'shape': (2,), }";
-    std::fs::write(&be, raw_npy(dict, &data)).unwrap();
+    std::fs::write(&be, raw_file(dict, &data)).unwrap();
     let v = cpu_json(&["dot", &s(&be), &s(&be)]);
     assert_eq!(v["result"], 6.25);
 }
@@ -437,11 +424,11 @@ fn bad_input_is_one_error_line() {
     cpu_fails(&["gram", &s(&garbage)], 2, "magic");
     let huge = d.path("huge.npy");
     let dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000000, 100000000), }";
-    std::fs::write(&huge, raw_npy(dict, &[0u8; 32])).unwrap();
+    std::fs::write(&huge, raw_file(dict, &[0u8; 32])).unwrap();
     cpu_fails(&["gram", &s(&huge)], 2, "truncated");
     let structured = d.path("structured.npy");
     let dict = "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (2, 2), }";
-    std::fs::write(&structured, raw_npy(dict, &[0u8; 32])).unwrap();
+    std::fs::write(&structured, raw_file(dict, &[0u8; 32])).unwrap();
     cpu_fails(&["gram", &s(&structured)], 2, "structured");
     let half = d.path("half.npy");
     std::fs::write(&half, &bytes[..9]).unwrap();

@@ -59,13 +59,13 @@ impl<T: BlasElement> Gram<T> for CublasBackend {
                 unsafe {
                     let (mk, no, yes) = ((n, k), Trans::No, Trans::Yes);
                     gemm_raw(h.raw, T::one(), pm, mk, no, pm, mk, yes, T::zero(), ps)?;
-                    pack_lower(h.raw, ps, n, pp)?;
+                    packed_lower(h.raw, Packing::Pack, ps, n, pp)?;
                 }
                 // Queued after the packing on the same stream, so it clears S only
                 // once the triangle is safe in `p`.
                 self.zero(&mut s.data)?;
                 // SAFETY: as above.
-                unsafe { unpack_lower(h.raw, pp, n, ps)? };
+                unsafe { packed_lower(h.raw, Packing::Unpack, ps, n, pp)? };
             }
             None => {
                 self.zero(&mut s.data)?;
@@ -113,39 +113,39 @@ unsafe fn syrk_lower<T: BlasElement>(
     )
 }
 
-/// Packs the row-major lower triangle of the n×n `s` into `packed`.
+/// Which way [`packed_lower`] copies.
+#[derive(Clone, Copy)]
+enum Packing {
+    /// From the row-major lower triangle of S into the packed array.
+    Pack,
+    /// From the packed array back into S's lower triangle (its other triangle is left
+    /// as it is).
+    Unpack,
+}
+
+/// Copies between the row-major lower triangle of the n×n `s` and `packed`, the way
+/// `dir` says.
 ///
 /// # Safety
 /// `s` holds n×n elements, `packed` n(n+1)/2.
-unsafe fn pack_lower<T: BlasElement>(
+unsafe fn packed_lower<T: BlasElement>(
     h: cublasHandle_t,
-    s: *const T,
+    dir: Packing,
+    s: *mut T,
     n: usize,
     packed: *mut T,
 ) -> Result<()> {
     let n32 = dim_i32("gram", n)?;
-    error::cublas(
-        T::trttp(h, ROW_MAJOR_LOWER, n32, s, n32, packed),
-        "gram: packing the triangle (trttp)",
-    )
-}
-
-/// Writes a packed triangle into the row-major lower triangle of the n×n `s` (the
-/// other triangle is left as it is).
-///
-/// # Safety
-/// As [`pack_lower`].
-unsafe fn unpack_lower<T: BlasElement>(
-    h: cublasHandle_t,
-    packed: *const T,
-    n: usize,
-    s: *mut T,
-) -> Result<()> {
-    let n32 = dim_i32("gram", n)?;
-    error::cublas(
-        T::tpttr(h, ROW_MAJOR_LOWER, n32, packed, s, n32),
-        "gram: unpacking the triangle (tpttr)",
-    )
+    match dir {
+        Packing::Pack => error::cublas(
+            T::trttp(h, ROW_MAJOR_LOWER, n32, s, n32, packed),
+            "gram: packing the triangle (trttp)",
+        ),
+        Packing::Unpack => error::cublas(
+            T::tpttr(h, ROW_MAJOR_LOWER, n32, packed, s, n32),
+            "gram: unpacking the triangle (tpttr)",
+        ),
+    }
 }
 
 /// `out ← S + Sᵀ` with S's diagonal, for an n×n `s` that is zero outside one triangle:

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use cudarc::cublas::sys as blas;
 use cudarc::cusolver::sys as solver;
+use cudarc::driver::sys::CUstream;
 use cudarc::driver::CudaContext;
 use ndgpu_core::Result;
 use ndgpu_cuda_runtime::Gpu;
@@ -141,83 +142,120 @@ pub fn versions() -> Result<(String, String)> {
     Ok((cublas.join("."), cusolver.join(".")))
 }
 
-/// A cuBLAS handle bound to the [`Gpu`]'s context and stream.
-pub(crate) struct BlasHandle {
-    pub(crate) raw: blas::cublasHandle_t,
+/// A library whose handles [`Handle`] keeps: how one is created, pointed at a stream
+/// and destroyed.
+pub(crate) trait Library {
+    /// The library's handle type.
+    type Raw: Copy;
+    /// What creating a handle is called, for errors.
+    const CREATE: &'static str;
+    /// Creates a handle, or says the status the library gave.
+    ///
+    /// # Safety
+    /// The library is loaded (probed) and a context is current.
+    unsafe fn create() -> std::result::Result<Self::Raw, String>;
+    /// Sends the handle's work to `stream`.
+    ///
+    /// # Safety
+    /// A live handle, and a stream of the context it was created in.
+    unsafe fn set_stream(raw: Self::Raw, stream: CUstream) -> Result<()>;
+    /// Destroys the handle.
+    ///
+    /// # Safety
+    /// A live handle, destroyed once, with its context current.
+    unsafe fn destroy(raw: Self::Raw);
+}
+
+/// cuBLAS.
+pub(crate) struct Blas;
+/// cuSOLVER's dense API.
+pub(crate) struct Solver;
+
+/// Implements [`Library`] for `$lib` from the library's handle type, its create, set
+/// stream and destroy functions, its success status and its error wrapper.
+macro_rules! library {
+    ($lib:ty, $raw:ty, $create:path, $ok:expr, $set_stream:path, $destroy:path, $check:path, $name:literal) => {
+        impl Library for $lib {
+            type Raw = $raw;
+            const CREATE: &'static str = concat!("creating a ", $name, " handle");
+            unsafe fn create() -> std::result::Result<Self::Raw, String> {
+                let mut raw = std::ptr::null_mut();
+                match $create(&mut raw) {
+                    s if s == $ok => Ok(raw),
+                    status => Err(format!("{status:?}")),
+                }
+            }
+            unsafe fn set_stream(raw: Self::Raw, stream: CUstream) -> Result<()> {
+                $check(
+                    $set_stream(raw, stream as _),
+                    concat!("setting the ", $name, " stream"),
+                )
+            }
+            unsafe fn destroy(raw: Self::Raw) {
+                let _ = $destroy(raw);
+            }
+        }
+    };
+}
+
+library!(
+    Blas,
+    blas::cublasHandle_t,
+    blas::cublasCreate_v2,
+    blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS,
+    blas::cublasSetStream_v2,
+    blas::cublasDestroy_v2,
+    error::cublas,
+    "cuBLAS"
+);
+library!(
+    Solver,
+    solver::cusolverDnHandle_t,
+    solver::cusolverDnCreate,
+    solver::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS,
+    solver::cusolverDnSetStream,
+    solver::cusolverDnDestroy,
+    error::cusolver,
+    "cuSOLVER"
+);
+
+/// A library handle bound to the [`Gpu`]'s context and stream.
+pub(crate) struct Handle<L: Library> {
+    pub(crate) raw: L::Raw,
     ctx: Arc<CudaContext>,
 }
 
-// SAFETY: a cuBLAS handle may be used from any thread once its context is current there
-// (every user binds it first); the backend serialises its use with a Mutex.
-unsafe impl Send for BlasHandle {}
+/// A cuBLAS handle.
+pub(crate) type BlasHandle = Handle<Blas>;
+/// A cuSOLVER dense handle.
+pub(crate) type SolverHandle = Handle<Solver>;
 
-impl BlasHandle {
+// SAFETY: a cuBLAS or cuSOLVER handle may be used from any thread once its context is
+// current there (every user binds it first); the backend serialises its use with a Mutex.
+unsafe impl<L: Library> Send for Handle<L> {}
+
+impl<L: Library> Handle<L> {
     /// Creates a handle whose work goes to the Gpu's one stream.
     pub(crate) fn new(gpu: &Gpu) -> Result<Self> {
         let ctx = gpu.context().clone();
         ctx.bind_to_thread()
             .map_err(|e| error::driver("binding the context", e))?;
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: the library is loaded (probed); `raw` is a valid out-pointer.
-        let status = unsafe { blas::cublasCreate_v2(&mut raw) };
-        if status != blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            // Usually a driver too old for the library: the machine cannot run it.
-            return Err(unavailable(format!("cublasCreate failed: {status:?}")));
-        }
-        let handle = BlasHandle { raw, ctx };
+        // SAFETY: the library is loaded (probed) and the context is current.
+        // A failure is usually a driver too old for the library: the machine cannot run it.
+        let raw = unsafe { L::create() }
+            .map_err(|status| unavailable(format!("{} failed: {status}", L::CREATE)))?;
+        let handle = Handle { raw, ctx };
         // SAFETY: a live handle and the stream of the same context.
-        error::cublas(
-            unsafe { blas::cublasSetStream_v2(raw, gpu.stream().cu_stream() as _) },
-            "setting the cuBLAS stream",
-        )?;
+        unsafe { L::set_stream(raw, gpu.stream().cu_stream()) }?;
         Ok(handle)
     }
 }
 
-impl Drop for BlasHandle {
+impl<L: Library> Drop for Handle<L> {
     fn drop(&mut self) {
         // Errors cannot be reported from drop; a failed destroy only leaks the handle.
         let _ = self.ctx.bind_to_thread();
         // SAFETY: the handle is live and destroyed once; its context is alive (held).
-        let _ = unsafe { blas::cublasDestroy_v2(self.raw) };
-    }
-}
-
-/// A cuSOLVER dense handle bound to the [`Gpu`]'s context and stream.
-pub(crate) struct SolverHandle {
-    pub(crate) raw: solver::cusolverDnHandle_t,
-    ctx: Arc<CudaContext>,
-}
-
-// SAFETY: as for BlasHandle.
-unsafe impl Send for SolverHandle {}
-
-impl SolverHandle {
-    /// Creates a handle whose work goes to the Gpu's one stream.
-    pub(crate) fn new(gpu: &Gpu) -> Result<Self> {
-        let ctx = gpu.context().clone();
-        ctx.bind_to_thread()
-            .map_err(|e| error::driver("binding the context", e))?;
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: the library is loaded (probed); `raw` is a valid out-pointer.
-        let status = unsafe { solver::cusolverDnCreate(&mut raw) };
-        if status != solver::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
-            return Err(unavailable(format!("cusolverDnCreate failed: {status:?}")));
-        }
-        let handle = SolverHandle { raw, ctx };
-        // SAFETY: a live handle and the stream of the same context.
-        error::cusolver(
-            unsafe { solver::cusolverDnSetStream(raw, gpu.stream().cu_stream() as _) },
-            "setting the cuSOLVER stream",
-        )?;
-        Ok(handle)
-    }
-}
-
-impl Drop for SolverHandle {
-    fn drop(&mut self) {
-        let _ = self.ctx.bind_to_thread();
-        // SAFETY: the handle is live and destroyed once; its context is alive (held).
-        let _ = unsafe { solver::cusolverDnDestroy(self.raw) };
+        unsafe { L::destroy(self.raw) };
     }
 }

@@ -17,61 +17,73 @@ pub const HEADERS: [(&str, &str); 2] = [
     ("tiles.cuh", include_str!("../../../kernels/tiles.cuh")),
 ];
 
-/// One kernel source file, one op family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum KernelFile {
-    /// `kernels/matmul.cu`: the GEMM ladder.
-    MatMul,
-    /// `kernels/gram.cu`: the M·Mᵀ ladder.
-    Gram,
-    /// `kernels/transpose.cu`: the transpose ladder.
-    Transpose,
-    /// `kernels/reduce.cu`: reductions and dot.
-    Reduce,
-    /// `kernels/cholesky.cu`: Cholesky and triangular solves.
-    Cholesky,
-    /// `kernels/kmeans.cu`: k-means.
-    KMeans,
-    /// `kernels/seed.cu`: k-means++ and k-means‖ seeding.
-    Seed,
+/// One kernel source file under `kernels/`, embedded at build time.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelFile {
+    name: &'static str,
+    source: &'static str,
+}
+
+/// The kernel file `kernels/$name`.
+macro_rules! kernel_file {
+    ($name:literal) => {
+        KernelFile {
+            name: $name,
+            source: include_str!(concat!("../../../kernels/", $name)),
+        }
+    };
 }
 
 impl KernelFile {
+    /// The GEMM ladder.
+    pub const MATMUL: KernelFile = kernel_file!("matmul.cu");
+    /// The M·Mᵀ ladder.
+    pub const GRAM: KernelFile = kernel_file!("gram.cu");
+    /// The transpose ladder.
+    pub const TRANSPOSE: KernelFile = kernel_file!("transpose.cu");
+    /// Reductions and dot.
+    pub const REDUCE: KernelFile = kernel_file!("reduce.cu");
+    /// Cholesky and triangular solves.
+    pub const CHOLESKY: KernelFile = kernel_file!("cholesky.cu");
+    /// k-means steps.
+    pub const KMEANS: KernelFile = kernel_file!("kmeans.cu");
+    /// k-means++ and k-means‖ seeding.
+    pub const SEED: KernelFile = kernel_file!("seed.cu");
+
     /// Every kernel file.
     pub const ALL: [KernelFile; 7] = [
-        KernelFile::MatMul,
-        KernelFile::Gram,
-        KernelFile::Transpose,
-        KernelFile::Reduce,
-        KernelFile::Cholesky,
-        KernelFile::KMeans,
-        KernelFile::Seed,
+        KernelFile::MATMUL,
+        KernelFile::GRAM,
+        KernelFile::TRANSPOSE,
+        KernelFile::REDUCE,
+        KernelFile::CHOLESKY,
+        KernelFile::KMEANS,
+        KernelFile::SEED,
     ];
 
     /// The file name under `kernels/`.
     pub fn file_name(self) -> &'static str {
-        match self {
-            KernelFile::MatMul => "matmul.cu",
-            KernelFile::Gram => "gram.cu",
-            KernelFile::Transpose => "transpose.cu",
-            KernelFile::Reduce => "reduce.cu",
-            KernelFile::Cholesky => "cholesky.cu",
-            KernelFile::KMeans => "kmeans.cu",
-            KernelFile::Seed => "seed.cu",
-        }
+        self.name
     }
 
     /// The source text.
     pub fn source(self) -> &'static str {
-        match self {
-            KernelFile::MatMul => include_str!("../../../kernels/matmul.cu"),
-            KernelFile::Gram => include_str!("../../../kernels/gram.cu"),
-            KernelFile::Transpose => include_str!("../../../kernels/transpose.cu"),
-            KernelFile::Reduce => include_str!("../../../kernels/reduce.cu"),
-            KernelFile::Cholesky => include_str!("../../../kernels/cholesky.cu"),
-            KernelFile::KMeans => include_str!("../../../kernels/kmeans.cu"),
-            KernelFile::Seed => include_str!("../../../kernels/seed.cu"),
-        }
+        self.source
+    }
+}
+
+/// Files are told apart by name.
+impl PartialEq for KernelFile {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for KernelFile {}
+
+impl std::hash::Hash for KernelFile {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.name.hash(h);
     }
 }
 

@@ -41,7 +41,7 @@ pub fn cfg(grid: (u32, u32, u32), shared: u32) -> LaunchConfig {
 /// # Errors
 /// NVRTC and driver errors.
 pub fn kernel(gpu: &Gpu, name: String) -> Result<(CudaFunction, String)> {
-    Ok((gpu.function(KernelFile::KMeans, &name)?, name))
+    Ok((gpu.function(KernelFile::KMEANS, &name)?, name))
 }
 
 /// The chunking of the deterministic centroid sums; depends on the shape only.

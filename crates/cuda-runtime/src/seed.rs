@@ -126,7 +126,7 @@ fn gather<T: CudaElement>(gpu: &Gpu, x: &DeviceMatrix<T>, rows: &[i32]) -> Resul
     let idx = gpu.upload_slice("kmeans", rows)?;
     let (di, ki) = (dim_i32("kmeans", d)?, dim_i32("kmeans", k)?);
     let name = format!("seed_gather_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::Seed, &name)?;
+    let f = gpu.function(KernelFile::SEED, &name)?;
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &x.data, &di, &idx, &ki, &mut c.data);
     // SAFETY: (x, d, rows, k, c): rows holds k row indices of x (below N), c k×d; one
@@ -185,7 +185,7 @@ impl<'a, T: CudaElement> Seeder<'a, T> {
     }
 
     fn function(&self, name: &str) -> Result<CudaFunction> {
-        self.gpu.function(KernelFile::Seed, name)
+        self.gpu.function(KernelFile::SEED, name)
     }
 
     /// The first centre: every weight becomes its distance to it.

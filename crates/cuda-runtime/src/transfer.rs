@@ -272,12 +272,7 @@ impl Gpu {
     fn upload_staged<T: CudaElement>(&self, a: ArrayView2<T>, dst: u64, len: usize) -> Result<()> {
         let elem = std::mem::size_of::<T>();
         let copy = self.copy_stream();
-        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
-        let slots = self.slots(&mut staging)?;
-        let p = Pipeline::new(self, len * elem, elem)?;
-        p.run(|c, slot| {
-            self.bind()?;
-            let (lo, hi) = p.chunks[c];
+        self.through_ring(len * elem, elem, |p, slots, c, slot, (lo, hi)| {
             if c >= p.nslots {
                 p.events[slot]
                     .synchronize()
@@ -301,11 +296,32 @@ impl Gpu {
             p.events[slot]
                 .record(copy)
                 .map_err(|e| driver("recording a transfer event", e))
-        })?;
-        // The slots are free again (for the next transfer, which may be waiting for the
-        // lock) once every copy has read them.
-        copy.synchronize()
-            .map_err(|e| driver("finishing the upload", e))
+        })
+    }
+
+    /// Moves `bytes` (whole elements of `elem` bytes) through the pinned staging ring:
+    /// with the ring's lock held, several threads, each bound to this device, hand
+    /// `step` a chunk `c`, the slot it uses and its byte range; then the copy stream is
+    /// synchronised, whatever happened, so the slots are free again (for the next
+    /// transfer, which may be waiting for the lock) once every copy is done with them.
+    fn through_ring(
+        &self,
+        bytes: usize,
+        elem: usize,
+        step: impl Fn(&Pipeline, &Slots, usize, usize, (usize, usize)) -> Result<()> + Sync,
+    ) -> Result<()> {
+        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        let slots = self.slots(&mut staging)?;
+        let p = Pipeline::new(self, bytes, elem)?;
+        let moved = p.run(|c, slot| {
+            self.bind()?;
+            step(&p, &slots, c, slot, p.chunks[c])
+        });
+        let finished = self
+            .copy_stream()
+            .synchronize()
+            .map_err(|e| driver("finishing a staged transfer", e));
+        moved.and(finished)
     }
 
     /// Copies the device matrix `m` into `out`, a host array of the same shape (the
@@ -397,12 +413,7 @@ impl Gpu {
         copy.join(self.stream())
             .map_err(|e| driver("ordering the download after earlier work", e))?;
         let src = src.device_ptr(copy).0;
-        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
-        let slots = self.slots(&mut staging)?;
-        let p = Pipeline::new(self, len * elem, elem)?;
-        p.run(|c, slot| {
-            self.bind()?;
-            let (lo, hi) = p.chunks[c];
+        self.through_ring(len * elem, elem, |p, slots, _, slot, (lo, hi)| {
             // SAFETY: this thread owns the slot (the chunk that used it before is done,
             // so unpacked); the copy writes hi − lo bytes of it, from [lo, hi) of the
             // source's len · elem bytes.

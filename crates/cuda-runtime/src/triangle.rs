@@ -21,7 +21,7 @@ pub fn zero_upper<T: CudaElement>(gpu: &Gpu, a: &mut DeviceMatrix<T>) -> Result<
     }
     let ni = dim_i32("cholesky", n)?;
     let name = format!("cholesky_zero_upper_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::Cholesky, &name)?;
+    let f = gpu.function(KernelFile::CHOLESKY, &name)?;
     let cfg = LaunchConfig {
         grid_dim: (blocks(n, 256), (n as u32).min(65535), 1),
         block_dim: (256, 1, 1),

@@ -112,7 +112,7 @@ fn a_failed_launch_is_an_error_on_that_call_and_does_not_poison_later_calls() {
     let (r, c) = (4i32, 4i32);
     // SAFETY: the launch is meant to be rejected by the driver before it runs; the
     // buffers hold 16 elements, enough for a 4×4 transpose in any case.
-    let f = gpu.function(KernelFile::Transpose, name).unwrap();
+    let f = gpu.function(KernelFile::TRANSPOSE, name).unwrap();
     let mut launch = gpu.stream().launch_builder(&f);
     launch.arg(&r).arg(&c).arg(&x).arg(&mut y);
     let err = unsafe { launch.launch(bad) };

@@ -98,7 +98,7 @@ fn rows<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>)
     let cfg = linear(m.rows.div_ceil(rows_per_block) as u32, 256);
     let g32 = g as i32;
     let name = kernel_name::<T>(kind, "rows");
-    let f = gpu.function(KernelFile::Reduce, &name)?;
+    let f = gpu.function(KernelFile::REDUCE, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &r, &c, &g32, &m.data, out.v, out.i);
     // SAFETY: (int rows, int cols, int g, const T* x, T* out_v, i64* out_i): g is a power
@@ -155,7 +155,7 @@ fn chunked<T: CudaElement>(
 ) -> Result<()> {
     let (r, c, per) = (m.rows as i32, m.cols as i32, per_chunk as i32);
     let name = kernel_name::<T>(kind, tech);
-    let f = gpu.function(KernelFile::Reduce, &name)?;
+    let f = gpu.function(KernelFile::REDUCE, &name)?;
     let pass = |v: &mut CudaSlice<T>, i: &mut CudaSlice<i64>| {
         let mut l = gpu.stream().launch_builder(&f);
         push_args!(l; &r, &c, &per, &m.data, v, i);
@@ -187,7 +187,7 @@ fn fold_chunks<T: CudaElement>(
     let (k, w) = (chunks as i32, width as i32);
     let cfg = linear(width.div_ceil(256) as u32, 256);
     let name = kernel_name::<T>(kind, "cols_finish");
-    let f = gpu.function(KernelFile::Reduce, &name)?;
+    let f = gpu.function(KernelFile::REDUCE, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &k, &w, pv, pi, out.v, out.i);
     // SAFETY: (int chunks, int cols, const T* in_v, const i64* in_i, T* out_v,

@@ -150,7 +150,7 @@ pub fn shuffle<T: CudaElement>(gpu: &Gpu, w: Whole<'_, T>) -> Result<(T, i64)> {
     let n64 = n as i64;
     let cfg = linear(grid, SHUFFLE_THREADS);
     let name = kernel_name::<T>(kind, "shuffle");
-    let f = gpu.function(KernelFile::Reduce, &name)?;
+    let f = gpu.function(KernelFile::REDUCE, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; x, y, &n64, &mut pv, &mut pi, &mut ticket);
     // SAFETY: (const T* x, const T* y, i64 n, T* pv, i64* pi, u32* ticket): x and y

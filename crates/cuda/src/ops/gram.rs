@@ -119,7 +119,7 @@ pub(crate) fn gram<T: CudaElement>(
         shared_mem_bytes: 0,
     };
     let kernel = (
-        KernelFile::Gram,
+        KernelFile::GRAM,
         &*format!("gram_{}_{}", rung.name, T::SUFFIX),
     );
     // SAFETY: gram_<variant>_<dtype>(int N, int K, const T* A, T* C) with A n×k and C n×n

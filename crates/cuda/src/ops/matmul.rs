@@ -174,7 +174,7 @@ pub(crate) fn gemm_strided<T: CudaElement>(
     let cfg = tile_grid(RUNGS[0], m, n)?;
     let form = if trans_a { "tn" } else { "nn" };
     let name = format!("gemm_strided_{form}_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::MatMul, &name)?;
+    let f = gpu.function(KernelFile::MATMUL, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &mi, &ni, &ki, &alpha, a.view, &lda, b.view, &ldb, &beta, c.view, &ldc);
     // SAFETY: gemm_strided_<form>_<dtype>(int M, int N, int K, T alpha, const T* A, int
@@ -215,7 +215,7 @@ fn launch<T: CudaElement>(
     );
     let cfg = tile_grid(rung, m, n)?;
     let name = format!("gemm_{}_{}", rung.name, T::SUFFIX);
-    let f = gpu.function(KernelFile::MatMul, &name)?;
+    let f = gpu.function(KernelFile::MATMUL, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &mi, &ni, &ki, &alpha, &a.data, &b.data, &beta, &mut c.data);
     // SAFETY: gemm_<variant>_<dtype>(int M, int N, int K, T alpha, const T* A, const T* B,
@@ -243,7 +243,7 @@ fn scale<T: CudaElement>(gpu: &Gpu, beta: T, c: &mut DeviceMatrix<T>) -> Result<
     let (mi, ni) = (dim_i32("gemm", c.rows)?, dim_i32("gemm", c.cols)?);
     let cfg = linear(len.div_ceil(256).min(1 << 16) as u32, 256);
     let name = format!("gemm_scale_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::MatMul, &name)?;
+    let f = gpu.function(KernelFile::MATMUL, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &mi, &ni, &beta, &mut c.data);
     // SAFETY: gemm_scale_<dtype>(int M, int N, T beta, T* C) touches C[0..M·N) with a

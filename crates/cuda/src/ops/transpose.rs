@@ -95,7 +95,7 @@ pub(crate) fn transpose<T: CudaElement>(
     };
     let (rows, cols) = (a.rows as i32, a.cols as i32);
     let kernel = (
-        KernelFile::Transpose,
+        KernelFile::TRANSPOSE,
         &*format!("transpose_{variant}_{}", T::SUFFIX),
     );
     // SAFETY: the kernel takes (int rows, int cols, const T* in, T* out); `a.data` holds

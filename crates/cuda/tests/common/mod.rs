@@ -71,28 +71,29 @@ pub struct Ladder {
     pub family: Family,
     pub file: KernelFile,
     pub prefix: &'static str,
+    /// What stands before a technique's name where its entry points are made.
     pub entries: &'static str,
 }
 
 pub const MATMUL: Ladder = Ladder {
     family: Family::MatMul,
-    file: KernelFile::MatMul,
+    file: KernelFile::MATMUL,
     prefix: "gemm",
-    entries: "GEMM_ENTRIES",
+    entries: "NDGPU_F32_F64(GEMM_ENTRY, ",
 };
 
 pub const GRAM: Ladder = Ladder {
     family: Family::Gram,
-    file: KernelFile::Gram,
+    file: KernelFile::GRAM,
     prefix: "gram",
-    entries: "GRAM_ENTRIES",
+    entries: "NDGPU_F32_F64(GRAM_ENTRY, ",
 };
 
 pub const TRANSPOSE: Ladder = Ladder {
     family: Family::Transpose,
-    file: KernelFile::Transpose,
+    file: KernelFile::TRANSPOSE,
     prefix: "transpose",
-    entries: "NDGPU_TRANSPOSE",
+    entries: "NDGPU_TRANSPOSE(",
 };
 
 impl Ladder {
@@ -127,7 +128,7 @@ impl Ladder {
         assert!(
             self.file
                 .source()
-                .contains(&format!("{}({technique},", self.entries)),
+                .contains(&format!("{}{technique},", self.entries)),
             "no {}_{technique}_{{f32,f64}} entry points in {}",
             self.prefix,
             self.file.file_name()

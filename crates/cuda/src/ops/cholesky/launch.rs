@@ -35,7 +35,7 @@ fn cfg(grid: (u32, u32), threads: u32) -> LaunchConfig {
 /// The kernel `cholesky_{op}_{dtype}` and its name.
 fn kernel<T: CudaElement>(gpu: &Gpu, op: &str) -> Result<(CudaFunction, String)> {
     let name = format!("cholesky_{op}_{}", T::SUFFIX);
-    Ok((gpu.function(KernelFile::Cholesky, &name)?, name))
+    Ok((gpu.function(KernelFile::CHOLESKY, &name)?, name))
 }
 
 /// Lets `f` take `bytes` of dynamic shared memory (above the 48 KiB default).

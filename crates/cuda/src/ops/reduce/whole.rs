@@ -69,7 +69,7 @@ fn ladder<T: CudaElement>(
     let n64 = n as i64;
     let cfg = linear(grid, THREADS);
     let kname = kernel_name::<T>(kind, name);
-    let f = gpu.function(KernelFile::Reduce, &kname)?;
+    let f = gpu.function(KernelFile::REDUCE, &kname)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; x, y, &n64, &mut pv, &mut pi);
     // SAFETY: (const T* x, const T* y, i64 n, T* pv, i64* pi): x and y hold at least n
@@ -95,7 +95,7 @@ fn finish<T: CudaElement>(
         let p64 = p as i64;
         let cfg = linear(q as u32, THREADS);
         let name = kernel_name::<T>(kind, "finish");
-        let f = gpu.function(KernelFile::Reduce, &name)?;
+        let f = gpu.function(KernelFile::REDUCE, &name)?;
         let mut l = gpu.stream().launch_builder(&f);
         push_args!(l; &pv, &pi, &p64, &mut qv, &mut qi);
         // SAFETY: (const T* in_v, const i64* in_i, i64 p, T* out_v, i64* out_i): the
@@ -116,7 +116,7 @@ fn atomic<T: CudaElement>(gpu: &Gpu, w: Whole<'_, T>) -> Result<T> {
     let n64 = n as i64;
     let cfg = linear(grid, ATOMIC_THREADS);
     let name = kernel_name::<T>(kind, "atomic");
-    let f = gpu.function(KernelFile::Reduce, &name)?;
+    let f = gpu.function(KernelFile::REDUCE, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; x, y, &n64, &mut out);
     // SAFETY: (const T* x, const T* y, i64 n, T* out): x and y hold at least n elements,
