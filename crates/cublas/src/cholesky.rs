@@ -212,82 +212,82 @@ impl CublasBackend {
         read_info(gpu, &info)
     }
 
-    /// `L·Lᵀ·X = B` in place on B's row-major buffer by two TRSMs from the right: read
-    /// column-major, B is Bᵀ (nrhs×n) and L's buffer is U = Lᵀ (upper), so
-    /// `Xᵀ·U ᵀ·U = Bᵀ`: first `Z·U = Bᵀ`, then `Xᵀ·Uᵀ = Z`.
-    fn trsm_solve<T: BlasElement>(
+    /// `L·Lᵀ·X = B` in place on B's row-major buffer, the way `how` says:
+    /// - [`Solve::Trsm`]: two TRSMs from the right. Read column-major, B is Bᵀ (nrhs×n)
+    ///   and L's buffer is U = Lᵀ (upper), so `Xᵀ·U ᵀ·U = Bᵀ`: first `Z·U = Bᵀ`, then
+    ///   `Xᵀ·Uᵀ = Z`.
+    /// - [`Solve::Potrs`]: `potrs`, which wants B column-major: B is transposed into a
+    ///   copy (GEAM), solved, and transposed back.
+    fn solve_raw<T: BlasElement>(
         &self,
+        how: Solve,
         l: &DeviceMatrix<T>,
         b: &mut DeviceMatrix<T>,
     ) -> Result<()> {
         let (n, nrhs) = (l.rows, b.cols);
         let gpu = &self.gpu;
-        let (pl, pb) = (ptr(gpu, &l.data), ptr_mut(gpu, &mut b.data));
-        let h = self.blas()?;
-        for (trans, what) in [
-            (
-                cublasOperation_t::CUBLAS_OP_N,
-                "cholesky_solve (trsm with Lᵀ)",
-            ),
-            (
-                cublasOperation_t::CUBLAS_OP_T,
-                "cholesky_solve (trsm with L)",
-            ),
-        ] {
-            // SAFETY: l's buffer is n×n (ld n), b's nrhs×n column-major (ld nrhs): the
-            // shapes of a right-side solve with an n×n triangle; in place on b.
-            error::cublas(
-                unsafe {
-                    T::trsm(
-                        h.raw,
-                        cublasSideMode_t::CUBLAS_SIDE_RIGHT,
-                        BLAS_UPPER,
-                        trans,
-                        cublasDiagType_t::CUBLAS_DIAG_NON_UNIT,
-                        i64_of(nrhs),
-                        i64_of(n),
-                        &T::one(),
-                        pl,
-                        i64_of(n),
-                        pb,
-                        i64_of(nrhs.max(1)),
-                    )
-                },
-                what,
-            )?;
-        }
-        Ok(())
-    }
-
-    /// `L·Lᵀ·X = B` through `potrs`, which wants B column-major: B is transposed into a
-    /// copy (GEAM), solved, and transposed back.
-    fn potrs_solve<T: BlasElement>(
-        &self,
-        l: &DeviceMatrix<T>,
-        b: &mut DeviceMatrix<T>,
-    ) -> Result<()> {
-        let (n, nrhs) = (l.rows, b.cols);
-        let gpu = &self.gpu;
-        let mut bt = gpu.alloc_matrix::<T>("cholesky_solve", nrhs, n)?;
-        self.geam_transpose(b, &mut bt)?;
-        let (n32, nrhs32) = (
-            dim_i32("cholesky_solve", n)?,
-            dim_i32("cholesky_solve", nrhs)?,
-        );
-        let (pl, pb) = (ptr(gpu, &l.data), ptr_mut(gpu, &mut bt.data));
-        let mut info = info_buffer(gpu)?;
-        let pi = ptr_mut(gpu, &mut info);
-        let h = self.solver()?;
-        // SAFETY: l is n×n (ld n), the factor in its column-major upper triangle; bt is
-        // B column-major, n×nrhs with ld n; info one.
-        error::cusolver(
-            unsafe { T::potrs(h.raw, UPPER, n32, nrhs32, pl, n32, pb, n32, pi) },
-            "cholesky_solve (potrs)",
-        )?;
-        drop(h);
-        match read_info(gpu, &info)? {
-            0 => self.geam_transpose(&bt, b),
-            i => Err(illegal("potrs", i)),
+        match how {
+            Solve::Trsm => {
+                let (pl, pb) = (ptr(gpu, &l.data), ptr_mut(gpu, &mut b.data));
+                let h = self.blas()?;
+                for (trans, what) in [
+                    (
+                        cublasOperation_t::CUBLAS_OP_N,
+                        "cholesky_solve (trsm with Lᵀ)",
+                    ),
+                    (
+                        cublasOperation_t::CUBLAS_OP_T,
+                        "cholesky_solve (trsm with L)",
+                    ),
+                ] {
+                    // SAFETY: l's buffer is n×n (ld n), b's nrhs×n column-major (ld
+                    // nrhs): the shapes of a right-side solve with an n×n triangle; in
+                    // place on b.
+                    error::cublas(
+                        unsafe {
+                            T::trsm(
+                                h.raw,
+                                cublasSideMode_t::CUBLAS_SIDE_RIGHT,
+                                BLAS_UPPER,
+                                trans,
+                                cublasDiagType_t::CUBLAS_DIAG_NON_UNIT,
+                                i64_of(nrhs),
+                                i64_of(n),
+                                &T::one(),
+                                pl,
+                                i64_of(n),
+                                pb,
+                                i64_of(nrhs.max(1)),
+                            )
+                        },
+                        what,
+                    )?;
+                }
+                Ok(())
+            }
+            Solve::Potrs => {
+                let mut bt = gpu.alloc_matrix::<T>("cholesky_solve", nrhs, n)?;
+                self.geam_transpose(b, &mut bt)?;
+                let (n32, nrhs32) = (
+                    dim_i32("cholesky_solve", n)?,
+                    dim_i32("cholesky_solve", nrhs)?,
+                );
+                let (pl, pb) = (ptr(gpu, &l.data), ptr_mut(gpu, &mut bt.data));
+                let mut info = info_buffer(gpu)?;
+                let pi = ptr_mut(gpu, &mut info);
+                let h = self.solver()?;
+                // SAFETY: l is n×n (ld n), the factor in its column-major upper
+                // triangle; bt is B column-major, n×nrhs with ld n; info one.
+                error::cusolver(
+                    unsafe { T::potrs(h.raw, UPPER, n32, nrhs32, pl, n32, pb, n32, pi) },
+                    "cholesky_solve (potrs)",
+                )?;
+                drop(h);
+                match read_info(gpu, &info)? {
+                    0 => self.geam_transpose(&bt, b),
+                    i => Err(illegal("potrs", i)),
+                }
+            }
         }
     }
 
@@ -389,9 +389,6 @@ impl<T: BlasElement> Cholesky<T> for CublasBackend {
         if db.is_empty() {
             return Ok(());
         }
-        match how {
-            Solve::Trsm => self.trsm_solve(dl, db),
-            Solve::Potrs => self.potrs_solve(dl, db),
-        }
+        self.solve_raw(how, dl, db)
     }
 }

@@ -171,10 +171,12 @@ pub(crate) struct Blas;
 /// cuSOLVER's dense API.
 pub(crate) struct Solver;
 
-/// Implements [`Library`] for `$lib` from the library's handle type, its create, set
-/// stream and destroy functions, its success status and its error wrapper.
-macro_rules! library {
-    ($lib:ty, $raw:ty, $create:path, $ok:expr, $set_stream:path, $destroy:path, $check:path, $name:literal) => {
+/// Implements [`Library`] for each row: the type, its name in errors, then the
+/// library's handle type, success status and error wrapper, and its create, set-stream
+/// and destroy functions.
+macro_rules! libraries {
+    ($($lib:ty, $name:literal: $raw:ty, $ok:expr, $check:path,
+       $create:path, $set_stream:path, $destroy:path;)+) => {$(
         impl Library for $lib {
             type Raw = $raw;
             const CREATE: &'static str = concat!("creating a ", $name, " handle");
@@ -186,38 +188,23 @@ macro_rules! library {
                 }
             }
             unsafe fn set_stream(raw: Self::Raw, stream: CUstream) -> Result<()> {
-                $check(
-                    $set_stream(raw, stream as _),
-                    concat!("setting the ", $name, " stream"),
-                )
+                $check($set_stream(raw, stream as _), concat!("setting the ", $name, " stream"))
             }
             unsafe fn destroy(raw: Self::Raw) {
                 let _ = $destroy(raw);
             }
         }
-    };
+    )+};
 }
 
-library!(
-    Blas,
-    blas::cublasHandle_t,
-    blas::cublasCreate_v2,
-    blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS,
-    blas::cublasSetStream_v2,
-    blas::cublasDestroy_v2,
-    error::cublas,
-    "cuBLAS"
-);
-library!(
-    Solver,
-    solver::cusolverDnHandle_t,
-    solver::cusolverDnCreate,
-    solver::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS,
-    solver::cusolverDnSetStream,
-    solver::cusolverDnDestroy,
-    error::cusolver,
-    "cuSOLVER"
-);
+libraries! {
+    Blas, "cuBLAS": blas::cublasHandle_t,
+        blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS, error::cublas,
+        blas::cublasCreate_v2, blas::cublasSetStream_v2, blas::cublasDestroy_v2;
+    Solver, "cuSOLVER": solver::cusolverDnHandle_t,
+        solver::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS, error::cusolver,
+        solver::cusolverDnCreate, solver::cusolverDnSetStream, solver::cusolverDnDestroy;
+}
 
 /// A library handle bound to the [`Gpu`]'s context and stream.
 pub(crate) struct Handle<L: Library> {
