@@ -90,16 +90,8 @@ pub fn gemm_bound<T: Element>(
     b: ArrayView2<T>,
     c: Option<ArrayView2<T>>,
 ) -> Array2<f64> {
-    let (a, b) = (g.ta.apply(a), g.tb.apply(b));
-    let k = a.ncols();
-    let mut bound = abs_f64(a).dot(&abs_f64(b)) * g.alpha.as_f64().abs();
-    if let (Some(c), true) = (c, g.beta != T::zero()) {
-        let beta = g.beta.as_f64().abs();
-        Zip::from(&mut bound)
-            .and(&c)
-            .for_each(|x, &c| *x += beta * c.as_f64().abs());
-    }
-    bound * tolerance::gemm::<T>(k)
+    let k = g.ta.apply(a).ncols();
+    gemm_mapped(g, a, b, c, f64::abs) * tolerance::gemm::<T>(k)
 }
 
 /// The relative bound of a product with inner dimension `k` computed in `precision`:
@@ -119,12 +111,25 @@ pub fn gemm_f64<T: Element>(
     b: ArrayView2<T>,
     c: Option<ArrayView2<T>>,
 ) -> Array2<f64> {
-    let mut out = to_f64(g.ta.apply(a)).dot(&to_f64(g.tb.apply(b))) * g.alpha.as_f64();
+    gemm_mapped(g, a, b, c, |v| v)
+}
+
+/// `f(α)·(f(op(A))·f(op(B))) + f(β)·f(C)` in f64, `f` applied to every value (`c` not
+/// read when `beta = 0`).
+fn gemm_mapped<T: Element>(
+    g: &Gemm<T>,
+    a: ArrayView2<T>,
+    b: ArrayView2<T>,
+    c: Option<ArrayView2<T>>,
+    f: fn(f64) -> f64,
+) -> Array2<f64> {
+    let map = |m: ArrayView2<T>| m.mapv(|v| f(v.as_f64()));
+    let mut out = map(g.ta.apply(a)).dot(&map(g.tb.apply(b))) * f(g.alpha.as_f64());
     if let (Some(c), true) = (c, g.beta != T::zero()) {
-        let beta = g.beta.as_f64();
+        let beta = f(g.beta.as_f64());
         Zip::from(&mut out)
             .and(&c)
-            .for_each(|x, &c| *x += beta * c.as_f64());
+            .for_each(|x, &c| *x += beta * f(c.as_f64()));
     }
     out
 }

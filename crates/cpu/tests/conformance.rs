@@ -6,34 +6,12 @@ use ndgpu_conformance::{assert_chains, assert_family, run_family, Sizes};
 use ndgpu_core::Family;
 use ndgpu_cpu::CpuBackend;
 
+/// Each family's cases (a failure lists every failing case of its family).
 #[test]
-fn matmul() {
-    assert_family(&CpuBackend::new(), Family::MatMul, Sizes::Small);
-}
-
-#[test]
-fn gram() {
-    assert_family(&CpuBackend::new(), Family::Gram, Sizes::Small);
-}
-
-#[test]
-fn transpose() {
-    assert_family(&CpuBackend::new(), Family::Transpose, Sizes::Small);
-}
-
-#[test]
-fn reduce() {
-    assert_family(&CpuBackend::new(), Family::Reduce, Sizes::Small);
-}
-
-#[test]
-fn cholesky() {
-    assert_family(&CpuBackend::new(), Family::Cholesky, Sizes::Small);
-}
-
-#[test]
-fn kmeans() {
-    assert_family(&CpuBackend::new(), Family::KMeans, Sizes::Small);
+fn every_family_at_small_sizes() {
+    for family in Family::ALL {
+        assert_family(&CpuBackend::new(), family, Sizes::Small);
+    }
 }
 
 /// Every family has cases for both dtypes, each with a finite ratio, and a different

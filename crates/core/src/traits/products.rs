@@ -76,9 +76,7 @@ pub trait Gram<T: Element>: Memory<T> {
     /// # Errors
     /// Backend errors only: every shape is valid.
     fn gram(&self, m: ArrayView2<T>) -> Result<Array2<T>> {
-        let dm = self.upload(m)?;
-        let g = self.gram_dev(&dm)?;
-        self.download(&g)
+        self.download(&self.gram_dev(&self.upload(m)?)?)
     }
 }
 
@@ -95,8 +93,6 @@ pub trait Transpose<T: Element>: Memory<T> {
     /// # Errors
     /// Backend errors only.
     fn transpose(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
-        let da = self.upload(a)?;
-        let t = self.transpose_dev(&da)?;
-        self.download(&t)
+        self.download(&self.transpose_dev(&self.upload(a)?)?)
     }
 }
