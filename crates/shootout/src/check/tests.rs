@@ -165,54 +165,35 @@ fn kmeans_step_checks() {
     let good = host_lloyd(x, centroids);
     reference.check(&good).unwrap();
 
-    let with = |f: &dyn Fn(&mut Output<f32>)| {
+    // Each damage to a good result, and what the check must then say. The last: an
+    // assignment step alone must leave the centroids where they were.
+    type Damage = fn(&mut [i64], &mut Array2<f32>, &mut f64, &mut Option<usize>, &mut bool);
+    let damages: [(Damage, &str); 6] = [
+        (
+            |l, _, _, _, _| l[0] = (l[0] + 1) % KMEANS_K as i64,
+            "point 0 is labelled",
+        ),
+        (|l, _, _, _, _| l[1] = -1, "outside"),
+        (|_, _, inertia, _, _| *inertia *= 1.01, "inertia"),
+        (|_, c, _, _, _| c[[3, 4]] += 0.01, "centroid [3, 4]"),
+        (|_, _, _, changed, _| *changed = Some(3), "changed"),
+        (|_, _, _, _, updated| *updated = false, "no update was made"),
+    ];
+    for (damage, want) in damages {
         let mut o = good.clone();
-        f(&mut o);
-        reference.check(&o)
-    };
-    let err = with(&|o| {
-        if let Output::KMeans { labels, .. } = o {
-            labels[0] = (labels[0] + 1) % KMEANS_K as i64;
+        if let Output::KMeans {
+            labels,
+            centroids,
+            inertia,
+            changed,
+            updated,
+        } = &mut o
+        {
+            damage(labels, centroids, inertia, changed, updated);
         }
-    })
-    .unwrap_err();
-    assert!(err.contains("point 0 is labelled"), "{err}");
-    let err = with(&|o| {
-        if let Output::KMeans { labels, .. } = o {
-            labels[1] = -1;
-        }
-    })
-    .unwrap_err();
-    assert!(err.contains("outside"), "{err}");
-    let err = with(&|o| {
-        if let Output::KMeans { inertia, .. } = o {
-            *inertia *= 1.01;
-        }
-    })
-    .unwrap_err();
-    assert!(err.contains("inertia"), "{err}");
-    let err = with(&|o| {
-        if let Output::KMeans { centroids, .. } = o {
-            centroids[[3, 4]] += 0.01;
-        }
-    })
-    .unwrap_err();
-    assert!(err.contains("centroid [3, 4]"), "{err}");
-    let err = with(&|o| {
-        if let Output::KMeans { changed, .. } = o {
-            *changed = Some(3);
-        }
-    })
-    .unwrap_err();
-    assert!(err.contains("changed"), "{err}");
-    // An assignment step alone must leave the centroids where they were.
-    let err = with(&|o| {
-        if let Output::KMeans { updated, .. } = o {
-            *updated = false;
-        }
-    })
-    .unwrap_err();
-    assert!(err.contains("no update was made"), "{err}");
+        let err = reference.check(&o).unwrap_err();
+        assert!(err.contains(want), "{want}: {err}");
+    }
 }
 
 #[test]
