@@ -9,8 +9,9 @@ use ndgpu_cpu::CpuBackend;
 /// Each family's cases (a failure lists every failing case of its family).
 #[test]
 fn every_family_at_small_sizes() {
+    let cpu = CpuBackend::new();
     for family in Family::ALL {
-        assert_family(&CpuBackend::new(), family, Sizes::Small);
+        assert_family(&cpu, family, Sizes::Small);
     }
 }
 

@@ -107,39 +107,38 @@ pub fn probe_libraries() -> std::result::Result<(), String> {
 /// # Errors
 /// [`ndgpu_core::Error::Unavailable`] when a library is missing or too old.
 pub fn versions() -> Result<(String, String)> {
+    use blas::libraryPropertyType as B;
+    use solver::libraryPropertyType as S;
     probe_libraries().map_err(unavailable)?;
-    let parts = [
-        blas::libraryPropertyType::MAJOR_VERSION,
-        blas::libraryPropertyType::MINOR_VERSION,
-        blas::libraryPropertyType::PATCH_LEVEL,
-    ];
-    let mut cublas = Vec::new();
+    let cublas = version(
+        [B::MAJOR_VERSION, B::MINOR_VERSION, B::PATCH_LEVEL],
+        |p, v| {
+            // SAFETY: the library is loaded (probed), `v` is a valid out-pointer, and the
+            // property getter needs no handle.
+            let status = unsafe { blas::cublasGetProperty(p, v) };
+            error::cublas(status, "reading the cuBLAS version")
+        },
+    )?;
+    let cusolver = version(
+        [S::MAJOR_VERSION, S::MINOR_VERSION, S::PATCH_LEVEL],
+        |p, v| {
+            // SAFETY: as for cuBLAS.
+            let status = unsafe { solver::cusolverGetProperty(p, v) };
+            error::cusolver(status, "reading the cuSOLVER version")
+        },
+    )?;
+    Ok((cublas, cusolver))
+}
+
+/// `major.minor.patch` from a library's three version properties and its getter.
+fn version<P: Copy>(parts: [P; 3], get: impl Fn(P, &mut i32) -> Result<()>) -> Result<String> {
+    let mut found = Vec::new();
     for p in parts {
         let mut v = 0;
-        // SAFETY: the library is loaded (probed) and `v` is a valid out-pointer;
-        // cublasGetProperty needs no handle.
-        error::cublas(
-            unsafe { blas::cublasGetProperty(p, &mut v) },
-            "reading the cuBLAS version",
-        )?;
-        cublas.push(v.to_string());
+        get(p, &mut v)?;
+        found.push(v.to_string());
     }
-    let parts = [
-        solver::libraryPropertyType::MAJOR_VERSION,
-        solver::libraryPropertyType::MINOR_VERSION,
-        solver::libraryPropertyType::PATCH_LEVEL,
-    ];
-    let mut cusolver = Vec::new();
-    for p in parts {
-        let mut v = 0;
-        // SAFETY: as above, for cuSOLVER.
-        error::cusolver(
-            unsafe { solver::cusolverGetProperty(p, &mut v) },
-            "reading the cuSOLVER version",
-        )?;
-        cusolver.push(v.to_string());
-    }
-    Ok((cublas.join("."), cusolver.join(".")))
+    Ok(found.join("."))
 }
 
 /// A library whose handles [`Handle`] keeps: how one is created, pointed at a stream
