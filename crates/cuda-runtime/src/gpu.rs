@@ -122,6 +122,19 @@ static SHARED: Mutex<Vec<(usize, Weak<Gpu>)>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Gpu {
+    /// Gives the memory that freed arrays left in the device's pool back to the system
+    /// (the pool keeps it for the next allocation otherwise; an allocation that finds
+    /// the device full does this once itself before it fails). Waits for queued work.
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub fn release_cached(&self) -> Result<()> {
+        self.synchronize()?;
+        self.pool
+            .trim()
+            .map_err(|e| driver("releasing pooled memory", e))
+    }
+
     /// The runtime of device `ordinal` that every backend opened by name shares: the one
     /// already open if any backend or array still holds it, else a new one.
     ///

@@ -30,6 +30,7 @@ mod pinned;
 mod pool;
 pub mod reduce;
 mod resident;
+mod ring;
 pub mod seed;
 mod transfer;
 pub mod triangle;

@@ -2,9 +2,6 @@
 //! freed arrays give back for the next allocation.
 
 use cudarc::driver::{sys, DriverError};
-use ndgpu_core::Result;
-
-use crate::gpu::{driver, Gpu};
 
 /// The device's default memory pool, which stream-ordered allocations come from.
 pub(crate) struct MemPool(sys::CUmemoryPool);
@@ -37,18 +34,10 @@ pub(crate) fn keep_freed_memory(ordinal: usize) -> std::result::Result<MemPool, 
     }
 }
 
-impl Gpu {
-    /// Gives the memory that freed arrays left in the device's pool back to the system
-    /// (the pool keeps it for the next allocation otherwise; an allocation that finds
-    /// the device full does this once itself before it fails). Waits for queued work.
-    ///
-    /// # Errors
-    /// Driver errors.
-    pub fn release_cached(&self) -> Result<()> {
-        self.synchronize()?;
+impl MemPool {
+    /// Gives the memory the pool keeps back to the system.
+    pub(crate) fn trim(&self) -> std::result::Result<(), DriverError> {
         // SAFETY: the pool is the device's default pool, alive as long as the device.
-        unsafe { sys::cuMemPoolTrimTo(self.pool.0, 0) }
-            .result()
-            .map_err(|e| driver("releasing pooled memory", e))
+        unsafe { sys::cuMemPoolTrimTo(self.0, 0) }.result()
     }
 }
