@@ -321,6 +321,32 @@ __device__ __forceinline__ void gemm_double_buffered(int M, int N, int K, T alph
     gemm_warp_tiled<T, FastCfg<T>::BK, true, false>(M, N, K, alpha, A, K, B, N, beta, C, N);
 }
 
+// ---- split_k ---------------------------------------------------------------------------
+// For products with few 128×128 tiles of C (small or thin outputs, long K), which leave
+// most SMs idle: K is cut into gridDim.y slices of KS (a multiple of BK), and block (tile,
+// s) runs double_buffered on slice s alone, writing its partial tile into W (gridDim.y
+// partial products of M×N, α = 1, β = 0). split_sum then adds each element's partials in
+// slice order and applies α and β. Every sum has a fixed order, so results are bitwise
+// reproducible run to run; they differ in rounding from the unsplit rungs'.
+template <typename T>
+__device__ __forceinline__ void gemm_split_part(int M, int N, int K, int KS, const T* A,
+                                               const T* B, T* W) {
+    const int k0 = blockIdx.y * KS;
+    gemm_warp_tiled<T, FastCfg<T>::BK, true, false>(M, N, min(KS, K - k0), T(1), A + k0, K,
+                                                     B + (i64)k0 * N, N, T(0),
+                                                     W + (i64)blockIdx.y * M * N, N);
+}
+template <typename T>
+__device__ __forceinline__ void gemm_split_sum(i64 len, int S, T alpha, const T* W, T beta,
+                                              T* C) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < len;
+         i += (i64)gridDim.x * blockDim.x) {
+        T acc = W[i];
+        for (int s = 1; s < S; ++s) acc += W[(i64)s * len + i];
+        C[i] = gemm_out(acc, alpha, beta, C + i);
+    }
+}
+
 // ---- K = 0 or alpha = 0: C = beta·C (zeros when beta = 0, C unread) -----------------
 template <typename T>
 __device__ __forceinline__ void gemm_scale(int M, int N, T beta, T* C) {
@@ -344,6 +370,16 @@ NDGPU_F32_F64(GEMM_ENTRY, tiled_unrolled, __launch_bounds__(1024), __launch_boun
 NDGPU_F32_F64(GEMM_ENTRY, reg_blocked, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GEMM_ENTRY, vectorized, __launch_bounds__(256, 2), __launch_bounds__(256))
 NDGPU_F32_F64(GEMM_ENTRY, double_buffered, __launch_bounds__(256, 2), __launch_bounds__(256))
+
+#define GEMM_SPLIT(tech, sfx, T, bounds)                                                   \
+    NDGPU_ENTRY(gemm_split_part_##sfx, bounds,                                             \
+                (int M, int N, int K, int KS, const T* __restrict__ A,                     \
+                 const T* __restrict__ B, T* __restrict__ W),                              \
+                (gemm_split_part<T>(M, N, K, KS, A, B, W)))                                \
+    NDGPU_ENTRY(gemm_split_sum_##sfx, __launch_bounds__(256),                              \
+                (i64 len, int S, T alpha, const T* __restrict__ W, T beta, T* C),          \
+                (gemm_split_sum<T>(len, S, alpha, W, beta, C)))
+NDGPU_F32_F64(GEMM_SPLIT, split_k, __launch_bounds__(256, 2), __launch_bounds__(256))
 
 // The double_buffered rung on blocks of larger matrices: C = alpha·op(A)·B + beta·C with
 // leading dimensions, op(A) = A (nn) or Aᵀ (tn, A held K×M).

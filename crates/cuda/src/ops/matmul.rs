@@ -18,6 +18,7 @@ use crate::CudaBackend;
 /// Variants, default (fastest measured) first.
 pub const VARIANTS: &[&str] = &[
     "double_buffered",
+    "split_k",
     "vectorized",
     "reg_blocked",
     "tiled_unrolled",
@@ -38,7 +39,11 @@ unrolled and index arithmetic strength-reduced (report 000); reg_blocked: 128x12
 BK 8, 8x8 outputs per thread in registers; vectorized: reg_blocked with 16-byte global and \
 shared loads, A transposed in shared memory, warp-tiled 4x4 pieces; double_buffered \
 (default): vectorized with BK 16 (f32) and two shared buffers, the next K-tile copied \
-asynchronously (cp.async) while the current one is computed. Transposed operands are \
+asynchronously (cp.async) while the current one is computed; split_k: for few tiles of C, \
+double_buffered on slices of K (when the tiles are fewer than the SMs: as many slices as \
+fill the SMs twice, each at least 4 K-tiles), the \
+partial products added in slice order by a second kernel (reproducible run to run; the split, \
+and so the rounding, depends on M, N, K and the number of SMs). Transposed operands are \
 materialised before the product. K = 0 or alpha = 0 gives beta*C without reading A or B.";
 
 /// One rung of the ladder: the tile of C a block computes, and the block's threads.
@@ -55,8 +60,9 @@ impl Rung {
     }
 }
 
-const RUNGS: [Rung; 7] = [
+const RUNGS: [Rung; 8] = [
     Rung::new("double_buffered", (128, 128), (256, 1)),
+    Rung::new("split_k", (128, 128), (256, 1)),
     Rung::new("vectorized", (128, 128), (256, 1)),
     Rung::new("reg_blocked", (128, 128), (256, 1)),
     Rung::new("tiled_unrolled", (32, 32), (32, 32)),
@@ -100,7 +106,73 @@ pub(crate) fn gemm<T: CudaElement>(
     let (mut a_t, mut b_t) = (None, None);
     let a = applied(gpu, g.ta, a, &mut a_t)?;
     let b = applied(gpu, g.tb, b, &mut b_t)?;
-    launch(gpu, rung, (m, n, k), g.alpha, a, b, g.beta, c)
+    match rung.name {
+        "split_k" => split_k(gpu, (m, n, k), g.alpha, a, b, g.beta, c),
+        _ => launch(gpu, rung, (m, n, k), g.alpha, a, b, g.beta, c),
+    }
+}
+
+/// The slices of K that `split_k` cuts a product into, and the length of each (a
+/// multiple of 16; the last may be shorter). None (one slice) when the m×n output's
+/// 128×128 tiles are at least as many as the SMs; else as many as give two blocks per
+/// SM, each at least four K-tiles of 16. (On the H200, splitting 2048² into two slices
+/// was slower than not splitting: docs/kernels.md.)
+fn k_slices(sms: usize, (m, n, k): (usize, usize, usize)) -> (usize, usize) {
+    const KT: usize = 16;
+    let tiles = m.div_ceil(128) * n.div_ceil(128);
+    if tiles >= sms {
+        return (1, k);
+    }
+    let most = (k / (4 * KT)).max(1);
+    let wanted = (2 * sms).div_ceil(tiles).clamp(1, most);
+    let len = k.div_ceil(wanted).div_ceil(KT) * KT;
+    (k.div_ceil(len), len)
+}
+
+/// `C ← alpha·A·B + beta·C` by the `split_k` rung: the partial products of the slices
+/// of K into a workspace, then their sums in slice order (see `kernels/matmul.cu`). One
+/// slice is the double_buffered rung itself.
+#[allow(clippy::too_many_arguments)]
+fn split_k<T: CudaElement>(
+    gpu: &Gpu,
+    (m, n, k): (usize, usize, usize),
+    alpha: T,
+    a: &DeviceMatrix<T>,
+    b: &DeviceMatrix<T>,
+    beta: T,
+    c: &mut DeviceMatrix<T>,
+) -> Result<()> {
+    let (slices, len) = k_slices(gpu.sm_count()?, (m, n, k));
+    if slices == 1 {
+        return launch(gpu, RUNGS[0], (m, n, k), alpha, a, b, beta, c);
+    }
+    let [mi, ni, ki, li, si] = [m, n, k, len, slices].map(|d| dim_i32("gemm", d));
+    let (mi, ni, ki, li, si) = (mi?, ni?, ki?, li?, si?);
+    let mut w = gpu.alloc::<T>("gemm", slices * m * n)?;
+    let tiles = tile_grid(RUNGS[0], m, n)?;
+    let cfg = LaunchConfig {
+        grid_dim: (tiles.grid_dim.0, slices as u32, 1),
+        ..tiles
+    };
+    let name = format!("gemm_split_part_{}", T::SUFFIX);
+    let f = gpu.function(KernelFile::MATMUL, &name)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &mi, &ni, &ki, &li, &a.data, &b.data, &mut w);
+    // SAFETY: gemm_split_part_<dtype>(int M, int N, int K, int KS, const T* A, const T* B,
+    // T* W): A m×k and B k×n row-major, checked to hold their elements; W holds
+    // slices·m·n; block (tile, s) reads columns [s·KS, min((s+1)·KS, K)) of A and those
+    // rows of B, nonempty for s < slices = ⌈K / KS⌉, and writes tile `tile` of partial s.
+    launched(&name, unsafe { l.launch(cfg) })?;
+    let total = (m * n) as i64;
+    let name = format!("gemm_split_sum_{}", T::SUFFIX);
+    let f = gpu.function(KernelFile::MATMUL, &name)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &total, &si, &alpha, &w, &beta, &mut c.data);
+    let cfg = linear((m * n).div_ceil(256).min(1 << 16) as u32, 256);
+    // SAFETY: gemm_split_sum_<dtype>(i64 len, int S, T alpha, const T* W, T beta, T* C):
+    // W holds S·len partials, C len = m·n elements (checked), a grid-stride loop over
+    // [0, len).
+    launched(&name, unsafe { l.launch(cfg) })
 }
 
 /// `op(x)`: `x` itself, or its transpose materialised in `held`.
@@ -258,5 +330,30 @@ impl<T: CudaElement> MatMul<T> for CudaBackend {
         let b = gpu.dm(here, "gemm", "B", b)?;
         let c = gpu.dm_mut(here, "gemm", "C", c)?;
         gemm(gpu, self.variant(Family::MatMul), g, a, b, c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::k_slices;
+
+    #[test]
+    fn k_is_sliced_only_where_tiles_are_few_and_every_slice_is_nonempty() {
+        // (SMs, m, n, k) → (slices, slice length).
+        for (sms, mnk, want) in [
+            (132, (4096, 4096, 4096), (1, 4096)),
+            (132, (2048, 2048, 2048), (1, 2048)),
+            (132, (1024, 1024, 1024), (5, 208)),
+            (132, (512, 512, 512), (8, 64)),
+            (132, (64, 64, 8192), (128, 64)),
+            (132, (1000, 65, 513), (7, 80)),
+            (132, (5, 7, 63), (1, 64)),
+            (1, (512, 512, 512), (1, 512)),
+        ] {
+            let (slices, len) = k_slices(sms, mnk);
+            assert_eq!((slices, len), want, "{sms} SMs, {mnk:?}");
+            let k = mnk.2;
+            assert!(len % 16 == 0 && (slices - 1) * len < k && slices * len >= k);
+        }
     }
 }
