@@ -107,8 +107,8 @@ pub(crate) fn gemm<T: CudaElement>(
     let a = applied(gpu, g.ta, a, &mut a_t)?;
     let b = applied(gpu, g.tb, b, &mut b_t)?;
     match rung.name {
-        "split_k" => split_k(gpu, (m, n, k), g.alpha, a, b, g.beta, c),
-        _ => launch(gpu, rung, (m, n, k), g.alpha, a, b, g.beta, c),
+        "split_k" => split_k(gpu, Product::new((m, n, k), g, a, b, c)),
+        _ => launch(gpu, rung, Product::new((m, n, k), g, a, b, c)),
     }
 }
 
@@ -132,20 +132,12 @@ fn k_slices(sms: usize, (m, n, k): (usize, usize, usize)) -> (usize, usize) {
 /// `C ← alpha·A·B + beta·C` by the `split_k` rung: the partial products of the slices
 /// of K into a workspace, then their sums in slice order (see `kernels/matmul.cu`). One
 /// slice is the double_buffered rung itself.
-#[allow(clippy::too_many_arguments)]
-fn split_k<T: CudaElement>(
-    gpu: &Gpu,
-    (m, n, k): (usize, usize, usize),
-    alpha: T,
-    a: &DeviceMatrix<T>,
-    b: &DeviceMatrix<T>,
-    beta: T,
-    c: &mut DeviceMatrix<T>,
-) -> Result<()> {
-    let (slices, len) = k_slices(gpu.sm_count()?, (m, n, k));
+fn split_k<T: CudaElement>(gpu: &Gpu, p: Product<'_, T>) -> Result<()> {
+    let (slices, len) = k_slices(gpu.sm_count()?, p.mnk);
     if slices == 1 {
-        return launch(gpu, RUNGS[0], (m, n, k), alpha, a, b, beta, c);
+        return launch(gpu, RUNGS[0], p);
     }
+    let (m, n, k) = p.mnk;
     let [mi, ni, ki, li, si] = [m, n, k, len, slices].map(|d| dim_i32("gemm", d));
     let (mi, ni, ki, li, si) = (mi?, ni?, ki?, li?, si?);
     let mut w = gpu.alloc::<T>("gemm", slices * m * n)?;
@@ -157,7 +149,7 @@ fn split_k<T: CudaElement>(
     let name = format!("gemm_split_part_{}", T::SUFFIX);
     let f = gpu.function(KernelFile::MATMUL, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
-    push_args!(l; &mi, &ni, &ki, &li, &a.data, &b.data, &mut w);
+    push_args!(l; &mi, &ni, &ki, &li, &p.a.data, &p.b.data, &mut w);
     // SAFETY: gemm_split_part_<dtype>(int M, int N, int K, int KS, const T* A, const T* B,
     // T* W): A m×k and B k×n row-major, checked to hold their elements; W holds
     // slices·m·n; block (tile, s) reads columns [s·KS, min((s+1)·KS, K)) of A and those
@@ -167,7 +159,7 @@ fn split_k<T: CudaElement>(
     let name = format!("gemm_split_sum_{}", T::SUFFIX);
     let f = gpu.function(KernelFile::MATMUL, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
-    push_args!(l; &total, &si, &alpha, &w, &beta, &mut c.data);
+    push_args!(l; &total, &si, &p.alpha, &w, &p.beta, &mut p.c.data);
     let cfg = linear((m * n).div_ceil(256).min(1 << 16) as u32, 256);
     // SAFETY: gemm_split_sum_<dtype>(i64 len, int S, T alpha, const T* W, T beta, T* C):
     // W holds S·len partials, C len = m·n elements (checked), a grid-stride loop over
@@ -269,17 +261,38 @@ fn tile_grid(rung: Rung, m: usize, n: usize) -> Result<LaunchConfig> {
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn launch<T: CudaElement>(
-    gpu: &Gpu,
-    rung: Rung,
-    (m, n, k): (usize, usize, usize),
+/// The operands of `C ← alpha·A·B + beta·C` with A m×k and B k×n untransposed.
+struct Product<'a, T> {
+    mnk: (usize, usize, usize),
     alpha: T,
-    a: &DeviceMatrix<T>,
-    b: &DeviceMatrix<T>,
+    a: &'a DeviceMatrix<T>,
+    b: &'a DeviceMatrix<T>,
     beta: T,
-    c: &mut DeviceMatrix<T>,
-) -> Result<()> {
+    c: &'a mut DeviceMatrix<T>,
+}
+
+impl<'a, T: CudaElement> Product<'a, T> {
+    fn new(
+        mnk: (usize, usize, usize),
+        g: Gemm<T>,
+        a: &'a DeviceMatrix<T>,
+        b: &'a DeviceMatrix<T>,
+        c: &'a mut DeviceMatrix<T>,
+    ) -> Self {
+        let (alpha, beta) = (g.alpha, g.beta);
+        Product {
+            mnk,
+            alpha,
+            a,
+            b,
+            beta,
+            c,
+        }
+    }
+}
+
+fn launch<T: CudaElement>(gpu: &Gpu, rung: Rung, p: Product<'_, T>) -> Result<()> {
+    let (m, n, k) = p.mnk;
     let (mi, ni, ki) = (
         dim_i32("gemm", m)?,
         dim_i32("gemm", n)?,
@@ -289,7 +302,7 @@ fn launch<T: CudaElement>(
     let name = format!("gemm_{}_{}", rung.name, T::SUFFIX);
     let f = gpu.function(KernelFile::MATMUL, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
-    push_args!(l; &mi, &ni, &ki, &alpha, &a.data, &b.data, &beta, &mut c.data);
+    push_args!(l; &mi, &ni, &ki, &p.alpha, &p.a.data, &p.b.data, &p.beta, &mut p.c.data);
     // SAFETY: gemm_<variant>_<dtype>(int M, int N, int K, T alpha, const T* A, const T* B,
     // T beta, T* C) with A m×k, B k×n and C m×n row-major, each buffer checked to hold
     // rows·cols elements (by gemm, with check_buffer); the grid has one block per
