@@ -1,8 +1,10 @@
 // gram.cu: the M·Mᵀ ladder of report 003. Every kernel takes (int N, int K, const T* A,
 // T* C) with A N×K and C N×N row-major, writes every element of C, and leaves C exactly
-// symmetric. Grids are 1-D over output tiles. Every rung is a template instantiated for
-// float (_f32) and double (_f64). No atomics: each output is summed by one thread in a
-// fixed order, so results are bitwise reproducible run to run.
+// symmetric. Grids are 1-D over output tiles (over column stripes of A for the stripe
+// rungs). Every rung is a template instantiated for float (_f32) and double (_f64).
+// Every rung but the stripe ones sums each output in one thread in a fixed order, so its
+// results are bitwise reproducible run to run; the stripe rungs add partial sums with
+// atomics (see there).
 // Each rung's time on the H200, against cuBLAS, is in docs/kernels.md.
 #include "common.cuh"
 #include "tiles.cuh"
@@ -25,7 +27,7 @@ __device__ __forceinline__ void gram_naive(int N, int K, const T* A, T* C) {
     C[(i64)i * N + j] = acc;
 }
 
-// ---- tiled, symmetric, diagonal (v004, v005, v006) -----------------------------------
+// ---- tiled, symmetric, diagonal, symmetric_unrolled (v004–v007) ----------------------
 // Block 32×32 threads, 32×32 tile of C, one output per thread. Both operands are strips
 // of rows of A: each K-step stages rows [i0, i0+32) and [j0, j0+32) × 32 columns in
 // shared memory (zero outside A: v004's boundary handling) and every thread reads a row
@@ -35,10 +37,13 @@ __device__ __forceinline__ void gram_naive(int N, int K, const T* A, T* C) {
 //     written twice, C[i][j] and C[j][i]; lower tiles return at once.
 //   diagonal (v006): as symmetric, and a diagonal tile stages one strip only, since both
 //     operands are the same rows.
+//   symmetric_unrolled (v007): as symmetric, with the 32-term inner product of a K-step
+//     fully unrolled instead of by 8 (no loop counter or branch left per K-step; the
+//     report wrote its 8 terms out by hand and found no gain).
 // symmetric does half the work of tiled; diagonal gains nothing over symmetric:
 // diagonal tiles are only 1/T of the tiles, and the per-tile branch costs more than the
 // strip it saves (also with one loop over a selected strip).
-template <typename T, bool UPPER, bool ONE_STRIP>
+template <typename T, bool UPPER, bool ONE_STRIP, int UNROLL>
 __device__ __forceinline__ void gram_tiles(int N, int K, const T* A, T* C) {
     __shared__ T As[32][33];
     __shared__ T Bs[32][33];
@@ -56,10 +61,10 @@ __device__ __forceinline__ void gram_tiles(int N, int K, const T* A, T* C) {
         if (!one) Bs[ty][tx] = (rb < N && c < K) ? A[(i64)rb * K + c] : T(0);
         __syncthreads();
         if (one) {
-#pragma unroll 8
+#pragma unroll UNROLL
             for (int k = 0; k < 32; ++k) acc += As[ty][k] * As[tx][k];
         } else {
-#pragma unroll 8
+#pragma unroll UNROLL
             for (int k = 0; k < 32; ++k) acc += As[ty][k] * Bs[tx][k];
         }
         __syncthreads();
@@ -75,15 +80,19 @@ __device__ __forceinline__ void gram_tiles(int N, int K, const T* A, T* C) {
 
 template <typename T>
 __device__ __forceinline__ void gram_tiled(int N, int K, const T* A, T* C) {
-    gram_tiles<T, false, false>(N, K, A, C);
+    gram_tiles<T, false, false, 8>(N, K, A, C);
 }
 template <typename T>
 __device__ __forceinline__ void gram_symmetric(int N, int K, const T* A, T* C) {
-    gram_tiles<T, true, false>(N, K, A, C);
+    gram_tiles<T, true, false, 8>(N, K, A, C);
 }
 template <typename T>
 __device__ __forceinline__ void gram_diagonal(int N, int K, const T* A, T* C) {
-    gram_tiles<T, true, true>(N, K, A, C);
+    gram_tiles<T, true, true, 8>(N, K, A, C);
+}
+template <typename T>
+__device__ __forceinline__ void gram_symmetric_unrolled(int N, int K, const T* A, T* C) {
+    gram_tiles<T, true, false, 32>(N, K, A, C);
 }
 
 // ---- reg_blocked ---------------------------------------------------------------------
@@ -231,4 +240,5 @@ NDGPU_F32_F64(GRAM_ENTRY, naive, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GRAM_ENTRY, tiled, __launch_bounds__(1024), __launch_bounds__(1024))
 NDGPU_F32_F64(GRAM_ENTRY, symmetric, __launch_bounds__(1024), __launch_bounds__(1024))
 NDGPU_F32_F64(GRAM_ENTRY, diagonal, __launch_bounds__(1024), __launch_bounds__(1024))
+NDGPU_F32_F64(GRAM_ENTRY, symmetric_unrolled, __launch_bounds__(1024), __launch_bounds__(1024))
 NDGPU_F32_F64(GRAM_ENTRY, reg_blocked, __launch_bounds__(256, 2), __launch_bounds__(256))

@@ -1,7 +1,7 @@
 //! The M·Mᵀ ladder of report 003 (`kernels/gram.cu`): from one thread per output (v001)
-//! through shared-memory tiles (v004), the symmetric upper half (v005) and single-strip
-//! diagonal tiles (v006), to the GEMM ladder's register-blocked, vectorized kernel run
-//! on upper-triangle tiles only.
+//! through shared-memory tiles (v004), the symmetric upper half (v005), single-strip
+//! diagonal tiles (v006) and a fully unrolled inner product (v007), to the GEMM ladder's
+//! register-blocked, vectorized kernel run on upper-triangle tiles only.
 //!
 //! The result is exactly symmetric on every variant: the symmetric ones compute the upper
 //! triangle and mirror it; `naive` and `tiled` compute both halves, but C[i][j] and
@@ -17,7 +17,15 @@ use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
 use crate::CudaBackend;
 
 /// Variants, default (fastest measured) first.
-pub const VARIANTS: &[&str] = &["reg_blocked", "symmetric", "diagonal", "tiled", "naive"];
+/// The rungs not yet timed sit next to the rung they change.
+pub const VARIANTS: &[&str] = &[
+    "reg_blocked",
+    "symmetric",
+    "symmetric_unrolled",
+    "diagonal",
+    "tiled",
+    "naive",
+];
 
 /// Kernels the default variant launches.
 pub const DEFAULT_KERNELS: &[&str] = &["gram_reg_blocked_f32", "gram_reg_blocked_f64"];
@@ -28,7 +36,8 @@ atomics; each output is summed by one thread in a fixed order) and exactly symme
 (report 003 v001): one thread per output; tiled (v004): 32x32 shared-memory tiles, zero-filled \
 at the edges; symmetric (v005): only tiles on or above the diagonal are computed, each result \
 written to C[i][j] and C[j][i]; diagonal (v006): as symmetric, diagonal tiles stage one strip \
-of rows since both operands are the same; \
+of rows since both operands are the same; symmetric_unrolled (v007): as symmetric, the \
+32-term inner product of each K-step fully unrolled; \
 reg_blocked (default): the GEMM ladder's 128x128 register-blocked kernel with 16-byte loads \
 on a 1-D grid over the T(T+1)/2 upper tiles, results mirrored as 16-byte stores (f32: BK 16, \
 one shared buffer; f64: BK 8, double-buffered through registers: the faster of each).";
@@ -56,10 +65,11 @@ impl Rung {
     }
 }
 
-const RUNGS: [Rung; 5] = [
+const RUNGS: [Rung; 6] = [
     Rung::new("reg_blocked", Grid::Upper(128), (256, 1)),
-    // The symmetric rungs launch every tile, as v005/v006 did; lower tiles return at once.
+    // The symmetric rungs launch every tile, as v005–v007 did; lower tiles return at once.
     Rung::new("symmetric", Grid::Full(32, 32), (32, 32)),
+    Rung::new("symmetric_unrolled", Grid::Full(32, 32), (32, 32)),
     Rung::new("diagonal", Grid::Full(32, 32), (32, 32)),
     Rung::new("tiled", Grid::Full(32, 32), (32, 32)),
     Rung::new("naive", Grid::Full(8, 32), (32, 8)),
