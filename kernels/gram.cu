@@ -1,8 +1,10 @@
 // gram.cu: the M·Mᵀ ladder of report 003. Every kernel takes (int N, int K, const T* A,
 // T* C) with A N×K and C N×N row-major, writes every element of C, and leaves C exactly
-// symmetric. Grids are 1-D over output tiles. Every rung is a template instantiated for
-// float (_f32) and double (_f64). No atomics: each output is summed by one thread in a
-// fixed order, so results are bitwise reproducible run to run.
+// symmetric. Grids are 1-D over output tiles (over column stripes of A for the stripe
+// rungs). Every rung is a template instantiated for float (_f32) and double (_f64).
+// Every rung but the stripe ones sums each output in one thread in a fixed order, so its
+// results are bitwise reproducible run to run; the stripe rungs add partial sums with
+// atomics (see there).
 // Each rung's time on the H200, against cuBLAS, is in docs/kernels.md.
 #include "common.cuh"
 #include "tiles.cuh"
@@ -25,7 +27,7 @@ __device__ __forceinline__ void gram_naive(int N, int K, const T* A, T* C) {
     C[(i64)i * N + j] = acc;
 }
 
-// ---- tiled, symmetric, diagonal (v004, v005, v006) -----------------------------------
+// ---- tiled, symmetric, diagonal, symmetric_unrolled (v004–v007) ----------------------
 // Block 32×32 threads, 32×32 tile of C, one output per thread. Both operands are strips
 // of rows of A: each K-step stages rows [i0, i0+32) and [j0, j0+32) × 32 columns in
 // shared memory (zero outside A: v004's boundary handling) and every thread reads a row
@@ -35,10 +37,13 @@ __device__ __forceinline__ void gram_naive(int N, int K, const T* A, T* C) {
 //     written twice, C[i][j] and C[j][i]; lower tiles return at once.
 //   diagonal (v006): as symmetric, and a diagonal tile stages one strip only, since both
 //     operands are the same rows.
+//   symmetric_unrolled (v007): as symmetric, with the 32-term inner product of a K-step
+//     fully unrolled instead of by 8 (no loop counter or branch left per K-step; the
+//     report wrote its 8 terms out by hand and found no gain).
 // symmetric does half the work of tiled; diagonal gains nothing over symmetric:
 // diagonal tiles are only 1/T of the tiles, and the per-tile branch costs more than the
 // strip it saves (also with one loop over a selected strip).
-template <typename T, bool UPPER, bool ONE_STRIP>
+template <typename T, bool UPPER, bool ONE_STRIP, int UNROLL>
 __device__ __forceinline__ void gram_tiles(int N, int K, const T* A, T* C) {
     __shared__ T As[32][33];
     __shared__ T Bs[32][33];
@@ -56,10 +61,10 @@ __device__ __forceinline__ void gram_tiles(int N, int K, const T* A, T* C) {
         if (!one) Bs[ty][tx] = (rb < N && c < K) ? A[(i64)rb * K + c] : T(0);
         __syncthreads();
         if (one) {
-#pragma unroll 8
+#pragma unroll UNROLL
             for (int k = 0; k < 32; ++k) acc += As[ty][k] * As[tx][k];
         } else {
-#pragma unroll 8
+#pragma unroll UNROLL
             for (int k = 0; k < 32; ++k) acc += As[ty][k] * Bs[tx][k];
         }
         __syncthreads();
@@ -75,15 +80,107 @@ __device__ __forceinline__ void gram_tiles(int N, int K, const T* A, T* C) {
 
 template <typename T>
 __device__ __forceinline__ void gram_tiled(int N, int K, const T* A, T* C) {
-    gram_tiles<T, false, false>(N, K, A, C);
+    gram_tiles<T, false, false, 8>(N, K, A, C);
 }
 template <typename T>
 __device__ __forceinline__ void gram_symmetric(int N, int K, const T* A, T* C) {
-    gram_tiles<T, true, false>(N, K, A, C);
+    gram_tiles<T, true, false, 8>(N, K, A, C);
 }
 template <typename T>
 __device__ __forceinline__ void gram_diagonal(int N, int K, const T* A, T* C) {
-    gram_tiles<T, true, true>(N, K, A, C);
+    gram_tiles<T, true, true, 8>(N, K, A, C);
+}
+template <typename T>
+__device__ __forceinline__ void gram_symmetric_unrolled(int N, int K, const T* A, T* C) {
+    gram_tiles<T, true, false, 32>(N, K, A, C);
+}
+
+// Upper tile number id (column by column: (0,0), (0,1), (1,1), (0,2), ...) → (bi ≤ bj).
+__device__ __forceinline__ void upper_tile(int id, int& bi, int& bj) {
+    int j = (int)((sqrt(8.0 * (double)id + 1.0) - 1.0) * 0.5);
+    while ((i64)j * (j + 1) / 2 > id) --j;  // guard against rounding of the root
+    while ((i64)(j + 1) * (j + 2) / 2 <= id) ++j;
+    bj = j;
+    bi = id - (int)((i64)j * (j + 1) / 2);
+}
+
+// ---- stripes, stripes_transposed (v008, v009) ---------------------------------------
+// Column stripes instead of square tiles: block b owns columns [b·W, b·W+W) of A, stages
+// that stripe of every row in shared memory once, and adds its share of every upper
+// output, Σ over its W columns of A[i][k]·A[j][k], into C with atomicAdd. C must be
+// zeroed first and is mirrored afterwards (gram_mirror below). 256 threads; warp w takes
+// rows i = w, w+8, ... of C, its lanes the columns j = i + lane, i + lane + 32, ...: in
+// one step the lanes read the stripe at 32 consecutive rows j, and all at row i (one
+// broadcast, held in registers for the row).
+//   stripes (v008): the stripe stored as it lies, S[row][k]: the lanes' reads of S[j][k]
+//     are W elements apart, so they share few banks (8-way conflicts in f32).
+//   stripes_transposed (v009): stored transposed, S[k][row]: the lanes' reads are
+//     consecutive, conflict-free.
+// Limits: the whole stripe of N rows sits in shared memory, at most STRIPE_ROWS rows (the
+// report's 1024); each row's piece is 32 bytes (the report's 8 floats, or 4 doubles), so
+// the stripe takes 32 KiB for either dtype. The host refuses larger N before launch.
+// Unlike the report, only outputs on or above the diagonal are summed (it summed all N²)
+// and the lower half is a copy: the atomics add the blocks' partial sums in whatever
+// order the blocks arrive, so C[i][j] and C[j][i] summed separately could differ in the
+// last bit, and neither is bitwise reproducible run to run. A stripe's own W terms are
+// summed in a fixed order; columns past K are staged as zeros.
+#define STRIPE_ROWS 1024
+template <typename T, bool TRANSPOSED>
+__device__ __forceinline__ void gram_stripe_sums(int N, int K, const T* A, T* C) {
+    constexpr int W = 32 / (int)sizeof(T);
+    __shared__ T S[STRIPE_ROWS * W];
+    if (N > STRIPE_ROWS) return;  // refused by the host; never write past the stripe
+    const int k0 = blockIdx.x * W;
+    for (int e = threadIdx.x; e < N * W; e += blockDim.x) {  // a warp reads 32/W rows
+        const int r = e / W, c = e % W;
+        const T v = k0 + c < K ? A[(i64)r * K + k0 + c] : T(0);
+        S[TRANSPOSED ? c * STRIPE_ROWS + r : e] = v;
+    }
+    __syncthreads();
+    const int lane = threadIdx.x % 32;
+    for (int i = threadIdx.x / 32; i < N; i += blockDim.x / 32) {
+        T a[W];
+#pragma unroll
+        for (int c = 0; c < W; ++c) a[c] = S[TRANSPOSED ? c * STRIPE_ROWS + i : i * W + c];
+        for (int j = i + lane; j < N; j += 32) {
+            T sum = T(0);
+#pragma unroll
+            for (int c = 0; c < W; ++c)
+                sum += a[c] * S[TRANSPOSED ? c * STRIPE_ROWS + j : j * W + c];
+            atomicAdd(C + (i64)i * N + j, sum);
+        }
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void gram_stripes(int N, int K, const T* A, T* C) {
+    gram_stripe_sums<T, false>(N, K, A, C);
+}
+template <typename T>
+__device__ __forceinline__ void gram_stripes_transposed(int N, int K, const T* A, T* C) {
+    gram_stripe_sums<T, true>(N, K, A, C);
+}
+
+// The lower triangle of C from its upper one, after the stripe sums. A 1-D grid over the
+// 32×32 tiles on or above the diagonal, 32×8 threads: a tile is read by rows, and its
+// transpose written by rows to the mirror tile, through shared memory padded to 33 so
+// that both global sides are coalesced. A diagonal tile writes only its strictly lower
+// half, read from its upper half before the barrier.
+template <typename T>
+__device__ __forceinline__ void gram_mirror(int N, T* C) {
+    __shared__ T t[32][33];
+    int bi, bj;
+    upper_tile(blockIdx.x, bi, bj);
+    const int tx = threadIdx.x;
+    for (int y = threadIdx.y; y < 32; y += 8) {  // t[y][x] = C[bi·32 + y][bj·32 + x]
+        const int r = bi * 32 + y, c = bj * 32 + tx;
+        if (r < N && c < N) t[y][tx] = C[(i64)r * N + c];
+    }
+    __syncthreads();
+    for (int y = threadIdx.y; y < 32; y += 8) {  // C[r][c] = C[c][r] = t[tx][y]
+        const int r = bj * 32 + y, c = bi * 32 + tx;
+        if (r < N && c < r) C[(i64)r * N + c] = t[tx][y];
+    }
 }
 
 // ---- reg_blocked ---------------------------------------------------------------------
@@ -115,15 +212,6 @@ template <> struct GramCfg<double> {
     static const int BK = 8;
     static const Pipe PIPE = REGS;
 };
-
-// Upper tile number id (column by column: (0,0), (0,1), (1,1), (0,2), ...) → (bi ≤ bj).
-__device__ __forceinline__ void upper_tile(int id, int& bi, int& bj) {
-    int j = (int)((sqrt(8.0 * (double)id + 1.0) - 1.0) * 0.5);
-    while ((i64)j * (j + 1) / 2 > id) --j;  // guard against rounding of the root
-    while ((i64)(j + 1) * (j + 2) / 2 <= id) ++j;
-    bj = j;
-    bi = id - (int)((i64)j * (j + 1) / 2);
-}
 
 template <typename T>
 __device__ __forceinline__ void gram_reg_blocked(int N, int K, const T* A, T* C) {
@@ -231,4 +319,12 @@ NDGPU_F32_F64(GRAM_ENTRY, naive, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GRAM_ENTRY, tiled, __launch_bounds__(1024), __launch_bounds__(1024))
 NDGPU_F32_F64(GRAM_ENTRY, symmetric, __launch_bounds__(1024), __launch_bounds__(1024))
 NDGPU_F32_F64(GRAM_ENTRY, diagonal, __launch_bounds__(1024), __launch_bounds__(1024))
+NDGPU_F32_F64(GRAM_ENTRY, symmetric_unrolled, __launch_bounds__(1024), __launch_bounds__(1024))
+NDGPU_F32_F64(GRAM_ENTRY, stripes, __launch_bounds__(256), __launch_bounds__(256))
+NDGPU_F32_F64(GRAM_ENTRY, stripes_transposed, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GRAM_ENTRY, reg_blocked, __launch_bounds__(256, 2), __launch_bounds__(256))
+
+// The stripe rungs' second launch: gram_mirror_<dtype>(int N, T* C).
+#define MIRROR_ENTRY(tech, sfx, T, bounds) \
+    NDGPU_ENTRY(gram_##tech##_##sfx, bounds, (int N, T* __restrict__ C), (gram_##tech<T>(N, C)))
+NDGPU_F32_F64(MIRROR_ENTRY, mirror, __launch_bounds__(256), __launch_bounds__(256))

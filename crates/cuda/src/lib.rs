@@ -31,6 +31,7 @@ use ndgpu_cuda_runtime::kernels;
 
 pub use ndgpu_cuda_runtime::Gpu;
 pub use ops::default_kernels;
+pub use ops::gram::gram_row_limit;
 
 /// The backend's name.
 const NAME: &str = "cuda";

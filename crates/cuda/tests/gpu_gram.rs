@@ -2,7 +2,8 @@
 //! against `kernels/gram.cu`; conformance for every variant; every variant against an
 //! f64 reference (error-analysis bound) on odd shapes, exactly symmetric; outputs over
 //! memory poisoned with NaN; the gram of a product that stays on the device; empty
-//! shapes and errors; run-to-run reproducibility.
+//! shapes and errors; run-to-run reproducibility (all but the atomics-based stripe
+//! rungs); the stripe rungs' row limit, met and exceeded.
 //!
 //! Only the check of the default kernels against the source needs no device; the rest
 //! are ignored without one. Run them on a GPU machine with
@@ -14,8 +15,8 @@ use common::{assert_unknown_variant_refused, backend, every_variant, GRAM, ODD};
 use ndarray::{Array2, ArrayView2};
 use ndgpu_conformance::data::Rng;
 use ndgpu_conformance::Sizes;
-use ndgpu_core::{Backend, Family, Gemm, Gram, MatMul, Matrix, Memory, Trans};
-use ndgpu_cuda::CudaBackend;
+use ndgpu_core::{Backend, Error, Family, Gemm, Gram, MatMul, Matrix, Memory, Trans};
+use ndgpu_cuda::{gram_row_limit, CudaBackend};
 use ndgpu_cuda_runtime::CudaElement;
 
 common::kernel_source_tests!(GRAM);
@@ -32,6 +33,39 @@ fn assert_gram<T: CudaElement>(what: &str, m: ArrayView2<T>, got: ArrayView2<T>)
             "{what}: not symmetric: C[{i}][{j}] = {v:e}, C[{j}][{i}] = {w:e}"
         );
     }
+}
+
+/// The variants whose partial sums are added with atomics: not bitwise reproducible.
+const ATOMIC: [&str; 2] = ["stripes", "stripes_transposed"];
+
+/// Asserts that `r` is the row-limit error of variant `v` for an n×k M.
+fn assert_row_limit_error<T>(r: ndgpu_core::Result<T>, v: &str, n: usize, k: usize) {
+    let limit = gram_row_limit(v).expect("a variant with a row limit");
+    match r {
+        Err(e @ Error::InvalidArgument { .. }) => {
+            let msg = e.to_string();
+            for part in [format!("{limit} rows"), format!("{n}x{k}"), v.to_string()] {
+                assert!(msg.contains(&part), "{v}: {msg:?} does not name {part:?}");
+            }
+        }
+        Err(e) => panic!("{v} n={n} k={k}: expected the row-limit error, got {e}"),
+        Ok(_) => panic!("{v} n={n} k={k}: beyond the row limit {limit}, yet no error"),
+    }
+}
+
+/// `m·mᵀ` with the selected variant `v`, or, where m has more rows than `v` takes, the
+/// asserted row-limit error and `None`.
+fn gram_within_limit<T: CudaElement>(
+    b: &CudaBackend,
+    v: &str,
+    m: ArrayView2<T>,
+) -> Option<Array2<T>> {
+    let (n, k) = m.dim();
+    if gram_row_limit(v).is_some_and(|l| n > l) {
+        assert_row_limit_error(b.gram(m), v, n, k);
+        return None;
+    }
+    Some(b.gram(m).unwrap())
 }
 
 #[test]
@@ -52,10 +86,12 @@ fn odd_shapes_every_variant_exactly_symmetric() {
         let m32 = rng.matrix::<f32>(n, k);
         let m64 = rng.matrix::<f64>(n, k);
         every_variant(&mut b, Family::Gram, |b, v| {
-            let g = b.gram(m32.view()).unwrap();
-            assert_gram(&format!("{v} f32 n={n} k={k}"), m32.view(), g.view());
-            let g = b.gram(m64.view()).unwrap();
-            assert_gram(&format!("{v} f64 n={n} k={k}"), m64.view(), g.view());
+            if let Some(g) = gram_within_limit(b, v, m32.view()) {
+                assert_gram(&format!("{v} f32 n={n} k={k}"), m32.view(), g.view());
+            }
+            if let Some(g) = gram_within_limit(b, v, m64.view()) {
+                assert_gram(&format!("{v} f64 n={n} k={k}"), m64.view(), g.view());
+            }
         });
     }
 }
@@ -73,6 +109,9 @@ fn poisoned<T: CudaElement>(b: &mut CudaBackend, rng: &mut Rng, n: usize, k: usi
     let m = rng.matrix::<T>(n, k);
     let dm = b.upload(m.view()).unwrap();
     every_variant(b, Family::Gram, |b, v| {
+        if gram_row_limit(v).is_some_and(|l| n > l) {
+            return; // the limit's error is asserted in odd_shapes and row_limit tests
+        }
         let got = gram_over_nan(b, &dm);
         let what = format!("{v} {} n={n} k={k} over NaN", T::SUFFIX);
         assert_gram(&what, m.view(), got.view());
@@ -146,7 +185,53 @@ fn every_variant_is_bitwise_reproducible() {
     };
     let m = rng.matrix::<f32>(n, k);
     let dm = b.upload(m.view()).unwrap();
+    let variants = b.variants(Family::Gram);
+    for v in ATOMIC {
+        assert!(variants.contains(&v), "{v} is not a variant: {variants:?}");
+    }
     every_variant(&mut b, Family::Gram, |b, v| {
-        common::assert_same_every_run(v, 3, || b.download(&b.gram_dev(&dm).unwrap()).unwrap());
+        if !ATOMIC.contains(&v) {
+            common::assert_same_every_run(v, 3, || b.download(&b.gram_dev(&dm).unwrap()).unwrap());
+        }
     });
 }
+
+/// At the row limit the stripe rungs are right and exactly symmetric (f32 and f64; at
+/// medium sizes only, the instrumented small runs being too slow); one row beyond it they
+/// refuse with an error naming the limit and the sizes, on host and resident inputs, and
+/// the backend goes on working.
+fn row_limit<T: CudaElement>(b: &CudaBackend, rng: &mut Rng) {
+    let v = b.variant(Family::Gram);
+    let Some(limit) = gram_row_limit(v) else {
+        return;
+    };
+    // Several stripes, the last one partial (k is not a multiple of 8 or 4).
+    let k = 37;
+    if Sizes::from_env(Sizes::Medium).admits(&[limit, k]) {
+        let m = rng.matrix::<T>(limit, k);
+        let g = b.gram(m.view()).unwrap();
+        let what = format!("{v} {} n={limit} k={k}", T::SUFFIX);
+        assert_gram(&what, m.view(), g.view());
+    }
+    let over = rng.matrix::<T>(limit + 1, k);
+    assert_row_limit_error(b.gram(over.view()), v, limit + 1, k);
+    let dm = b.upload(over.view()).unwrap();
+    assert_row_limit_error(b.gram_dev(&dm), v, limit + 1, k);
+    // k = 0 is refused too: the limit is on the rows, whatever the product.
+    let empty = Array2::<T>::zeros((limit + 1, 0));
+    assert_row_limit_error(b.gram(empty.view()), v, limit + 1, 0);
+    let small = rng.matrix::<T>(5, 3);
+    let g = b.gram(small.view()).unwrap();
+    assert_gram(
+        &format!("{v} {} after the error", T::SUFFIX),
+        small.view(),
+        g.view(),
+    );
+}
+
+common::every_variant_test!(
+    stripe_rungs_take_up_to_1024_rows_and_refuse_more,
+    Family::Gram,
+    row_limit,
+    seed 31
+);

@@ -68,13 +68,16 @@ pub trait Gram<T: Element>: Memory<T> {
     /// every backend.
     ///
     /// # Errors
-    /// [`Error::WrongPlace`](crate::Error::WrongPlace); out of memory; device errors.
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); out of memory;
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) beyond a size limit of the
+    /// selected variant (the variant's note states it); device errors.
     fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>>;
 
     /// `M·Mᵀ` of a host array.
     ///
     /// # Errors
-    /// Backend errors only: every shape is valid.
+    /// Backend errors only: every shape is valid, except beyond a size limit of the
+    /// selected variant.
     fn gram(&self, m: ArrayView2<T>) -> Result<Array2<T>> {
         self.download(&self.gram_dev(&self.upload(m)?)?)
     }

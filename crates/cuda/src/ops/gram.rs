@@ -1,37 +1,61 @@
 //! The M·Mᵀ ladder of report 003 (`kernels/gram.cu`): from one thread per output (v001)
-//! through shared-memory tiles (v004), the symmetric upper half (v005) and single-strip
-//! diagonal tiles (v006), to the GEMM ladder's register-blocked, vectorized kernel run
-//! on upper-triangle tiles only.
+//! through shared-memory tiles (v004), the symmetric upper half (v005), single-strip
+//! diagonal tiles (v006), a fully unrolled inner product (v007) and column stripes summed
+//! with atomics (v008, v009), to the GEMM ladder's register-blocked, vectorized kernel
+//! run on upper-triangle tiles only.
 //!
 //! The result is exactly symmetric on every variant: the symmetric ones compute the upper
 //! triangle and mirror it; `naive` and `tiled` compute both halves, but C[i][j] and
 //! C[j][i] then come from the same multiply-adds in the same order with the factors
-//! swapped, which round identically.
+//! swapped, which round identically. The stripe rungs sum the upper triangle with
+//! atomics into a zeroed C, then copy it to the lower one in a second launch.
 
-use cudarc::driver::LaunchConfig;
+use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ndgpu_core::{Backend, Error, Family, Gram, Matrix, Result};
 use ndgpu_cuda_runtime::kernels::KernelFile;
-use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launch_in_out};
-use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
+use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, go, grid_1d, launch_in_out};
+use ndgpu_cuda_runtime::{driver, push_args, CudaElement, DeviceMatrix, Gpu};
 
 use crate::CudaBackend;
 
-/// Variants, default (fastest measured) first.
-pub const VARIANTS: &[&str] = &["reg_blocked", "symmetric", "diagonal", "tiled", "naive"];
+/// Variants, default (fastest measured) first. The rungs not yet timed sit next to the
+/// rung they change.
+pub const VARIANTS: &[&str] = &[
+    "reg_blocked",
+    "symmetric",
+    "symmetric_unrolled",
+    "diagonal",
+    "tiled",
+    "stripes_transposed",
+    "stripes",
+    "naive",
+];
 
 /// Kernels the default variant launches.
 pub const DEFAULT_KERNELS: &[&str] = &["gram_reg_blocked_f32", "gram_reg_blocked_f64"];
 
-/// Determinism and scope.
-pub const NOTE: &str = "gram (cuda): every variant is bitwise reproducible run to run (no \
-atomics; each output is summed by one thread in a fixed order) and exactly symmetric. naive \
-(report 003 v001): one thread per output; tiled (v004): 32x32 shared-memory tiles, zero-filled \
-at the edges; symmetric (v005): only tiles on or above the diagonal are computed, each result \
-written to C[i][j] and C[j][i]; diagonal (v006): as symmetric, diagonal tiles stage one strip \
-of rows since both operands are the same; \
+/// Determinism, scope and limits.
+pub const NOTE: &str = "gram (cuda): every variant is exactly symmetric; every variant but \
+stripes and stripes_transposed is bitwise reproducible run to run (no atomics; each output is \
+summed by one thread in a fixed order). naive (report 003 v001): one thread per output; tiled \
+(v004): 32x32 shared-memory tiles, zero-filled at the edges; symmetric (v005): only tiles on or \
+above the diagonal are computed, each result written to C[i][j] and C[j][i]; diagonal (v006): \
+as symmetric, diagonal tiles stage one strip of rows since both operands are the same; \
+symmetric_unrolled (v007): as symmetric, the 32-term inner product of each K-step fully \
+unrolled; stripes (v008) and stripes_transposed (v009): one block per 32-byte-wide column \
+stripe of M (8 floats, 4 doubles) held in shared memory for all rows, as it lies (v008) or \
+transposed (v009, conflict-free reads), each block's partial sums of the upper triangle added \
+with floating-point atomics, then mirrored: NOT bitwise reproducible run to run (the atomics' order \
+varies), and limited to M of at most 1024 rows (larger is refused with InvalidArgument); \
 reg_blocked (default): the GEMM ladder's 128x128 register-blocked kernel with 16-byte loads \
 on a 1-D grid over the T(T+1)/2 upper tiles, results mirrored as 16-byte stores (f32: BK 16, \
 one shared buffer; f64: BK 8, double-buffered through registers: the faster of each).";
+
+/// Rows of M that the stripe rungs hold in shared memory (`STRIPE_ROWS` in
+/// kernels/gram.cu, the report's 1024).
+const STRIPE_ROWS: usize = 1024;
+/// Bytes of a row's piece of one stripe (`32 / sizeof(T)` columns in kernels/gram.cu).
+const STRIPE_BYTES: usize = 32;
 
 /// How a variant covers C.
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +64,23 @@ enum Grid {
     Full(usize, usize),
     /// Every square tile of this order on or above the diagonal, numbered column by column.
     Upper(usize),
+    /// One block per column stripe of M ([`STRIPE_BYTES`] wide), adding into a zeroed C
+    /// with atomics; `gram_mirror` completes C. At most [`STRIPE_ROWS`] rows.
+    Stripes,
+}
+
+impl Grid {
+    /// Blocks covering C (or M's stripes) for an n×k M of `T`.
+    fn blocks<T>(self, n: usize, k: usize) -> usize {
+        match self {
+            Grid::Full(rows, cols) => n.div_ceil(rows) * n.div_ceil(cols),
+            Grid::Upper(order) => {
+                let t = n.div_ceil(order);
+                t * (t + 1) / 2
+            }
+            Grid::Stripes => k.div_ceil(STRIPE_BYTES / size_of::<T>()),
+        }
+    }
 }
 
 /// One rung of the ladder: how its grid covers C, and the block's threads.
@@ -56,12 +97,15 @@ impl Rung {
     }
 }
 
-const RUNGS: [Rung; 5] = [
+const RUNGS: [Rung; 8] = [
     Rung::new("reg_blocked", Grid::Upper(128), (256, 1)),
-    // The symmetric rungs launch every tile, as v005/v006 did; lower tiles return at once.
+    // The symmetric rungs launch every tile, as v005–v007 did; lower tiles return at once.
     Rung::new("symmetric", Grid::Full(32, 32), (32, 32)),
+    Rung::new("symmetric_unrolled", Grid::Full(32, 32), (32, 32)),
     Rung::new("diagonal", Grid::Full(32, 32), (32, 32)),
     Rung::new("tiled", Grid::Full(32, 32), (32, 32)),
+    Rung::new("stripes_transposed", Grid::Stripes, (256, 1)),
+    Rung::new("stripes", Grid::Stripes, (256, 1)),
     Rung::new("naive", Grid::Full(8, 32), (32, 8)),
 ];
 
@@ -69,13 +113,24 @@ fn rung(variant: &str) -> Result<Rung> {
     super::find_rung(&RUNGS, |r| r.name, Family::Gram, variant, VARIANTS)
 }
 
+/// The most rows of M that the gram variant `variant` takes, where it has a limit:
+/// `stripes` and `stripes_transposed` hold a whole column stripe of M in shared memory,
+/// at most 1024 rows; beyond that they return [`Error::InvalidArgument`]. `None` for the
+/// other variants and for unknown names.
+pub fn gram_row_limit(variant: &str) -> Option<usize> {
+    match rung(variant).ok()?.grid {
+        Grid::Stripes => Some(STRIPE_ROWS),
+        Grid::Full(..) | Grid::Upper(_) => None,
+    }
+}
+
 /// `out ← m·mᵀ` (n×n for an n×k `m`) on resident data with the named variant. Every
 /// element of `out` is written and the result is exactly symmetric.
 ///
 /// # Errors
 /// [`Error::ShapeMismatch`] when `out` is not n×n, [`Error::UnknownVariant`],
-/// [`Error::InvalidArgument`] for dimensions beyond the kernels' 32-bit indices, device
-/// errors.
+/// [`Error::InvalidArgument`] for dimensions beyond the kernels' 32-bit indices or beyond
+/// the variant's row limit ([`gram_row_limit`]), device errors.
 pub(crate) fn gram<T: CudaElement>(
     gpu: &Gpu,
     variant: &str,
@@ -93,28 +148,30 @@ pub(crate) fn gram<T: CudaElement>(
             ),
         ));
     }
+    if let Some(limit) = gram_row_limit(variant).filter(|&l| n > l) {
+        return Err(Error::invalid(
+            "gram",
+            format!(
+                "variant {variant} holds a whole column stripe of M in shared memory, at \
+                 most {limit} rows; M is {n}x{k}"
+            ),
+        ));
+    }
     check_buffer("gram", "M", m)?;
     check_buffer("gram", "the output", out)?;
     if n == 0 {
         return Ok(());
     }
     if k == 0 {
-        let len = out.len();
-        return gpu
-            .stream()
-            .memset_zeros(&mut out.data.slice_mut(0..len))
-            .map_err(|e| driver("gram: zeroing the output", e));
+        return zero(gpu, out);
     }
     let (ni, ki) = (dim_i32("gram", n)?, dim_i32("gram", k)?);
-    let n_blocks = match rung.grid {
-        Grid::Full(rows, cols) => n.div_ceil(rows) * n.div_ceil(cols),
-        Grid::Upper(order) => {
-            let t = n.div_ceil(order);
-            t * (t + 1) / 2
-        }
-    };
+    let stripes = matches!(rung.grid, Grid::Stripes);
+    if stripes {
+        zero(gpu, out)?;
+    }
     let cfg = LaunchConfig {
-        grid_dim: (grid_1d("gram", n_blocks)?, 1, 1),
+        grid_dim: (grid_1d("gram", rung.grid.blocks::<T>(n, k))?, 1, 1),
         block_dim: (rung.block.0, rung.block.1, 1),
         shared_mem_bytes: 0,
     };
@@ -124,9 +181,44 @@ pub(crate) fn gram<T: CudaElement>(
     );
     // SAFETY: gram_<variant>_<dtype>(int N, int K, const T* A, T* C) with A n×k and C n×n
     // row-major, both buffers checked to hold rows·cols elements; the grid has one block
-    // per tile the kernel decodes from blockIdx.x (all tiles, or the upper ones), and
-    // every access is bounds-checked against N and K.
-    unsafe { launch_in_out(gpu, kernel, cfg, (ni, ki), &m.data, &mut out.data) }
+    // per tile the kernel decodes from blockIdx.x (all tiles, or the upper ones), or per
+    // stripe of A's columns (n checked against the stripe's rows above), and every access
+    // is bounds-checked against N and K.
+    unsafe { launch_in_out(gpu, kernel, cfg, (ni, ki), &m.data, &mut out.data) }?;
+    if stripes {
+        mirror(gpu, ni, out)?;
+    }
+    Ok(())
+}
+
+/// Zeros the whole of `out`.
+fn zero<T: CudaElement>(gpu: &Gpu, out: &mut DeviceMatrix<T>) -> Result<()> {
+    let len = out.len();
+    gpu.stream()
+        .memset_zeros(&mut out.data.slice_mut(0..len))
+        .map_err(|e| driver("gram: zeroing the output", e))
+}
+
+/// Copies the upper triangle of the n×n `out` to its lower one (the stripe rungs' second
+/// launch).
+fn mirror<T: CudaElement>(gpu: &Gpu, n: i32, out: &mut DeviceMatrix<T>) -> Result<()> {
+    let name = format!("gram_mirror_{}", T::SUFFIX);
+    let cfg = LaunchConfig {
+        grid_dim: (
+            grid_1d("gram", Grid::Upper(32).blocks::<T>(out.rows, 0))?,
+            1,
+            1,
+        ),
+        block_dim: (32, 8, 1),
+        shared_mem_bytes: 0,
+    };
+    let f = gpu.function(KernelFile::GRAM, &name)?;
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; &n, &mut out.data);
+    // SAFETY: (int N, T* C) with C n×n row-major, its buffer checked to hold n·n elements;
+    // one block per upper 32×32 tile, decoded from blockIdx.x, every access checked
+    // against N.
+    unsafe { go(b, &name, cfg) }
 }
 
 impl<T: CudaElement> Gram<T> for CudaBackend {
@@ -137,5 +229,32 @@ impl<T: CudaElement> Gram<T> for CudaBackend {
         let mut out = gpu.alloc_matrix("gram", n, n)?;
         gram(gpu, self.variant(Family::Gram), dm, &mut out)?;
         Ok(gpu.matrix(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_has_a_rung_and_only_the_stripe_rungs_have_a_row_limit() {
+        for v in VARIANTS {
+            let r = rung(v).unwrap();
+            assert!(
+                r.block.0 * r.block.1 <= 1024 && r.block.0.is_multiple_of(32),
+                "{v}"
+            );
+            let limit = gram_row_limit(v);
+            assert_eq!(limit.is_some(), v.starts_with("stripes"), "{v}");
+        }
+        assert_eq!(VARIANTS.len(), RUNGS.len());
+        assert_eq!(gram_row_limit("stripes"), Some(1024));
+        assert_eq!(gram_row_limit("nope"), None);
+        assert!(DEFAULT_KERNELS
+            .iter()
+            .all(|k| k.starts_with(&format!("gram_{}_", VARIANTS[0]))));
+        // 8 floats or 4 doubles per stripe, as the kernels' W = 32 / sizeof(T).
+        assert_eq!(Grid::Stripes.blocks::<f32>(1024, 17), 3);
+        assert_eq!(Grid::Stripes.blocks::<f64>(1024, 17), 5);
     }
 }
