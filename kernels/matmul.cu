@@ -239,11 +239,12 @@ template <> struct FastCfg<double> { static const int BK = 8; };
 // as its transpose, K×M with leading dimension lda) serve callers that multiply blocks of
 // larger matrices in place, as the blocked triangular solves do. A transposed A's tiles
 // are rows of a K×M matrix, loaded as B's are: as they lie, which is the S[k][row] order
-// the inner loop reads.
-template <typename T, int BK, bool PIPELINED, bool TA>
+// the inner loop reads. SPLIT (split_k): block y runs K-tiles [y·KS, (y+1)·KS) / BK
+// only and writes partial product y, M·ldc elements past C.
+template <typename T, int BK, bool PIPELINED, bool TA, bool SPLIT = false>
 __device__ __forceinline__ void gemm_warp_tiled(int M, int N, int K, T alpha, const T* A,
                                                int lda, const T* B, int ldb, T beta, T* C,
-                                               int ldc) {
+                                               int ldc, int KS = 0) {
     constexpr int BM = 128, BN = 128, THREADS = 256, STAGES = PIPELINED ? 2 : 1;
     typedef RowPanel<T, BM, BK, THREADS> PA;
     typedef ColPanel<T, BK, BM, THREADS> PAT;  // A transposed: rows k, columns m
@@ -264,7 +265,8 @@ __device__ __forceinline__ void gemm_warp_tiled(int M, int N, int K, T alpha, co
     const bool vec_b = N % PB::V == 0 && ldb % PB::V == 0 && aligned16(B);
     T acc[8][8];
     zero_block(acc);
-    const int tiles = (K + BK - 1) / BK;
+    const int t0 = SPLIT ? blockIdx.y * (KS / BK) : 0;
+    const int tiles = SPLIT ? min((K + BK - 1) / BK, t0 + KS / BK) : (K + BK - 1) / BK;
     if (!PIPELINED) {
         T ra[PA::LOADS][PA::V], rb[PB::LOADS][PB::V];
         for (int t = 0; t < tiles; ++t) {
@@ -278,16 +280,16 @@ __device__ __forceinline__ void gemm_warp_tiled(int M, int N, int K, T alpha, co
         }
     } else {
         if (TA) {
-            PAT::copy(A, K, M, lda, 0, m0, vec_a, As[0]);
+            PAT::copy(A, K, M, lda, t0 * BK, m0, vec_a, As[0]);
         } else {
-            PA::stage(A, M, K, lda, m0, 0, vec_a, W);
+            PA::stage(A, M, K, lda, m0, t0 * BK, vec_a, W);
         }
-        PB::copy(B, K, N, ldb, 0, n0, vec_b, Bs[0]);
+        PB::copy(B, K, N, ldb, t0 * BK, n0, vec_b, Bs[0]);
         cp_async_wait_all();
         if (!TA) PA::unstage(As[0], W);
         __syncthreads();
-        for (int t = 0; t < tiles; ++t) {
-            const int cur = t & 1;
+        for (int t = t0; t < tiles; ++t) {
+            const int cur = (t - t0) & 1;
             const bool more = t + 1 < tiles;  // uniform across the block
             // The other buffers were last read before the previous barrier, and W only
             // by this thread.
@@ -307,6 +309,7 @@ __device__ __forceinline__ void gemm_warp_tiled(int M, int N, int K, T alpha, co
             __syncthreads();
         }
     }
+    if (SPLIT) C += (i64)blockIdx.y * M * ldc;
     store_block(C, M, N, ldc, m0 + ar, n0 + bc, alpha, beta, acc);
 }
 
@@ -331,10 +334,8 @@ __device__ __forceinline__ void gemm_double_buffered(int M, int N, int K, T alph
 template <typename T>
 __device__ __forceinline__ void gemm_split_part(int M, int N, int K, int KS, const T* A,
                                                const T* B, T* W) {
-    const int k0 = blockIdx.y * KS;
-    gemm_warp_tiled<T, FastCfg<T>::BK, true, false>(M, N, min(KS, K - k0), T(1), A + k0, K,
-                                                     B + (i64)k0 * N, N, T(0),
-                                                     W + (i64)blockIdx.y * M * N, N);
+    gemm_warp_tiled<T, FastCfg<T>::BK, true, false, true>(M, N, K, T(1), A, K, B, N, T(0), W,
+                                                           N, KS);
 }
 template <typename T>
 __device__ __forceinline__ void gemm_split_sum(i64 len, int S, T alpha, const T* W, T beta,
@@ -372,11 +373,11 @@ NDGPU_F32_F64(GEMM_ENTRY, vectorized, __launch_bounds__(256, 2), __launch_bounds
 NDGPU_F32_F64(GEMM_ENTRY, double_buffered, __launch_bounds__(256, 2), __launch_bounds__(256))
 
 #define GEMM_SPLIT(tech, sfx, T, bounds)                                                   \
-    NDGPU_ENTRY(gemm_split_part_##sfx, bounds,                                             \
+    NDGPU_ENTRY(gemm_split_k_##sfx, bounds,                                             \
                 (int M, int N, int K, int KS, const T* __restrict__ A,                     \
                  const T* __restrict__ B, T* __restrict__ W),                              \
                 (gemm_split_part<T>(M, N, K, KS, A, B, W)))                                \
-    NDGPU_ENTRY(gemm_split_sum_##sfx, __launch_bounds__(256),                              \
+    NDGPU_ENTRY(gemm_split_k_sum_##sfx, __launch_bounds__(256),                              \
                 (i64 len, int S, T alpha, const T* __restrict__ W, T beta, T* C),          \
                 (gemm_split_sum<T>(len, S, alpha, W, beta, C)))
 NDGPU_F32_F64(GEMM_SPLIT, split_k, __launch_bounds__(256, 2), __launch_bounds__(256))

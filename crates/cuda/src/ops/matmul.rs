@@ -17,8 +17,8 @@ use crate::CudaBackend;
 
 /// Variants, default (fastest measured) first.
 pub const VARIANTS: &[&str] = &[
-    "double_buffered",
     "split_k",
+    "double_buffered",
     "vectorized",
     "reg_blocked",
     "tiled_unrolled",
@@ -27,8 +27,16 @@ pub const VARIANTS: &[&str] = &[
     "naive",
 ];
 
-/// Kernels the default variant launches.
-pub const DEFAULT_KERNELS: &[&str] = &["gemm_double_buffered_f32", "gemm_double_buffered_f64"];
+/// Kernels the default variant launches: its own, and double_buffered's where it does not
+/// split K.
+pub const DEFAULT_KERNELS: &[&str] = &[
+    "gemm_split_k_f32",
+    "gemm_split_k_f64",
+    "gemm_split_k_sum_f32",
+    "gemm_split_k_sum_f64",
+    "gemm_double_buffered_f32",
+    "gemm_double_buffered_f64",
+];
 
 /// Determinism and scope.
 pub const NOTE: &str = "matmul (cuda): every variant is bitwise reproducible run to run (no \
@@ -37,9 +45,10 @@ a warp walks down a column (uncoalesced); coalesced: one thread per output, a wa
 tiled: 32x32 shared-memory tiles (report 000); tiled_unrolled: the same, inner product fully \
 unrolled and index arithmetic strength-reduced (report 000); reg_blocked: 128x128 block tile, \
 BK 8, 8x8 outputs per thread in registers; vectorized: reg_blocked with 16-byte global and \
-shared loads, A transposed in shared memory, warp-tiled 4x4 pieces; double_buffered \
-(default): vectorized with BK 16 (f32) and two shared buffers, the next K-tile copied \
-asynchronously (cp.async) while the current one is computed; split_k: for few tiles of C, \
+shared loads, A transposed in shared memory, warp-tiled 4x4 pieces; double_buffered: \
+vectorized with BK 16 (f32) and two shared buffers, the next K-tile copied \
+asynchronously (cp.async) while the current one is computed; split_k (default): for few \
+tiles of C, \
 double_buffered on slices of K (when the tiles are fewer than the SMs: as many slices as \
 fill the SMs twice, each at least 4 K-tiles), the \
 partial products added in slice order by a second kernel (reproducible run to run; the split, \
@@ -60,9 +69,13 @@ impl Rung {
     }
 }
 
+/// The double_buffered rung, which split_k runs on each slice of K and the blocked
+/// solves on blocks of larger matrices.
+const DOUBLE_BUFFERED: Rung = Rung::new("double_buffered", (128, 128), (256, 1));
+
 const RUNGS: [Rung; 8] = [
-    Rung::new("double_buffered", (128, 128), (256, 1)),
     Rung::new("split_k", (128, 128), (256, 1)),
+    DOUBLE_BUFFERED,
     Rung::new("vectorized", (128, 128), (256, 1)),
     Rung::new("reg_blocked", (128, 128), (256, 1)),
     Rung::new("tiled_unrolled", (32, 32), (32, 32)),
@@ -135,33 +148,33 @@ fn k_slices(sms: usize, (m, n, k): (usize, usize, usize)) -> (usize, usize) {
 fn split_k<T: CudaElement>(gpu: &Gpu, p: Product<'_, T>) -> Result<()> {
     let (slices, len) = k_slices(gpu.sm_count()?, p.mnk);
     if slices == 1 {
-        return launch(gpu, RUNGS[0], p);
+        return launch(gpu, DOUBLE_BUFFERED, p);
     }
     let (m, n, k) = p.mnk;
     let [mi, ni, ki, li, si] = [m, n, k, len, slices].map(|d| dim_i32("gemm", d));
     let (mi, ni, ki, li, si) = (mi?, ni?, ki?, li?, si?);
     let mut w = gpu.alloc::<T>("gemm", slices * m * n)?;
-    let tiles = tile_grid(RUNGS[0], m, n)?;
+    let tiles = tile_grid(DOUBLE_BUFFERED, m, n)?;
     let cfg = LaunchConfig {
         grid_dim: (tiles.grid_dim.0, slices as u32, 1),
         ..tiles
     };
-    let name = format!("gemm_split_part_{}", T::SUFFIX);
+    let name = format!("gemm_split_k_{}", T::SUFFIX);
     let f = gpu.function(KernelFile::MATMUL, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &mi, &ni, &ki, &li, &p.a.data, &p.b.data, &mut w);
-    // SAFETY: gemm_split_part_<dtype>(int M, int N, int K, int KS, const T* A, const T* B,
+    // SAFETY: gemm_split_k_<dtype>(int M, int N, int K, int KS, const T* A, const T* B,
     // T* W): A m×k and B k×n row-major, checked to hold their elements; W holds
     // slices·m·n; block (tile, s) reads columns [s·KS, min((s+1)·KS, K)) of A and those
     // rows of B, nonempty for s < slices = ⌈K / KS⌉, and writes tile `tile` of partial s.
     launched(&name, unsafe { l.launch(cfg) })?;
     let total = (m * n) as i64;
-    let name = format!("gemm_split_sum_{}", T::SUFFIX);
+    let name = format!("gemm_split_k_sum_{}", T::SUFFIX);
     let f = gpu.function(KernelFile::MATMUL, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &total, &si, &p.alpha, &w, &p.beta, &mut p.c.data);
     let cfg = linear((m * n).div_ceil(256).min(1 << 16) as u32, 256);
-    // SAFETY: gemm_split_sum_<dtype>(i64 len, int S, T alpha, const T* W, T beta, T* C):
+    // SAFETY: gemm_split_k_sum_<dtype>(i64 len, int S, T alpha, const T* W, T beta, T* C):
     // W holds S·len partials, C len = m·n elements (checked), a grid-stride loop over
     // [0, len).
     launched(&name, unsafe { l.launch(cfg) })
@@ -235,7 +248,7 @@ pub(crate) fn gemm_strided<T: CudaElement>(
     }
     let [mi, ni, ki] = [m, n, k].map(|d| d as i32);
     let [lda, ldb, ldc] = [a.ld, b.ld, c.ld].map(|d| d as i32);
-    let cfg = tile_grid(RUNGS[0], m, n)?;
+    let cfg = tile_grid(DOUBLE_BUFFERED, m, n)?;
     let form = if trans_a { "tn" } else { "nn" };
     let name = format!("gemm_strided_{form}_{}", T::SUFFIX);
     let f = gpu.function(KernelFile::MATMUL, &name)?;
