@@ -8,6 +8,7 @@
 // Each rung's rate on the H200, against cuBLAS, is in docs/kernels.md.
 #include "common.cuh"
 #include "tiles.cuh"
+#include "mma.cuh"
 
 // BLAS epilogue for one element.
 template <typename T>
@@ -348,6 +349,25 @@ __device__ __forceinline__ void gemm_split_sum(i64 len, int S, T alpha, const T*
     }
 }
 
+// ---- tensor_core and tensor_core_3x -------------------------------------------------
+// Warp-level mma.sync on tensor cores (mma.cuh): f32 on TF32 operands, one product
+// (tensor_core) or three (tensor_core_3x, 3xTF32, about f32's accuracy); f64 on DMMA,
+// IEEE double arithmetic, in both.
+template <typename T>
+__device__ __forceinline__ void gemm_tensor_core(int M, int N, int K, T alpha, const T* A,
+                                                const T* B, T beta, T* C) {
+    int tm, tn;
+    grouped_tile((M + 127) / 128, (N + 127) / 128, tm, tn);
+    gemm_tc<T, 1>(M, N, K, alpha, A, B, beta, C, tm, tn);
+}
+template <typename T>
+__device__ __forceinline__ void gemm_tensor_core_3x(int M, int N, int K, T alpha, const T* A,
+                                                   const T* B, T beta, T* C) {
+    int tm, tn;
+    grouped_tile((M + 127) / 128, (N + 127) / 128, tm, tn);
+    gemm_tc<T, 3>(M, N, K, alpha, A, B, beta, C, tm, tn);
+}
+
 // ---- K = 0 or alpha = 0: C = beta·C (zeros when beta = 0, C unread) -----------------
 template <typename T>
 __device__ __forceinline__ void gemm_scale(int M, int N, T beta, T* C) {
@@ -371,6 +391,8 @@ NDGPU_F32_F64(GEMM_ENTRY, tiled_unrolled, __launch_bounds__(1024), __launch_boun
 NDGPU_F32_F64(GEMM_ENTRY, reg_blocked, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GEMM_ENTRY, vectorized, __launch_bounds__(256, 2), __launch_bounds__(256))
 NDGPU_F32_F64(GEMM_ENTRY, double_buffered, __launch_bounds__(256, 2), __launch_bounds__(256))
+NDGPU_F32_F64(GEMM_ENTRY, tensor_core, __launch_bounds__(256), __launch_bounds__(256))
+NDGPU_F32_F64(GEMM_ENTRY, tensor_core_3x, __launch_bounds__(256), __launch_bounds__(256))
 
 #define GEMM_SPLIT(tech, sfx, T, bounds)                                                   \
     NDGPU_ENTRY(gemm_split_k_##sfx, bounds,                                             \

@@ -100,6 +100,7 @@ pub fn gemm_bound<T: Element>(
 pub fn product_tolerance<T: Element>(k: usize, precision: Precision) -> f64 {
     match (precision, T::DTYPE) {
         (Precision::Tf32, DType::F32) => tolerance::gemm_tf32(k),
+        (Precision::Tf32x3, DType::F32) => tolerance::gemm_3xtf32(k),
         _ => tolerance::gemm::<T>(k),
     }
 }

@@ -27,6 +27,16 @@ pub fn gemm_tf32(k: usize) -> f64 {
     2.0 * 2f64.powi(-11) + (k as f64 + 2.0) * f32::EPSILON as f64
 }
 
+/// As [`gemm`] for 3xTF32 tensor-core math. Each f32 operand x is split into
+/// `big = tf32(x)` and `small = tf32(x − big)`, so `x = big + small + δ` with
+/// `|δ| ≤ 2⁻²²|x|`; the products `small·big + big·small + big·big` miss `a·b` by at most
+/// `(2·2⁻²² + 2⁻²²)·|a|·|b|` = 3·2⁻²² (the two δ terms and small·small), which is 6ε; and
+/// the f32 accumulation sums 3k terms. So `(3k + 8)·ε`: within a factor of three of the
+/// f32 bound, where 1×TF32's is near 2⁻¹⁰ whatever k.
+pub fn gemm_3xtf32(k: usize) -> f64 {
+    (3.0 * k as f64 + 8.0) * f32::EPSILON as f64
+}
+
 /// Relative bound for a sum (or dot, or sum of squares) of `n` terms: multiply it by
 /// `Σ|xᵢ|` (or `Σ|xᵢyᵢ|`, `Σxᵢ²`).
 pub fn sum<T: Element>(n: usize) -> f64 {

@@ -13,6 +13,11 @@ pub enum Precision {
     /// bits, the sums in f32 (checked with [`tolerance::gemm_tf32`](crate::tolerance::gemm_tf32)).
     /// f64 is computed in IEEE arithmetic.
     Tf32,
+    /// f32 products as three TF32 tensor-core products (3xTF32): each operand split into
+    /// a TF32 part and a TF32 remainder, the product of the two remainders left out, the
+    /// sums in f32 (checked with [`tolerance::gemm_3xtf32`](crate::tolerance::gemm_3xtf32),
+    /// close to the f32 bound). f64 is computed in IEEE arithmetic.
+    Tf32x3,
 }
 
 impl Precision {
@@ -21,6 +26,7 @@ impl Precision {
         match self {
             Precision::Ieee => "ieee",
             Precision::Tf32 => "tf32",
+            Precision::Tf32x3 => "3xtf32",
         }
     }
 }

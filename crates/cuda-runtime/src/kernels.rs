@@ -11,10 +11,12 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::nvrtc::sys;
 
 /// The shared headers, by the names the kernel files include them under: `common.cuh`
-/// (every file) and `tiles.cuh` (the register-blocked GEMM machinery of matmul and gram).
-pub const HEADERS: [(&str, &str); 2] = [
+/// (every file), `tiles.cuh` (the register-blocked GEMM machinery of matmul and gram) and
+/// `mma.cuh` (the tensor-core GEMM of matmul).
+pub const HEADERS: [(&str, &str); 3] = [
     ("common.cuh", include_str!("../../../kernels/common.cuh")),
     ("tiles.cuh", include_str!("../../../kernels/tiles.cuh")),
+    ("mma.cuh", include_str!("../../../kernels/mma.cuh")),
 ];
 
 /// One kernel source file under `kernels/`, embedded at build time.

@@ -26,7 +26,7 @@ mod ops;
 use std::sync::Arc;
 
 use ndgpu_core::backend::Here;
-use ndgpu_core::{Backend, Family, Result, Variants};
+use ndgpu_core::{Backend, Family, Precision, Result, Variants};
 use ndgpu_cuda_runtime::kernels;
 
 pub use ndgpu_cuda_runtime::Gpu;
@@ -60,7 +60,8 @@ impl CudaBackend {
     }
 
     /// The variants of every family, default first: known without a device. Every
-    /// variant computes in IEEE arithmetic (no tensor cores).
+    /// variant computes in IEEE arithmetic except the f32 forms of the tensor-core GEMM
+    /// rungs, whose precision the table declares.
     pub fn variant_table() -> Variants {
         let table = [
             (Family::MatMul, ops::matmul::VARIANTS, ops::matmul::NOTE),
@@ -79,6 +80,8 @@ impl CudaBackend {
             (Family::KMeans, ops::kmeans::VARIANTS, ops::kmeans::NOTE),
         ];
         Variants::new(NAME, &table)
+            .with_precision(Family::MatMul, "tensor_core", Precision::Tf32)
+            .with_precision(Family::MatMul, "tensor_core_3x", Precision::Tf32x3)
     }
 
     /// The runtime.

@@ -14,10 +14,11 @@ use common::{
     assert_unknown_variant_refused, assert_within, backend, every_variant, gemm_reference, MATMUL,
     ODD,
 };
-use ndarray::Array2;
+use ndarray::{Array2, ArrayView2};
+use ndgpu_conformance::compare::product_tolerance;
 use ndgpu_conformance::data::Rng;
 use ndgpu_conformance::Sizes;
-use ndgpu_core::{Backend, Error, Family, Gemm, MatMul, Matrix, Memory, Trans};
+use ndgpu_core::{tolerance, Backend, Error, Family, Gemm, MatMul, Matrix, Memory, Trans};
 use ndgpu_cuda::CudaBackend;
 use ndgpu_cuda_runtime::CudaElement;
 
@@ -40,16 +41,31 @@ fn operand<T: CudaElement>(rng: &mut Rng, t: Trans, rows: usize, cols: usize) ->
 
 common::conformance_test!(conformance_every_variant, Family::MatMul);
 
+/// Asserts that `got` is within the bound of the f64 reference (its IEEE bound for
+/// inner dimension `k`) rescaled to the precision the selected variant declares.
+fn assert_product<T: CudaElement>(
+    b: &CudaBackend,
+    what: &str,
+    got: ArrayView2<T>,
+    (want, bound): &(Array2<f64>, Array2<f64>),
+    k: usize,
+) {
+    let scale = product_tolerance::<T>(k, b.precision(Family::MatMul)) / tolerance::gemm::<T>(k);
+    assert_within(what, got, &(want.clone(), bound * scale));
+}
+
 /// Asserts for every variant that `run`, with it selected, gives a result within the
-/// bound of the f64 reference; a failure names the variant, then `what`.
+/// bound of the f64 reference (inner dimension `k`); a failure names the variant, then
+/// `what`.
 fn every_variant_within<T: CudaElement>(
     b: &mut CudaBackend,
     what: &str,
     reference: &(Array2<f64>, Array2<f64>),
+    k: usize,
     mut run: impl FnMut(&CudaBackend) -> Array2<T>,
 ) {
     every_variant(b, Family::MatMul, |b, v| {
-        assert_within(&format!("{v} {what}"), run(b).view(), reference);
+        assert_product(b, &format!("{v} {what}"), run(b).view(), reference, k);
     });
 }
 
@@ -75,7 +91,7 @@ fn host_case<T: CudaElement>(
         "{} m={m} n={n} k={k} {ta:?}/{tb:?} {alpha} {beta}",
         T::SUFFIX
     );
-    every_variant_within(b, &what, &want, |b| {
+    every_variant_within(b, &what, &want, k, |b| {
         b.gemm(g, a.view(), bm.view(), c_arg).unwrap()
     });
 }
@@ -114,7 +130,7 @@ fn poisoned<T: CudaElement>(b: &mut CudaBackend, rng: &mut Rng, (m, n, k): (usiz
     let want = gemm_reference(&g, a.view(), bm.view(), None);
     let nan = Array2::<T>::from_elem((m, n), T::nan());
     let what = format!("{} m={m} n={n} k={k} over NaN", T::SUFFIX);
-    every_variant_within(b, &what, &want, |b| {
+    every_variant_within(b, &what, &want, k, |b| {
         let mut dc = b.upload(nan.view()).unwrap();
         b.gemm_dev(g, &da, &db, &mut dc).unwrap();
         b.download(&dc).unwrap()
@@ -153,7 +169,7 @@ fn resident<T: CudaElement>(b: &CudaBackend, rng: &mut Rng) {
     let dc = b.matmul_dev(&da, &db).unwrap();
     let c = b.download(&dc).unwrap();
     let want = gemm_reference(&Gemm::new(), a.view(), bm.view(), None);
-    assert_within(&format!("{v} {} A·B", T::SUFFIX), c.view(), &want);
+    assert_product(b, &format!("{v} {} A·B", T::SUFFIX), c.view(), &want, k);
     for (ta, tx) in TRANS {
         // op(C) is m×n or n×m; X is chosen so that op(X) has op(C)'s columns as rows.
         let (r, inner) = ta.dim((m, n));
@@ -169,7 +185,7 @@ fn resident<T: CudaElement>(b: &CudaBackend, rng: &mut Rng) {
         let got = b.download(&dd).unwrap();
         let want = gemm_reference(&g, c.view(), x.view(), Some(d0.view()));
         let what = format!("{v} {} op(C)·op(X) {ta:?}/{tx:?}", T::SUFFIX);
-        assert_within(&what, got.view(), &want);
+        assert_product(b, &what, got.view(), &want, inner);
     }
 }
 

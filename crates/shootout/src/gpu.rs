@@ -2,7 +2,7 @@
 //! how many copies of a case's inputs the timed runs rotate through.
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use ndgpu_core::{DType, Error, Result};
+use ndgpu_core::{DType, Error, Precision, Result};
 use ndgpu_cuda_runtime::Gpu;
 
 use crate::cases::{Op, KMEANS_D, KMEANS_K};
@@ -83,22 +83,26 @@ impl DeviceInfo {
         })
     }
 
-    /// The ceiling of a compute-bound op in `dtype`: the FP32 FMA rate of the CUDA
-    /// cores for f32 (the TF32 tensor-core rate for a variant that rounds its operands
-    /// to TF32); for f64 the FP64 tensor-core rate, the device's f64 peak, which the
+    /// The ceiling of a compute-bound op in `dtype` computed with `math`: the FP32 FMA
+    /// rate of the CUDA cores for f32 (the TF32 tensor-core rate for a variant that
+    /// rounds its operands to TF32, a third of it for 3xTF32's three products); for f64 the FP64 tensor-core rate, the device's f64 peak, which the
     /// vendor's DGEMM reaches (the CUDA cores' rate is named beside it). SMs × FLOPs per
     /// SM and clock × the clock attribute; `None` for an architecture not in the table.
-    pub fn peak(&self, dtype: DType, tf32: bool) -> Option<Peak> {
+    pub fn peak(&self, dtype: DType, math: Precision) -> Option<Peak> {
         let pc = per_clock(&self.arch)?;
         let rate = |per: f64| self.sms as f64 * per * self.clock_khz as f64 * 1e-6;
-        Some(match (dtype, tf32) {
-            (DType::F32, false) => Peak {
+        Some(match (dtype, math) {
+            (DType::F32, Precision::Ieee) => Peak {
                 gflops: rate(pc.fp32),
                 of: "FP32 FMA, CUDA cores".into(),
             },
-            (DType::F32, true) => Peak {
+            (DType::F32, Precision::Tf32) => Peak {
                 gflops: rate(pc.tf32_tensor),
                 of: "TF32, tensor cores".into(),
+            },
+            (DType::F32, Precision::Tf32x3) => Peak {
+                gflops: rate(pc.tf32_tensor) / 3.0,
+                of: "3xTF32: a third of the TF32 tensor-core rate".into(),
             },
             (DType::F64, _) => Peak {
                 gflops: rate(pc.fp64_tensor),
@@ -166,16 +170,17 @@ mod tests {
             assert!((got - want).abs() < 0.01, "{got} vs {want}");
         };
         // 132 SMs × FLOPs per SM and clock × 1.98 GHz.
-        close(h200.peak(DType::F32, false), 66_908.16);
-        close(h200.peak(DType::F32, true), 535_265.28);
-        close(h200.peak(DType::F64, false), 66_908.16);
-        let f64_peak = h200.peak(DType::F64, false).unwrap();
+        close(h200.peak(DType::F32, Precision::Ieee), 66_908.16);
+        close(h200.peak(DType::F32, Precision::Tf32), 535_265.28);
+        close(h200.peak(DType::F32, Precision::Tf32x3), 535_265.28 / 3.0);
+        close(h200.peak(DType::F64, Precision::Ieee), 66_908.16);
+        let f64_peak = h200.peak(DType::F64, Precision::Ieee).unwrap();
         assert!(f64_peak.of.contains("33454 GFLOP/s"), "{}", f64_peak.of);
         let unknown = DeviceInfo {
             arch: "sm_120".into(),
             ..h200
         };
-        assert_eq!(unknown.peak(DType::F32, false), None);
+        assert_eq!(unknown.peak(DType::F32, Precision::Ieee), None);
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub const VARIANTS: &[&str] = &[
     "tiled",
     "coalesced",
     "naive",
+    "tensor_core",
+    "tensor_core_3x",
 ];
 
 /// Kernels the default variant launches: its own, and double_buffered's where it does not
@@ -53,7 +55,13 @@ double_buffered on slices of K (when the tiles are fewer than the SMs: as many s
 fill the SMs twice, each at least 4 K-tiles), the \
 partial products added in slice order by a second kernel (reproducible run to run; the split, \
 and so the rounding, depends on M, N, K and the number of SMs). Transposed operands are \
-materialised before the product. K = 0 or alpha = 0 gives beta*C without reading A or B.";
+materialised before the product. K = 0 or alpha = 0 gives beta*C without reading A or B. \
+tensor_core and tensor_core_3x (sm_80 and later; unavailable before): warp-level mma.sync on \
+tensor cores, 128x128 block tile, three-stage cp.async pipeline, sums in a fixed order \
+(reproducible run to run); f32 on TF32 operands rounded to nearest, one product per term \
+(tensor_core: precision tf32, about 3 decimal digits per operand) or three (tensor_core_3x: \
+3xTF32, each operand split into two TF32 parts, precision 3xtf32, close to f32's own error); \
+f64 on FP64 tensor cores (DMMA) in both, IEEE double arithmetic.";
 
 /// One rung of the ladder: the tile of C a block computes, and the block's threads.
 #[derive(Debug, Clone, Copy)]
@@ -73,7 +81,7 @@ impl Rung {
 /// solves on blocks of larger matrices.
 const DOUBLE_BUFFERED: Rung = Rung::new("double_buffered", (128, 128), (256, 1));
 
-const RUNGS: [Rung; 8] = [
+const RUNGS: [Rung; 10] = [
     Rung::new("split_k", (128, 128), (256, 1)),
     DOUBLE_BUFFERED,
     Rung::new("vectorized", (128, 128), (256, 1)),
@@ -82,6 +90,8 @@ const RUNGS: [Rung; 8] = [
     Rung::new("tiled", (32, 32), (32, 32)),
     Rung::new("coalesced", (8, 32), (32, 8)),
     Rung::new("naive", (32, 8), (32, 8)),
+    Rung::new("tensor_core", (128, 128), (256, 1)),
+    Rung::new("tensor_core_3x", (128, 128), (256, 1)),
 ];
 
 fn rung(variant: &str) -> Result<Rung> {
@@ -105,6 +115,9 @@ pub(crate) fn gemm<T: CudaElement>(
     c: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let rung = rung(variant)?;
+    if rung.name.starts_with("tensor_core") {
+        tensor_cores_present(gpu, rung.name)?;
+    }
     let (m, n, k) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
     for (what, x) in [("A", a), ("B", b)] {
         check_buffer("gemm", what, x)?;
@@ -123,6 +136,25 @@ pub(crate) fn gemm<T: CudaElement>(
         "split_k" => split_k(gpu, Product::new((m, n, k), g, a, b, c)),
         _ => launch(gpu, rung, Product::new((m, n, k), g, a, b, c)),
     }
+}
+
+/// `Ok` where the device has the warp-level tensor-core instructions the `tensor_core`
+/// rungs use (mma.sync on TF32 and f64: sm_80 and later).
+///
+/// # Errors
+/// [`Error::Unavailable`] naming the rung and the device's architecture.
+fn tensor_cores_present(gpu: &Gpu, rung: &str) -> Result<()> {
+    let cc: u32 = gpu.arch().trim_start_matches("sm_").parse().unwrap_or(0);
+    if cc >= 80 {
+        return Ok(());
+    }
+    Err(Error::Unavailable {
+        backend: "cuda".into(),
+        reason: format!(
+            "matmul variant {rung} needs TF32/FP64 tensor cores (sm_80 or later); this device is {}",
+            gpu.arch()
+        ),
+    })
 }
 
 /// The slices of K that `split_k` cuts a product into, and the length of each (a

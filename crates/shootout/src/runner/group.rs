@@ -184,9 +184,9 @@ pub(super) fn run_op<T: BackendElement>(
         .map(|&w| ((w.backend, w.variant, w.copy), math(group, w)))
         .collect();
     let peak = |w: Which| {
-        let tf32 = precisions[&(w.backend, w.variant, w.copy)] == Precision::Tf32;
+        let math = precisions[&(w.backend, w.variant, w.copy)];
         info.filter(|_| !op.bandwidth_bound())
-            .and_then(|i| i.peak(T::DTYPE, tf32))
+            .and_then(|i| i.peak(T::DTYPE, math))
     };
     let elem = std::mem::size_of::<T>();
 

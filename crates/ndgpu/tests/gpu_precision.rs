@@ -1,0 +1,89 @@
+//! The accuracy of the f32 GEMM paths side by side on the same inputs: the vendor's
+//! SGEMM and TF32 mode, and the hand-written ladder's CUDA-core default and tensor-core
+//! rungs (TF32, 3xTF32). Each error is measured against the f64 product, elementwise in
+//! units of `ε·(|A|·|B|)ᵢⱼ`, and must lie within the bound of the precision the variant
+//! declares; the table is printed for docs/kernels.md. Inputs: well scaled, and badly
+//! scaled (rows and columns, or elements, spread over many binades), with k = 4096.
+//! Run with `--include-ignored --nocapture` on a GPU machine.
+
+use ndgpu::ndarray::{Array2, Zip};
+use ndgpu::{backend, Family, Gemm, Precision};
+use ndgpu_conformance::compare::{gemm_bound, gemm_f64, product_tolerance};
+use ndgpu_conformance::data::Rng;
+
+/// (name, A, B): A m×k and B k×n.
+type Case = (&'static str, Array2<f32>, Array2<f32>);
+
+fn cases() -> Vec<Case> {
+    let (m, k, n) = (256, 4096, 256);
+    let mut rng = Rng::new(17);
+    let mut uniform =
+        |rows, cols, lo, hi| Array2::from_shape_fn((rows, cols), |_| rng.uniform(lo, hi) as f32);
+    let well = (uniform(m, k, -1.0, 1.0), uniform(k, n, -1.0, 1.0));
+    let positive = (uniform(m, k, 0.0, 1.0), uniform(k, n, 0.0, 1.0));
+    let mut rng = Rng::new(18);
+    let mut binade = |spread: f64| 2f64.powf(rng.uniform(-spread, spread)) as f32;
+    let (mut ra, mut cb) = well.clone();
+    let row_scale: Vec<f32> = (0..m).map(|_| binade(24.0)).collect();
+    let col_scale: Vec<f32> = (0..n).map(|_| binade(24.0)).collect();
+    for (i, mut row) in ra.rows_mut().into_iter().enumerate() {
+        row *= row_scale[i];
+    }
+    for (j, mut col) in cb.columns_mut().into_iter().enumerate() {
+        col *= col_scale[j];
+    }
+    let (mut ea, mut eb) = well.clone();
+    ea.mapv_inplace(|x| x * binade(16.0));
+    eb.mapv_inplace(|x| x * binade(16.0));
+    vec![
+        ("uniform [-1, 1]", well.0, well.1),
+        ("uniform [0, 1] (no cancellation)", positive.0, positive.1),
+        ("rows of A, columns of B scaled by 2^[-24, 24]", ra, cb),
+        ("elements scaled by 2^[-16, 16]", ea, eb),
+    ]
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_f32_gemm_path_is_within_its_precisions_bound_on_badly_scaled_inputs() {
+    let paths = [
+        ("cublas", "gemm"),
+        ("cublas", "gemm_tf32"),
+        ("cuda", "split_k"),
+        ("cuda", "tensor_core"),
+        ("cuda", "tensor_core_3x"),
+    ];
+    let eps = f32::EPSILON as f64;
+    println!(
+        "| inputs (256x4096 by 4096x256) | {} |",
+        paths.map(|p| format!("{} {}", p.0, p.1)).join(" | ")
+    );
+    for (name, a, b) in cases() {
+        let g = Gemm::<f32>::new();
+        let exact = gemm_f64(&g, a.view(), b.view(), None);
+        let k = a.ncols();
+        // |A|·|B|, from the IEEE bound (k + 2)·ε·|A|·|B|.
+        let scale =
+            gemm_bound(&g, a.view(), b.view(), None) / product_tolerance::<f32>(k, Precision::Ieee);
+        let mut row = Vec::new();
+        for (kind, variant) in paths {
+            let mut be = backend(kind).expect("a CUDA device");
+            be.set_variant(Family::MatMul, variant).unwrap();
+            let bound = product_tolerance::<f32>(k, be.precision(Family::MatMul)) / eps;
+            let out: Array2<f32> = be.gemm(g, a.view(), b.view(), None).unwrap();
+            let mut worst = 0f64;
+            Zip::from(&out)
+                .and(&exact)
+                .and(&scale)
+                .for_each(|&o, &e, &s| {
+                    worst = worst.max((o as f64 - e).abs() / (s * eps));
+                });
+            assert!(
+                worst <= bound,
+                "{kind} {variant} on {name}: error {worst:.3} eps·|A||B| over its bound {bound:.1}"
+            );
+            row.push(format!("{worst:.3}"));
+        }
+        println!("| {name} | {} |", row.join(" | "));
+    }
+}

@@ -1,0 +1,287 @@
+// mma.cuh: the tensor-core GEMM of matmul.cu's tensor_core rungs, on warp-level
+// mma.sync (sm_80 and later). Handed to NVRTC as an in-memory header, as tiles.cuh is.
+//
+// Block tile 128×128, 256 threads = 8 warps as 2 (M) × 4 (N), a warp computing 64×32 of
+// C from fragments read out of shared memory. K-tiles of 64 bytes per row of A (16 f32,
+// 8 f64) go through a three-stage cp.async pipeline (16 KB a stage, 48 KB in all, static).
+// The stage tiles are stored as they lie (A[m][k], B[k][n]) with the 16-byte chunks of a
+// row permuted by an XOR of low row bits: the chunks stay whole for cp.async, and the 32
+// reads of one fragment fall in 32 different banks.
+//
+// f32: mma.m16n8k8 on TF32 operands rounded to nearest (cvt.rna), f32 accumulation.
+// MODE 1 (TF32): one product per step, operands carrying 11 significant bits. MODE 3
+// (3xTF32): each operand x split into big = tf32(x) and small = tf32(x − big), which
+// together carry 22 bits; the products small·big, big·small and big·big (the small ones
+// first) are accumulated, small·small (below f32's rounding) being left out.
+// f64: mma.m8n8k4 (DMMA), IEEE double products and sums: MODE does not apply.
+// Sums run in a fixed order per output (no atomics): bitwise reproducible run to run.
+#pragma once
+#include "common.cuh"
+#include "tiles.cuh"
+
+template <typename T> struct Tc;
+template <> struct Tc<float> {
+    static const int BK = 16;  // K per stage
+    static const int IM = 16, IK = 8;  // one mma's M and K (N is 8)
+    // Element (r, c) of A's 128×BK stage tile: chunk c/4 XOR bits 1–2 of r.
+    __device__ __forceinline__ static int a_at(int r, int c) {
+        return r * BK + (c ^ (((r >> 1) & 3) << 2));
+    }
+    // Element (k, n) of B's BK×128 stage tile: chunk n/4 XOR bits 0–1 of k, times 2.
+    __device__ __forceinline__ static int b_at(int k, int n) {
+        return k * 128 + (n ^ ((k & 3) << 3));
+    }
+};
+template <> struct Tc<double> {
+    static const int BK = 8;
+    static const int IM = 8, IK = 4;
+    __device__ __forceinline__ static int a_at(int r, int c) {
+        return r * BK + (c ^ (((r >> 1) & 1) << 2));
+    }
+    __device__ __forceinline__ static int b_at(int k, int n) {
+        return k * 128 + (n ^ ((k & 3) << 2));
+    }
+};
+
+__device__ __forceinline__ u32 to_tf32(float x) {
+    u32 r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+// x = big + small + O(2⁻²²·|x|); small is 0 where x is not finite, so Inf and NaN pass
+// through big alone, as they would through an f32 product.
+__device__ __forceinline__ void split_tf32(float x, u32& big, u32& small) {
+    big = to_tf32(x);
+    const float rest = x - __uint_as_float(big);
+    small = to_tf32(rest == rest ? rest : 0.0f);
+}
+
+__device__ __forceinline__ void mma_tf32(float c[4], const u32 a[4], const u32 b[2]) {
+#if __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+__device__ __forceinline__ void mma_f64(double c[2], double a, double b) {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, "
+                 "{%0,%1};\n"
+                 : "+d"(c[0]), "+d"(c[1])
+                 : "d"(a), "d"(b));
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// One K-tile of A (rows m0.., columns k0..) and of B (rows k0.., columns n0..) into a
+// stage: each of the 256 threads moves two 16-byte chunks of each; whole chunks inside
+// the matrices asynchronously, the rest element by element with zeros outside.
+template <typename T>
+__device__ __forceinline__ void tc_stage(const T* A, const T* B, int M, int N, int K, int lda,
+                                         int ldb, int m0, int n0, int k0, bool vec_a,
+                                         bool vec_b, T* As, T* Bs) {
+    constexpr int V = V16<T>::N, BK = Tc<T>::BK;
+    constexpr int A_ROW = BK / V, B_ROW = 128 / V;  // chunks per row
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+        const int id = threadIdx.x + s * 256;
+        const int r = id / A_ROW, c = (id % A_ROW) * V;
+        const int gr = m0 + r, gc = k0 + c;
+        const T* q = A + (i64)gr * lda + gc;
+        T* d = As + Tc<T>::a_at(r, c);
+        if (vec_a && gr < M && gc < K) {
+            cp_async16(d, q);
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; ++e) d[e] = (gr < M && gc + e < K) ? q[e] : T(0);
+        }
+    }
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+        const int id = threadIdx.x + s * 256;
+        const int r = id / B_ROW, c = (id % B_ROW) * V;
+        const int gr = k0 + r, gc = n0 + c;
+        const T* q = B + (i64)gr * ldb + gc;
+        T* d = Bs + Tc<T>::b_at(r, c);
+        if (vec_b && gr < K && gc < N) {
+            cp_async16(d, q);
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; ++e) d[e] = (gr < K && gc + e < N) ? q[e] : T(0);
+        }
+    }
+}
+
+// The warp's 64×32 of C from one stage: f32 as 4×4 mma.m16n8k8 per K-step of 8.
+// Fragment layouts (PTX ISA, "Matrix fragments for mma.m16n8k8", tf32): with g = lane/4
+// and t = lane%4, A's registers hold (g, t), (g+8, t), (g, t+4), (g+8, t+4), B's (t, g)
+// and (t+4, g), C's (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+template <int MODE>
+__device__ __forceinline__ void tc_compute(const float* As, const float* Bs, int wm, int wn,
+                                           float acc[4][4][4]) {
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int kk = 0; kk < Tc<float>::BK; kk += 8) {
+        u32 a[4][4], as[4][4], b[4][2], bs[4][2];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int r = wm * 64 + i * 16 + g;
+            const float x[4] = {As[Tc<float>::a_at(r, kk + t)], As[Tc<float>::a_at(r + 8, kk + t)],
+                                As[Tc<float>::a_at(r, kk + t + 4)],
+                                As[Tc<float>::a_at(r + 8, kk + t + 4)]};
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                if (MODE == 3) {
+                    split_tf32(x[e], a[i][e], as[i][e]);
+                } else {
+                    a[i][e] = to_tf32(x[e]);
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int n = wn * 32 + j * 8 + g;
+            const float x[2] = {Bs[Tc<float>::b_at(kk + t, n)], Bs[Tc<float>::b_at(kk + t + 4, n)]};
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                if (MODE == 3) {
+                    split_tf32(x[e], b[j][e], bs[j][e]);
+                } else {
+                    b[j][e] = to_tf32(x[e]);
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                if (MODE == 3) {
+                    mma_tf32(acc[i][j], as[i], b[j]);
+                    mma_tf32(acc[i][j], a[i], bs[j]);
+                }
+                mma_tf32(acc[i][j], a[i], b[j]);
+            }
+    }
+}
+// f64: 8×4 mma.m8n8k4 per K-step of 4; A's register holds (g, t), B's (t, g), C's (g, 2t)
+// and (g, 2t+1).
+template <int MODE>
+__device__ __forceinline__ void tc_compute(const double* As, const double* Bs, int wm, int wn,
+                                           double acc[8][4][2]) {
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int kk = 0; kk < Tc<double>::BK; kk += 4) {
+        double a[8], b[4];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) a[i] = As[Tc<double>::a_at(wm * 64 + i * 8 + g, kk + t)];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) b[j] = Bs[Tc<double>::b_at(kk + t, wn * 32 + j * 8 + g)];
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) mma_f64(acc[i][j], a[i], b[j]);
+    }
+}
+
+// The accumulator shape per thread: f32 [4][4][4] (4×4 mma tiles of 16×8, 4 values each),
+// f64 [8][4][2] (8×4 tiles of 8×8, 2 values each); its element (i, j, e) is C's row
+// wm·64 + i·IM + g + (e / 2)·8 and column wn·32 + j·8 + 2t + e % 2 within the block tile
+// (f64: e / 2 is 0).
+// CHUNKED: each K-tile is summed into a fresh fragment, added to the total in IEEE f32
+// afterwards. The tensor cores' own f32 accumulation does not round to nearest (Fasi et
+// al. 2021 found truncation in earlier generations' tensor cores); accumulated over all
+// of K, that bias grows with K and, on inputs without cancellation, swamps 3xTF32's
+// accuracy (docs/kernels.md). DMMA rounds as IEEE does.
+template <typename T> struct TcAcc;
+template <> struct TcAcc<float> {
+    typedef float type[4][4][4];
+    static const int I = 4, E = 4;
+    static const bool CHUNKED = true;
+};
+template <> struct TcAcc<double> {
+    typedef double type[8][4][2];
+    static const int I = 8, E = 2;
+    static const bool CHUNKED = false;
+};
+template <typename T>
+__device__ __forceinline__ void tc_zero(typename TcAcc<T>::type acc) {
+#pragma unroll
+    for (int i = 0; i < TcAcc<T>::I; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < TcAcc<T>::E; ++e) acc[i][j][e] = T(0);
+}
+
+// C = alpha·A·B + beta·C (C not read when beta == 0) with A M×K, B K×N, C M×N row-major,
+// on the grouped 1-D grid of 128×128 tiles (grouped_tile, matmul.cu).
+template <typename T, int MODE>
+__device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A, const T* B,
+                                        T beta, T* C, int tm, int tn) {
+    constexpr int BK = Tc<T>::BK, STAGES = 3, V = V16<T>::N;
+    __shared__ __align__(16) T As[STAGES][128 * BK];
+    __shared__ __align__(16) T Bs[STAGES][BK * 128];
+    const int m0 = tm * 128, n0 = tn * 128;
+    const int warp = threadIdx.x / 32, wm = warp / 4, wn = warp % 4;
+    const bool vec_a = K % V == 0 && aligned16(A);
+    const bool vec_b = N % V == 0 && aligned16(B);
+    typedef TcAcc<T> Acc;
+    typename Acc::type acc, part;
+    tc_zero<T>(acc);
+    const int tiles = (K + BK - 1) / BK;
+    // Stages 0 and 1 in flight; one commit group per tile, empty past the last, so that
+    // wait_group<STAGES − 2> always means "tile t has landed".
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < tiles)
+            tc_stage(A, B, M, N, K, K, N, m0, n0, s * BK, vec_a, vec_b, As[s], Bs[s]);
+        cp_async_commit();
+    }
+    for (int t = 0; t < tiles; ++t) {
+        cp_async_wait<STAGES - 2>();
+        // Tile t is visible to every thread, and every thread is done with tile t − 1,
+        // whose stage the next load overwrites.
+        __syncthreads();
+        const int next = t + STAGES - 1;
+        if (next < tiles) {
+            const int s = next % STAGES;
+            tc_stage(A, B, M, N, K, K, N, m0, n0, next * BK, vec_a, vec_b, As[s], Bs[s]);
+        }
+        cp_async_commit();
+        if (Acc::CHUNKED) {
+            tc_zero<T>(part);
+            tc_compute<MODE>(As[t % STAGES], Bs[t % STAGES], wm, wn, part);
+#pragma unroll
+            for (int i = 0; i < Acc::I; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                    for (int e = 0; e < Acc::E; ++e) acc[i][j][e] += part[i][j][e];
+        } else {
+            tc_compute<MODE>(As[t % STAGES], Bs[t % STAGES], wm, wn, acc);
+        }
+    }
+    const int lane = threadIdx.x % 32, g = lane / 4, t2 = (lane % 4) * 2;
+#pragma unroll
+    for (int i = 0; i < TcAcc<T>::I; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < TcAcc<T>::E; ++e) {
+                const int row = m0 + wm * 64 + i * Tc<T>::IM + g + (e / 2) * 8;
+                const int col = n0 + wn * 32 + j * 8 + t2 + e % 2;
+                if (row < M && col < N) {
+                    T* p = C + (i64)row * N + col;
+                    *p = beta == T(0) ? alpha * acc[i][j][e] : alpha * acc[i][j][e] + beta * *p;
+                }
+            }
+}
