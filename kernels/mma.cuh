@@ -13,7 +13,8 @@
 // (3xTF32): each operand x split into big = tf32(x) and small = tf32(x − big), which
 // together carry 22 bits; the products small·big, big·small and big·big (the small ones
 // first) are accumulated, small·small (below f32's rounding) being left out.
-// f64: mma.m8n8k4 (DMMA), IEEE double products and sums: MODE does not apply.
+// f64: mma.m16n8k8.f64 (DMMA; four m8n8k4 before sm_90), IEEE double products and sums:
+// MODE does not apply.
 // Sums run in a fixed order per output (no atomics): bitwise reproducible run to run.
 #pragma once
 #include "common.cuh"
@@ -22,7 +23,6 @@
 template <typename T> struct Tc;
 template <> struct Tc<float> {
     static const int BK = 16;  // K per stage
-    static const int IM = 16, IK = 8;  // one mma's M and K (N is 8)
     // Element (r, c) of A's 128×BK stage tile: chunk c/4 XOR bits 1–2 of r.
     __device__ __forceinline__ static int a_at(int r, int c) {
         return r * BK + (c ^ (((r >> 1) & 3) << 2));
@@ -34,7 +34,6 @@ template <> struct Tc<float> {
 };
 template <> struct Tc<double> {
     static const int BK = 8;
-    static const int IM = 8, IK = 4;
     __device__ __forceinline__ static int a_at(int r, int c) {
         return r * BK + (c ^ (((r >> 1) & 1) << 2));
     }
@@ -65,12 +64,27 @@ __device__ __forceinline__ void mma_tf32(float c[4], const u32 a[4], const u32 b
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
 }
-__device__ __forceinline__ void mma_f64(double c[2], double a, double b) {
-#if __CUDA_ARCH__ >= 800
+__device__ __forceinline__ void mma_f64_8x8x4(double& c0, double& c1, double a, double b) {
     asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, "
                  "{%0,%1};\n"
-                 : "+d"(c[0]), "+d"(c[1])
+                 : "+d"(c0), "+d"(c1)
                  : "d"(a), "d"(b));
+}
+// C (16×8) += A (16×8) · B (8×8) in f64, fragments laid out as mma_tf32's: the sm_90
+// shape where there is one, else four m8n8k4 (rows g and g + 8, K-halves t and t + 4),
+// each output's terms added in the same order.
+__device__ __forceinline__ void mma_f64(double c[4], const double a[4], const double b[2]) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#elif __CUDA_ARCH__ >= 800
+    mma_f64_8x8x4(c[0], c[1], a[0], b[0]);
+    mma_f64_8x8x4(c[0], c[1], a[2], b[1]);
+    mma_f64_8x8x4(c[2], c[3], a[1], b[0]);
+    mma_f64_8x8x4(c[2], c[3], a[3], b[1]);
 #endif
 }
 
@@ -172,45 +186,49 @@ __device__ __forceinline__ void tc_compute(const float* As, const float* Bs, int
             }
     }
 }
-// f64: 8×4 mma.m8n8k4 per K-step of 4; A's register holds (g, t), B's (t, g), C's (g, 2t)
-// and (g, 2t+1).
+// f64: the same 4×4 tiles of 16×8 per K-step of 8, on mma.m16n8k8.f64 (same fragment
+// layouts, no rounding of the operands).
 template <int MODE>
 __device__ __forceinline__ void tc_compute(const double* As, const double* Bs, int wm, int wn,
-                                           double acc[8][4][2]) {
+                                           double acc[4][4][4]) {
     const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    typedef Tc<double> C;
 #pragma unroll
-    for (int kk = 0; kk < Tc<double>::BK; kk += 4) {
-        double a[8], b[4];
+    for (int kk = 0; kk < C::BK; kk += 8) {
+        double a[4][4], b[4][2];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) a[i] = As[Tc<double>::a_at(wm * 64 + i * 8 + g, kk + t)];
+        for (int i = 0; i < 4; ++i) {
+            const int r = wm * 64 + i * 16 + g;
+            a[i][0] = As[C::a_at(r, kk + t)];
+            a[i][1] = As[C::a_at(r + 8, kk + t)];
+            a[i][2] = As[C::a_at(r, kk + t + 4)];
+            a[i][3] = As[C::a_at(r + 8, kk + t + 4)];
+        }
 #pragma unroll
-        for (int j = 0; j < 4; ++j) b[j] = Bs[Tc<double>::b_at(kk + t, wn * 32 + j * 8 + g)];
+        for (int j = 0; j < 4; ++j) {
+            const int n = wn * 32 + j * 8 + g;
+            b[j][0] = Bs[C::b_at(kk + t, n)];
+            b[j][1] = Bs[C::b_at(kk + t + 4, n)];
+        }
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
+        for (int i = 0; i < 4; ++i)
 #pragma unroll
             for (int j = 0; j < 4; ++j) mma_f64(acc[i][j], a[i], b[j]);
     }
 }
 
-// The accumulator shape per thread: f32 [4][4][4] (4×4 mma tiles of 16×8, 4 values each),
-// f64 [8][4][2] (8×4 tiles of 8×8, 2 values each); its element (i, j, e) is C's row
-// wm·64 + i·IM + g + (e / 2)·8 and column wn·32 + j·8 + 2t + e % 2 within the block tile
-// (f64: e / 2 is 0).
+// The accumulator per thread: 4×4 tiles of 16×8, 4 values each; its element (i, j, e)
+// is C's row wm·64 + i·16 + g + (e / 2)·8 and column wn·32 + j·8 + 2t + e % 2 within the
+// block tile.
 // CHUNKED: each K-tile is summed into a fresh fragment, added to the total in IEEE f32
 // afterwards. The tensor cores' own f32 accumulation does not round to nearest (Fasi et
 // al. 2021 found truncation in earlier generations' tensor cores); accumulated over all
 // of K, that bias grows with K and, on inputs without cancellation, swamps 3xTF32's
 // accuracy (docs/kernels.md). DMMA rounds as IEEE does.
-template <typename T> struct TcAcc;
-template <> struct TcAcc<float> {
-    typedef float type[4][4][4];
+template <typename T> struct TcAcc {
+    typedef T type[4][4][4];
     static const int I = 4, E = 4;
-    static const bool CHUNKED = true;
-};
-template <> struct TcAcc<double> {
-    typedef double type[8][4][2];
-    static const int I = 8, E = 2;
-    static const bool CHUNKED = false;
+    static const bool CHUNKED = sizeof(T) == 4;
 };
 template <typename T>
 __device__ __forceinline__ void tc_zero(typename TcAcc<T>::type acc) {
@@ -277,7 +295,7 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
         for (int j = 0; j < 4; ++j)
 #pragma unroll
             for (int e = 0; e < TcAcc<T>::E; ++e) {
-                const int row = m0 + wm * 64 + i * Tc<T>::IM + g + (e / 2) * 8;
+                const int row = m0 + wm * 64 + i * 16 + g + (e / 2) * 8;
                 const int col = n0 + wn * 32 + j * 8 + t2 + e % 2;
                 if (row < M && col < N) {
                     T* p = C + (i64)row * N + col;
