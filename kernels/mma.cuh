@@ -2,8 +2,9 @@
 // mma.sync (sm_80 and later). Handed to NVRTC as an in-memory header, as tiles.cuh is.
 //
 // Block tile 128×128, 256 threads = 8 warps as 2 (M) × 4 (N), a warp computing 64×32 of
-// C from fragments read out of shared memory. K-tiles of 64 bytes per row of A (16 f32,
-// 8 f64) go through a three-stage cp.async pipeline (16 KB a stage, 48 KB in all, static).
+// C from fragments read out of shared memory. K-tiles of 128 bytes per row of A (32 f32,
+// 16 f64) go through a three-stage cp.async pipeline (32 KB a stage, 96 KB in all: dynamic
+// shared memory, TC_SMEM bytes, which the launch grants).
 // The stage tiles are stored as they lie (A[m][k], B[k][n]) with the 16-byte chunks of a
 // row permuted by an XOR of low row bits: the chunks stay whole for cp.async, and the 32
 // reads of one fragment fall in 32 different banks.
@@ -20,12 +21,14 @@
 #include "common.cuh"
 #include "tiles.cuh"
 
+#define TC_SMEM (3 * 2 * 128 * 128)
+
 template <typename T> struct Tc;
 template <> struct Tc<float> {
-    static const int BK = 16;  // K per stage
-    // Element (r, c) of A's 128×BK stage tile: chunk c/4 XOR bits 1–2 of r.
+    static const int BK = 32;  // K per stage
+    // Element (r, c) of A's 128×BK stage tile: chunk c/4 XOR bits 0–2 of r.
     __device__ __forceinline__ static int a_at(int r, int c) {
-        return r * BK + (c ^ (((r >> 1) & 3) << 2));
+        return r * BK + (c ^ ((r & 7) << 2));
     }
     // Element (k, n) of B's BK×128 stage tile: chunk n/4 XOR bits 0–1 of k, times 2.
     __device__ __forceinline__ static int b_at(int k, int n) {
@@ -33,9 +36,11 @@ template <> struct Tc<float> {
     }
 };
 template <> struct Tc<double> {
-    static const int BK = 8;
+    static const int BK = 16;
+    // Chunk c/2 XOR bits 0–1 of r, times 2: a half-warp's 16 reads of 8 bytes then span
+    // the 32 banks.
     __device__ __forceinline__ static int a_at(int r, int c) {
-        return r * BK + (c ^ (((r >> 1) & 1) << 2));
+        return r * BK + (c ^ ((r & 3) << 2));
     }
     __device__ __forceinline__ static int b_at(int k, int n) {
         return k * 128 + (n ^ ((k & 3) << 2));
@@ -105,8 +110,9 @@ __device__ __forceinline__ void tc_stage(const T* A, const T* B, int M, int N, i
                                          bool vec_b, T* As, T* Bs) {
     constexpr int V = V16<T>::N, BK = Tc<T>::BK;
     constexpr int A_ROW = BK / V, B_ROW = 128 / V;  // chunks per row
+    constexpr int LOADS = 128 * BK / V / 256;        // chunks per thread, of each
 #pragma unroll
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < LOADS; ++s) {
         const int id = threadIdx.x + s * 256;
         const int r = id / A_ROW, c = (id % A_ROW) * V;
         const int gr = m0 + r, gc = k0 + c;
@@ -120,7 +126,7 @@ __device__ __forceinline__ void tc_stage(const T* A, const T* B, int M, int N, i
         }
     }
 #pragma unroll
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < LOADS; ++s) {
         const int id = threadIdx.x + s * 256;
         const int r = id / B_ROW, c = (id % B_ROW) * V;
         const int gr = k0 + r, gc = n0 + c;
@@ -246,8 +252,10 @@ template <typename T, int MODE>
 __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A, const T* B,
                                         T beta, T* C, int tm, int tn) {
     constexpr int BK = Tc<T>::BK, STAGES = 3, V = V16<T>::N;
-    __shared__ __align__(16) T As[STAGES][128 * BK];
-    __shared__ __align__(16) T Bs[STAGES][BK * 128];
+    // TC_SMEM bytes of dynamic shared memory: A's stages, then B's.
+    extern __shared__ __align__(16) unsigned char tc_smem[];
+    T* const As = reinterpret_cast<T*>(tc_smem);
+    T* const Bs = As + STAGES * 128 * BK;
     const int m0 = tm * 128, n0 = tn * 128;
     const int warp = threadIdx.x / 32, wm = warp / 4, wn = warp % 4;
     const bool vec_a = K % V == 0 && aligned16(A);
@@ -261,7 +269,7 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < tiles)
-            tc_stage(A, B, M, N, K, K, N, m0, n0, s * BK, vec_a, vec_b, As[s], Bs[s]);
+            tc_stage(A, B, M, N, K, K, N, m0, n0, s * BK, vec_a, vec_b, As + s * 128 * BK, Bs + s * BK * 128);
         cp_async_commit();
     }
     for (int t = 0; t < tiles; ++t) {
@@ -272,12 +280,12 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
         const int next = t + STAGES - 1;
         if (next < tiles) {
             const int s = next % STAGES;
-            tc_stage(A, B, M, N, K, K, N, m0, n0, next * BK, vec_a, vec_b, As[s], Bs[s]);
+            tc_stage(A, B, M, N, K, K, N, m0, n0, next * BK, vec_a, vec_b, As + s * 128 * BK, Bs + s * BK * 128);
         }
         cp_async_commit();
         if (Acc::CHUNKED) {
             tc_zero<T>(part);
-            tc_compute<MODE>(As[t % STAGES], Bs[t % STAGES], wm, wn, part);
+            tc_compute<MODE>(As + (t % STAGES) * 128 * BK, Bs + (t % STAGES) * BK * 128, wm, wn, part);
 #pragma unroll
             for (int i = 0; i < Acc::I; ++i)
 #pragma unroll
@@ -285,7 +293,7 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
 #pragma unroll
                     for (int e = 0; e < Acc::E; ++e) acc[i][j][e] += part[i][j][e];
         } else {
-            tc_compute<MODE>(As[t % STAGES], Bs[t % STAGES], wm, wn, acc);
+            tc_compute<MODE>(As + (t % STAGES) * 128 * BK, Bs + (t % STAGES) * BK * 128, wm, wn, acc);
         }
     }
     const int lane = threadIdx.x % 32, g = lane / 4, t2 = (lane % 4) * 2;

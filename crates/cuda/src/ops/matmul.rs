@@ -5,7 +5,8 @@
 //! Every kernel multiplies row-major, untransposed operands: a transposed operand is
 //! materialised first with the transpose ladder's default kernel.
 
-use cudarc::driver::{CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{CudaFunction, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
 use ndgpu_core::{check, Backend, Error, Family, Gemm, MatMul, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched, linear};
@@ -136,6 +137,24 @@ pub(crate) fn gemm<T: CudaElement>(
         "split_k" => split_k(gpu, Product::new((m, n, k), g, a, b, c)),
         _ => launch(gpu, rung, Product::new((m, n, k), g, a, b, c)),
     }
+}
+
+/// The dynamic shared memory of the tensor-core rungs (`TC_SMEM` in `kernels/mma.cuh`:
+/// three stages of a 128×128-byte tile of A and one of B).
+const TC_SMEM: u32 = 3 * 2 * 128 * 128;
+
+/// The dynamic shared memory `rung`'s kernel `f` needs, granted to it (past the 48 KB
+/// every kernel may use without asking).
+fn shared_memory(rung: Rung, f: &CudaFunction) -> Result<u32> {
+    if !rung.name.starts_with("tensor_core") {
+        return Ok(0);
+    }
+    f.set_attribute(
+        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        TC_SMEM as i32,
+    )
+    .map_err(|e| driver(format!("gemm: granting {TC_SMEM} B of shared memory"), e))?;
+    Ok(TC_SMEM)
 }
 
 /// `Ok` where the device has the warp-level tensor-core instructions the `tensor_core`
@@ -343,9 +362,12 @@ fn launch<T: CudaElement>(gpu: &Gpu, rung: Rung, p: Product<'_, T>) -> Result<()
         dim_i32("gemm", n)?,
         dim_i32("gemm", k)?,
     );
-    let cfg = tile_grid(rung, m, n)?;
     let name = format!("gemm_{}_{}", rung.name, T::SUFFIX);
     let f = gpu.function(KernelFile::MATMUL, &name)?;
+    let cfg = LaunchConfig {
+        shared_mem_bytes: shared_memory(rung, &f)?,
+        ..tile_grid(rung, m, n)?
+    };
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &mi, &ni, &ki, &p.alpha, &p.a.data, &p.b.data, &p.beta, &mut p.c.data);
     // SAFETY: gemm_<variant>_<dtype>(int M, int N, int K, T alpha, const T* A, const T* B,
@@ -353,7 +375,8 @@ fn launch<T: CudaElement>(gpu: &Gpu, rung: Rung, p: Product<'_, T>) -> Result<()
     // rows·cols elements (by gemm, with check_buffer); the grid has one block per
     // rung.tile of C, which is what the kernel decodes from blockIdx.x; every access is
     // bounds-checked against M, N, K, and the 16-byte loads are used only where the
-    // kernel finds the pointers aligned.
+    // kernel finds the pointers aligned; the tensor-core rungs get the dynamic shared
+    // memory their stages take.
     launched(&name, unsafe { l.launch(cfg) })
 }
 
