@@ -353,20 +353,21 @@ __device__ __forceinline__ void gemm_split_sum(i64 len, int S, T alpha, const T*
 // Warp-level mma.sync on tensor cores (mma.cuh): f32 on TF32 operands, one product
 // (tensor_core) or three (tensor_core_3x, 3xTF32, about f32's accuracy); f64 on DMMA,
 // IEEE double arithmetic, in both.
-template <typename T>
-__device__ __forceinline__ void gemm_tensor_core(int M, int N, int K, T alpha, const T* A,
-                                                const T* B, T beta, T* C) {
+template <typename T, int MODE>
+__device__ __forceinline__ void gemm_mma(int M, int N, int K, T alpha, const T* A, const T* B,
+                                        T beta, T* C) {
     int tm, tn;
     grouped_tile((M + 127) / 128, (N + 127) / 128, tm, tn);
-    gemm_tc<T, 1>(M, N, K, alpha, A, B, beta, C, tm, tn);
+    gemm_tc<T, MODE>(M, N, K, alpha, A, B, beta, C, tm, tn);
 }
-template <typename T>
-__device__ __forceinline__ void gemm_tensor_core_3x(int M, int N, int K, T alpha, const T* A,
-                                                   const T* B, T beta, T* C) {
-    int tm, tn;
-    grouped_tile((M + 127) / 128, (N + 127) / 128, tm, tn);
-    gemm_tc<T, 3>(M, N, K, alpha, A, B, beta, C, tm, tn);
-}
+#define GEMM_MMA(tech, MODE)                                                                \
+    template <typename T>                                                                  \
+    __device__ __forceinline__ void gemm_##tech(int M, int N, int K, T alpha, const T* A,  \
+                                                const T* B, T beta, T* C) {                \
+        gemm_mma<T, MODE>(M, N, K, alpha, A, B, beta, C);                                  \
+    }
+GEMM_MMA(tensor_core, 1)
+GEMM_MMA(tensor_core_3x, 3)
 
 // ---- K = 0 or alpha = 0: C = beta·C (zeros when beta = 0, C unread) -----------------
 template <typename T>

@@ -102,42 +102,25 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // One K-tile of A (rows m0.., columns k0..) and of B (rows k0.., columns n0..) into a
-// stage: each of the 256 threads moves two 16-byte chunks of each; whole chunks inside
-// the matrices asynchronously, the rest element by element with zeros outside.
+// stage: each of the 256 threads moves LOADS 16-byte chunks of each (Panel::put: whole
+// chunks inside the matrices asynchronously, the rest element by element, zeros outside).
 template <typename T>
 __device__ __forceinline__ void tc_stage(const T* A, const T* B, int M, int N, int K, int lda,
                                          int ldb, int m0, int n0, int k0, bool vec_a,
                                          bool vec_b, T* As, T* Bs) {
-    constexpr int V = V16<T>::N, BK = Tc<T>::BK;
-    constexpr int A_ROW = BK / V, B_ROW = 128 / V;  // chunks per row
-    constexpr int LOADS = 128 * BK / V / 256;        // chunks per thread, of each
+    typedef Panel<T, 128, Tc<T>::BK, 256> PA;
+    typedef Panel<T, Tc<T>::BK, 128, 256> PB;
 #pragma unroll
-    for (int s = 0; s < LOADS; ++s) {
-        const int id = threadIdx.x + s * 256;
-        const int r = id / A_ROW, c = (id % A_ROW) * V;
-        const int gr = m0 + r, gc = k0 + c;
-        const T* q = A + (i64)gr * lda + gc;
-        T* d = As + Tc<T>::a_at(r, c);
-        if (vec_a && gr < M && gc < K) {
-            cp_async16(d, q);
-        } else {
-#pragma unroll
-            for (int e = 0; e < V; ++e) d[e] = (gr < M && gc + e < K) ? q[e] : T(0);
-        }
+    for (int s = 0; s < PA::LOADS; ++s) {
+        const int id = threadIdx.x + s * 256, r = id / PA::PER_ROW, c = (id % PA::PER_ROW) * PA::V;
+        PA::put(As + Tc<T>::a_at(r, c), A + (i64)(m0 + r) * lda + k0 + c, vec_a, m0 + r < M,
+                k0 + c, K);
     }
 #pragma unroll
-    for (int s = 0; s < LOADS; ++s) {
-        const int id = threadIdx.x + s * 256;
-        const int r = id / B_ROW, c = (id % B_ROW) * V;
-        const int gr = k0 + r, gc = n0 + c;
-        const T* q = B + (i64)gr * ldb + gc;
-        T* d = Bs + Tc<T>::b_at(r, c);
-        if (vec_b && gr < K && gc < N) {
-            cp_async16(d, q);
-        } else {
-#pragma unroll
-            for (int e = 0; e < V; ++e) d[e] = (gr < K && gc + e < N) ? q[e] : T(0);
-        }
+    for (int s = 0; s < PB::LOADS; ++s) {
+        const int id = threadIdx.x + s * 256, r = id / PB::PER_ROW, c = (id % PB::PER_ROW) * PB::V;
+        PB::put(Bs + Tc<T>::b_at(r, c), B + (i64)(k0 + r) * ldb + n0 + c, vec_b, k0 + r < K,
+                n0 + c, N);
     }
 }
 
