@@ -60,13 +60,26 @@ __device__ __forceinline__ void split_tf32(float x, u32& big, u32& small) {
     small = to_tf32(rest == rest ? rest : 0.0f);
 }
 
+// An operand for MODE: rounded to TF32 (1), or split into big and small (3).
+template <int MODE>
+__device__ __forceinline__ void tf32_operand(float x, u32& big, u32& small) {
+    if (MODE == 3) {
+        split_tf32(x, big, small);
+    } else {
+        big = to_tf32(x);
+    }
+}
+
+// One m16n8k8 mma with the types `types` on C (constraint CR), A and B (constraint AR).
+#define NDGPU_MMA_M16N8K8(types, CR, AR, c, a, b)                                          \
+    asm volatile("mma.sync.aligned.m16n8k8.row.col." types                                 \
+                 " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                \
+                 : CR(c[0]), CR(c[1]), CR(c[2]), CR(c[3])                                  \
+                 : AR(a[0]), AR(a[1]), AR(a[2]), AR(a[3]), AR(b[0]), AR(b[1]))
+
 __device__ __forceinline__ void mma_tf32(float c[4], const u32 a[4], const u32 b[2]) {
 #if __CUDA_ARCH__ >= 800
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    NDGPU_MMA_M16N8K8("f32.tf32.tf32.f32", "+f", "r", c, a, b);
 #endif
 }
 __device__ __forceinline__ void mma_f64_8x8x4(double& c0, double& c1, double a, double b) {
@@ -80,11 +93,7 @@ __device__ __forceinline__ void mma_f64_8x8x4(double& c0, double& c1, double a, 
 // each output's terms added in the same order.
 __device__ __forceinline__ void mma_f64(double c[4], const double a[4], const double b[2]) {
 #if __CUDA_ARCH__ >= 900
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+    NDGPU_MMA_M16N8K8("f64.f64.f64.f64", "+d", "d", c, a, b);
 #elif __CUDA_ARCH__ >= 800
     mma_f64_8x8x4(c[0], c[1], a[0], b[0]);
     mma_f64_8x8x4(c[0], c[1], a[2], b[1]);
@@ -142,26 +151,14 @@ __device__ __forceinline__ void tc_compute(const float* As, const float* Bs, int
                                 As[Tc<float>::a_at(r, kk + t + 4)],
                                 As[Tc<float>::a_at(r + 8, kk + t + 4)]};
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                if (MODE == 3) {
-                    split_tf32(x[e], a[i][e], as[i][e]);
-                } else {
-                    a[i][e] = to_tf32(x[e]);
-                }
-            }
+            for (int e = 0; e < 4; ++e) tf32_operand<MODE>(x[e], a[i][e], as[i][e]);
         }
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             const int n = wn * 32 + j * 8 + g;
             const float x[2] = {Bs[Tc<float>::b_at(kk + t, n)], Bs[Tc<float>::b_at(kk + t + 4, n)]};
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                if (MODE == 3) {
-                    split_tf32(x[e], b[j][e], bs[j][e]);
-                } else {
-                    b[j][e] = to_tf32(x[e]);
-                }
-            }
+            for (int e = 0; e < 2; ++e) tf32_operand<MODE>(x[e], b[j][e], bs[j][e]);
         }
 #pragma unroll
         for (int i = 0; i < 4; ++i)
