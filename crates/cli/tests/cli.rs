@@ -880,10 +880,12 @@ fn info_lists_every_backends_variants_even_without_a_gpu() {
         .unwrap();
     let matmul = cuda["variants"]["matmul"]["all"].as_array().unwrap();
     assert!(matmul.iter().any(|n| n == "naive"), "{cuda}");
+    // The tensor-core rungs declare their precision; every other rung is IEEE.
     assert_eq!(
         cuda["variants"]["matmul"]["precision"],
-        serde_json::json!({})
+        serde_json::json!({ "tensor_core": "tf32", "tensor_core_3x": "3xtf32" })
     );
+    assert!(text.contains("tensor_core_3x [3xtf32]"), "{text}");
     assert!(text.contains("variants (* = default"), "{text}");
     // The vendor's TF32 product is the variant that does not compute in IEEE f32.
     let cublas = v["backends"]
