@@ -64,17 +64,32 @@ tensor cores, 128x128 block tile, three-stage cp.async pipeline, sums in a fixed
 3xTF32, each operand split into two TF32 parts, precision 3xtf32, close to f32's own error); \
 f64 on FP64 tensor cores (DMMA) in both, IEEE double arithmetic.";
 
-/// One rung of the ladder: the tile of C a block computes, and the block's threads.
+/// One rung of the ladder: the tile of C a block computes, the block's threads, and
+/// whether it runs on tensor cores (sm_80 and later, with `TC_SMEM` of dynamic shared
+/// memory).
 #[derive(Debug, Clone, Copy)]
 struct Rung {
     name: &'static str,
     tile: (usize, usize),
     block: (u32, u32),
+    tensor_cores: bool,
 }
 
 impl Rung {
     const fn new(name: &'static str, tile: (usize, usize), block: (u32, u32)) -> Rung {
-        Rung { name, tile, block }
+        Rung {
+            name,
+            tile,
+            block,
+            tensor_cores: false,
+        }
+    }
+
+    const fn tensor(name: &'static str) -> Rung {
+        Rung {
+            tensor_cores: true,
+            ..Rung::new(name, (128, 128), (256, 1))
+        }
     }
 }
 
@@ -91,8 +106,8 @@ const RUNGS: [Rung; 10] = [
     Rung::new("tiled", (32, 32), (32, 32)),
     Rung::new("coalesced", (8, 32), (32, 8)),
     Rung::new("naive", (32, 8), (32, 8)),
-    Rung::new("tensor_core", (128, 128), (256, 1)),
-    Rung::new("tensor_core_3x", (128, 128), (256, 1)),
+    Rung::tensor("tensor_core"),
+    Rung::tensor("tensor_core_3x"),
 ];
 
 fn rung(variant: &str) -> Result<Rung> {
@@ -116,7 +131,7 @@ pub(crate) fn gemm<T: CudaElement>(
     c: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let rung = rung(variant)?;
-    if rung.name.starts_with("tensor_core") {
+    if rung.tensor_cores {
         tensor_cores_present(gpu, rung.name)?;
     }
     let (m, n, k) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
@@ -146,7 +161,7 @@ const TC_SMEM: u32 = 3 * 2 * 128 * 128;
 /// The dynamic shared memory `rung`'s kernel `f` needs, granted to it (past the 48 KB
 /// every kernel may use without asking).
 fn shared_memory(rung: Rung, f: &CudaFunction) -> Result<u32> {
-    if !rung.name.starts_with("tensor_core") {
+    if !rung.tensor_cores {
         return Ok(0);
     }
     f.set_attribute(
