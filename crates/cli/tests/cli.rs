@@ -883,7 +883,12 @@ fn info_lists_every_backends_variants_even_without_a_gpu() {
     // The tensor-core rungs declare their precision; every other rung is IEEE.
     assert_eq!(
         cuda["variants"]["matmul"]["precision"],
-        serde_json::json!({ "tensor_core": "tf32", "tensor_core_3x": "3xtf32" })
+        serde_json::json!({
+            "tensor_core": "tf32",
+            "tensor_core_3x": "3xtf32",
+            "wgmma": "tf32",
+            "wgmma_3x": "3xtf32"
+        })
     );
     assert!(text.contains("tensor_core_3x [3xtf32]"), "{text}");
     assert!(text.contains("variants (* = default"), "{text}");

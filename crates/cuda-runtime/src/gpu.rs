@@ -308,7 +308,7 @@ impl Gpu {
         if let Some(m) = modules.get(&file) {
             return Ok(m.clone());
         }
-        let compiled = kernels::compile_cached(file, &self.arch)
+        let compiled = kernels::compile_cached(file, &file.target(&self.arch))
             .map_err(|e| Error::backend("cuda", format!("compiling {}", file.file_name()), e))?;
         let m = self
             .ctx

@@ -24,14 +24,21 @@ pub const HEADERS: [(&str, &str); 3] = [
 pub struct KernelFile {
     name: &'static str,
     source: &'static str,
+    /// Uses instructions of one architecture only (Hopper's wgmma, TMA and setmaxnreg):
+    /// compiled for `sm_90a` on sm_90 devices (see [`KernelFile::target`]).
+    arch_specific: bool,
 }
 
 /// The kernel file `kernels/$name`.
 macro_rules! kernel_file {
     ($name:literal) => {
+        kernel_file!($name, false)
+    };
+    ($name:literal, $arch_specific:literal) => {
         KernelFile {
             name: $name,
             source: include_str!(concat!("../../../kernels/", $name)),
+            arch_specific: $arch_specific,
         }
     };
 }
@@ -51,9 +58,11 @@ impl KernelFile {
     pub const KMEANS: KernelFile = kernel_file!("kmeans.cu");
     /// k-means++ and k-means‖ seeding.
     pub const SEED: KernelFile = kernel_file!("seed.cu");
+    /// The Hopper GEMM rungs (wgmma, TMA): compiled for sm_90a.
+    pub const WGMMA: KernelFile = kernel_file!("wgmma.cu", true);
 
     /// Every kernel file.
-    pub const ALL: [KernelFile; 7] = [
+    pub const ALL: [KernelFile; 8] = [
         KernelFile::MATMUL,
         KernelFile::GRAM,
         KernelFile::TRANSPOSE,
@@ -61,6 +70,7 @@ impl KernelFile {
         KernelFile::CHOLESKY,
         KernelFile::KMEANS,
         KernelFile::SEED,
+        KernelFile::WGMMA,
     ];
 
     /// The file name under `kernels/`.
@@ -71,6 +81,18 @@ impl KernelFile {
     /// The source text.
     pub fn source(self) -> &'static str {
         self.source
+    }
+
+    /// The architecture to compile the file for on a device of architecture `arch`:
+    /// `arch` itself, or its architecture-specific form (`sm_90a`) for a file that uses
+    /// Hopper-only instructions on an sm_90 device. (Elsewhere such a file's kernels
+    /// compile to traps, and the backend does not launch them.)
+    pub fn target(self, arch: &str) -> String {
+        if self.arch_specific && arch == "sm_90" {
+            "sm_90a".into()
+        } else {
+            arch.into()
+        }
     }
 }
 

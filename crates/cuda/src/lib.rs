@@ -82,6 +82,8 @@ impl CudaBackend {
         Variants::new(NAME, &table)
             .with_precision(Family::MatMul, "tensor_core", Precision::Tf32)
             .with_precision(Family::MatMul, "tensor_core_3x", Precision::Tf32x3)
+            .with_precision(Family::MatMul, "wgmma", Precision::Tf32)
+            .with_precision(Family::MatMul, "wgmma_3x", Precision::Tf32x3)
     }
 
     /// The runtime.

@@ -1,4 +1,5 @@
-//! Compiles every kernel file with NVRTC for sm_90 (the H200's architecture). Needs no
+//! Compiles every kernel file with NVRTC for sm_90 (the H200's architecture; sm_90a for
+//! the file of Hopper-only instructions). Needs no
 //! GPU, only libnvrtc: `.ci/run` installs it from PyPI. This test fails, rather than
 //! skips, when NVRTC is missing, so that CI cannot pass without checking the kernels.
 
@@ -13,7 +14,8 @@ fn every_kernel_file_compiles_for_sm_90_and_no_default_kernel_spills() {
     );
     let mut all = Vec::new();
     for file in KernelFile::ALL {
-        let compiled = kernels::compile(file, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+        let compiled =
+            kernels::compile(file, &file.target("sm_90")).unwrap_or_else(|e| panic!("{e}"));
         assert!(
             !compiled.cubin.is_empty(),
             "{} produced no machine code",

@@ -1,9 +1,10 @@
 //! The accuracy of the f32 GEMM paths side by side on the same inputs: the vendor's
 //! SGEMM and TF32 mode, and the hand-written ladder's CUDA-core default and tensor-core
-//! rungs (TF32, 3xTF32). Each error is measured against the f64 product, elementwise in
-//! units of `ε·(|A|·|B|)ᵢⱼ`, and must lie within the bound of the precision the variant
-//! declares; the table is printed for docs/kernels.md. Inputs: well scaled, and badly
-//! scaled (rows and columns, or elements, spread over many binades), with k = 4096.
+//! rungs (TF32, 3xTF32, on mma.sync and on Hopper's wgmma). Each error is measured
+//! against the f64 product, elementwise in units of `ε·(|A|·|B|)ᵢⱼ`, and must lie within
+//! the bound of the precision the variant declares; the table is printed for
+//! docs/kernels.md. Inputs: well scaled, and badly scaled (rows and columns, or elements,
+//! spread over many binades), with k = 4096.
 //! Run with `--include-ignored --nocapture` on a GPU machine.
 
 use ndgpu::ndarray::{Array2, Zip};
@@ -52,6 +53,8 @@ fn every_f32_gemm_path_is_within_its_precisions_bound_on_badly_scaled_inputs() {
         ("cuda", "split_k"),
         ("cuda", "tensor_core"),
         ("cuda", "tensor_core_3x"),
+        ("cuda", "wgmma"),
+        ("cuda", "wgmma_3x"),
     ];
     let eps = f32::EPSILON as f64;
     println!(

@@ -13,7 +13,7 @@ use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched, linea
 use ndgpu_cuda_runtime::push_args;
 use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
 
-use crate::ops::transpose;
+use crate::ops::{transpose, wgmma};
 use crate::CudaBackend;
 
 /// Variants, default (fastest measured) first.
@@ -28,6 +28,8 @@ pub const VARIANTS: &[&str] = &[
     "naive",
     "tensor_core",
     "tensor_core_3x",
+    "wgmma",
+    "wgmma_3x",
 ];
 
 /// Kernels the default variant launches: its own, and double_buffered's where it does not
@@ -62,17 +64,23 @@ tensor cores, 128x128 block tile, three-stage cp.async pipeline, sums in a fixed
 (reproducible run to run); f32 on TF32 operands rounded to nearest, one product per term \
 (tensor_core: precision tf32, about 3 decimal digits per operand) or three (tensor_core_3x: \
 3xTF32, each operand split into two TF32 parts, precision 3xtf32, close to f32's own error); \
-f64 on FP64 tensor cores (DMMA) in both, IEEE double arithmetic.";
+f64 on FP64 tensor cores (DMMA) in both, IEEE double arithmetic. wgmma and wgmma_3x (Hopper, \
+sm_90; unavailable elsewhere): the same two precisions on warpgroup-level wgmma, operands \
+rounded to TF32 planes first (B transposed), loaded by TMA with 128-byte swizzle, one producer \
+warpgroup and two consumers (128x256 tiles for tf32, 128x128 for 3xtf32), a persistent grid of \
+one block per SM; sums in a fixed order (reproducible run to run); f64 runs tensor_core's DMMA \
+kernel (no f64 wgmma exists).";
 
-/// One rung of the ladder: the tile of C a block computes, the block's threads, and
+/// One rung of the ladder: the tile of C a block computes, the block's threads,
 /// whether it runs on tensor cores (sm_80 and later, with `TC_SMEM` of dynamic shared
-/// memory).
+/// memory), and for the Hopper rungs their f32 kernel (`ops::wgmma`).
 #[derive(Debug, Clone, Copy)]
 struct Rung {
     name: &'static str,
     tile: (usize, usize),
     block: (u32, u32),
     tensor_cores: bool,
+    hopper: Option<wgmma::Hopper>,
 }
 
 impl Rung {
@@ -82,6 +90,7 @@ impl Rung {
             tile,
             block,
             tensor_cores: false,
+            hopper: None,
         }
     }
 
@@ -91,13 +100,24 @@ impl Rung {
             ..Rung::new(name, (128, 128), (256, 1))
         }
     }
+
+    const fn hopper(name: &'static str, h: wgmma::Hopper) -> Rung {
+        Rung {
+            hopper: Some(h),
+            ..Rung::tensor(name)
+        }
+    }
 }
 
 /// The double_buffered rung, which split_k runs on each slice of K and the blocked
 /// solves on blocks of larger matrices.
 const DOUBLE_BUFFERED: Rung = Rung::new("double_buffered", (128, 128), (256, 1));
 
-const RUNGS: [Rung; 10] = [
+/// The f64 kernel of every tensor-core rung (the wgmma ones too: Hopper has no f64
+/// wgmma).
+const TENSOR_CORE: Rung = Rung::tensor("tensor_core");
+
+const RUNGS: [Rung; 12] = [
     Rung::new("split_k", (128, 128), (256, 1)),
     DOUBLE_BUFFERED,
     Rung::new("vectorized", (128, 128), (256, 1)),
@@ -106,8 +126,10 @@ const RUNGS: [Rung; 10] = [
     Rung::new("tiled", (32, 32), (32, 32)),
     Rung::new("coalesced", (8, 32), (32, 8)),
     Rung::new("naive", (32, 8), (32, 8)),
-    Rung::tensor("tensor_core"),
+    TENSOR_CORE,
     Rung::tensor("tensor_core_3x"),
+    Rung::hopper("wgmma", wgmma::TF32),
+    Rung::hopper("wgmma_3x", wgmma::TF32X3),
 ];
 
 fn rung(variant: &str) -> Result<Rung> {
@@ -134,6 +156,9 @@ pub(crate) fn gemm<T: CudaElement>(
     if rung.tensor_cores {
         tensor_cores_present(gpu, rung.name)?;
     }
+    if rung.hopper.is_some() && T::SUFFIX == "f32" {
+        wgmma::present(gpu, rung.name)?;
+    }
     let (m, n, k) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
     for (what, x) in [("A", a), ("B", b)] {
         check_buffer("gemm", what, x)?;
@@ -148,9 +173,12 @@ pub(crate) fn gemm<T: CudaElement>(
     let (mut a_t, mut b_t) = (None, None);
     let a = applied(gpu, g.ta, a, &mut a_t)?;
     let b = applied(gpu, g.tb, b, &mut b_t)?;
-    match rung.name {
-        "split_k" => split_k(gpu, Product::new((m, n, k), g, a, b, c)),
-        _ => launch(gpu, rung, Product::new((m, n, k), g, a, b, c)),
+    let p = Product::new((m, n, k), g, a, b, c);
+    match (rung.name, rung.hopper, T::SUFFIX) {
+        ("split_k", _, _) => split_k(gpu, p),
+        (_, Some(_), "f64") => launch(gpu, TENSOR_CORE, p),
+        (_, Some(h), _) => wgmma::gemm(gpu, h, rung.name, p),
+        _ => launch(gpu, rung, p),
     }
 }
 
@@ -341,13 +369,13 @@ fn tile_grid(rung: Rung, m: usize, n: usize) -> Result<LaunchConfig> {
 }
 
 /// The operands of `C ← alpha·A·B + beta·C` with A m×k and B k×n untransposed.
-struct Product<'a, T> {
-    mnk: (usize, usize, usize),
-    alpha: T,
-    a: &'a DeviceMatrix<T>,
-    b: &'a DeviceMatrix<T>,
-    beta: T,
-    c: &'a mut DeviceMatrix<T>,
+pub(crate) struct Product<'a, T> {
+    pub mnk: (usize, usize, usize),
+    pub alpha: T,
+    pub a: &'a DeviceMatrix<T>,
+    pub b: &'a DeviceMatrix<T>,
+    pub beta: T,
+    pub c: &'a mut DeviceMatrix<T>,
 }
 
 impl<'a, T: CudaElement> Product<'a, T> {

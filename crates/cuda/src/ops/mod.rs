@@ -7,6 +7,7 @@ pub(crate) mod kmeans;
 pub(crate) mod matmul;
 pub(crate) mod reduce;
 pub(crate) mod transpose;
+pub(crate) mod wgmma;
 
 use ndgpu_core::{Error, Family, Result};
 

@@ -65,36 +65,37 @@ pub fn assert_unknown_variant_refused(b: &mut CudaBackend, family: Family, name:
     assert_eq!(b.variant(family), before);
 }
 
-/// A ladder whose variants are named in its kernel file: each variant `v` has the entry
-/// points `{prefix}_{v}_{f32,f64}`, defined there by `{entries}(v, ...)`.
+/// A ladder whose variants are named in its kernel files: each variant `v` has entry
+/// points `{prefix}_{v}_{f32,f64}` (or only `_f32`, where the f64 kernel is another
+/// rung's), defined in one of the files by a line `{entry}(v, ...)`.
 pub struct Ladder {
     pub family: Family,
-    pub file: KernelFile,
+    pub files: &'static [KernelFile],
     pub prefix: &'static str,
     /// How a line that makes entry points begins: the technique is one of the macro's
     /// arguments on that line.
-    pub entries: &'static str,
+    pub entries: &'static [&'static str],
 }
 
 pub const MATMUL: Ladder = Ladder {
     family: Family::MatMul,
-    file: KernelFile::MATMUL,
+    files: &[KernelFile::MATMUL, KernelFile::WGMMA],
     prefix: "gemm",
-    entries: "NDGPU_F32_F64(",
+    entries: &["NDGPU_F32_F64(", "NDGPU_WGMMA("],
 };
 
 pub const GRAM: Ladder = Ladder {
     family: Family::Gram,
-    file: KernelFile::GRAM,
+    files: &[KernelFile::GRAM],
     prefix: "gram",
-    entries: "NDGPU_F32_F64(",
+    entries: &["NDGPU_F32_F64("],
 };
 
 pub const TRANSPOSE: Ladder = Ladder {
     family: Family::Transpose,
-    file: KernelFile::TRANSPOSE,
+    files: &[KernelFile::TRANSPOSE],
     prefix: "transpose",
-    entries: "NDGPU_TRANSPOSE(",
+    entries: &["NDGPU_TRANSPOSE("],
 };
 
 impl Ladder {
@@ -130,17 +131,19 @@ impl Ladder {
         technique.to_string()
     }
 
-    /// Asserts that the kernel file defines `{prefix}_{technique}_{f32,f64}`.
+    /// Asserts that one of the kernel files defines `{prefix}_{technique}_*`.
     pub fn assert_in_source(&self, technique: &str) {
         let makes = |line: &str| {
-            line.strip_prefix(self.entries)
-                .is_some_and(|args| args.split(", ").any(|a| a == technique))
+            self.entries.iter().any(|e| {
+                line.strip_prefix(e)
+                    .is_some_and(|args| args.split([',', ')']).any(|a| a.trim() == technique))
+            })
         };
         assert!(
-            self.file.source().lines().any(makes),
-            "no {}_{technique}_{{f32,f64}} entry points in {}",
+            self.files.iter().any(|f| f.source().lines().any(makes)),
+            "no {}_{technique}_* entry points in {:?}",
             self.prefix,
-            self.file.file_name()
+            self.files.iter().map(|f| f.file_name()).collect::<Vec<_>>()
         );
     }
 

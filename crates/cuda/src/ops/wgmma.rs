@@ -1,0 +1,209 @@
+//! The Hopper rungs of the GEMM ladder (`kernels/wgmma.cu`): `wgmma` (TF32) and
+//! `wgmma_3x` (3xTF32), warpgroup-level `wgmma.mma_async` on operands that TMA loads,
+//! warp-specialized and persistent. f32 only: Hopper has no f64 wgmma, and for f64 the
+//! rungs run the `tensor_core` rung's FP64 tensor-core (DMMA) kernel.
+//!
+//! A product is two passes: the operands' TF32 planes (A as it lies, B transposed, rows a
+//! multiple of 16 bytes apart, as TMA needs), then the GEMM on tensor maps of the planes.
+
+use std::ffi::c_void;
+use std::mem::MaybeUninit;
+
+use cudarc::driver::sys::{
+    self, CUfunction_attribute, CUtensorMap, CUtensorMapDataType, CUtensorMapFloatOOBfill,
+    CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
+};
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use ndgpu_core::{Error, Result};
+use ndgpu_cuda_runtime::kernels::KernelFile;
+use ndgpu_cuda_runtime::launch::{dim_i32, launched};
+use ndgpu_cuda_runtime::push_args;
+use ndgpu_cuda_runtime::{driver, CudaElement, Gpu};
+
+use super::matmul::Product;
+
+/// The dynamic shared memory of both kernels: four stages of 48 KB (`wgmma`) or three of
+/// 64 KB (`wgmma_3x`), and 1 KB to align them to the 128-byte swizzle's 1024-byte
+/// pattern (`WG_STAGE_BYTES` in `kernels/wgmma.cu`).
+const WG_SMEM: u32 = 4 * 48 * 1024 + 1024;
+
+/// A tensor map, passed to a kernel by value (its `TensorMap` parameter).
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct TensorMap(CUtensorMap);
+
+// SAFETY: 128 bytes of plain data, 64-byte aligned, as the kernel's `TensorMap` is.
+unsafe impl DeviceRepr for TensorMap {}
+
+/// The two Hopper rungs: how many TF32 products each term takes, and the tile's width.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Hopper {
+    /// 1 (TF32) or 3 (3xTF32).
+    planes: usize,
+    /// Columns of C per block tile (`Wg<PLANES>::BN`).
+    tile_n: u32,
+}
+
+/// `wgmma`.
+pub(crate) const TF32: Hopper = Hopper {
+    planes: 1,
+    tile_n: 256,
+};
+/// `wgmma_3x`.
+pub(crate) const TF32X3: Hopper = Hopper {
+    planes: 3,
+    tile_n: 128,
+};
+
+/// `Ok` where the device has wgmma and TMA (sm_90, compiled as sm_90a).
+///
+/// # Errors
+/// [`Error::Unavailable`] naming the rung and the device's architecture.
+pub(crate) fn present(gpu: &Gpu, rung: &str) -> Result<()> {
+    if gpu.arch() == "sm_90" {
+        return Ok(());
+    }
+    Err(Error::Unavailable {
+        backend: "cuda".into(),
+        reason: format!(
+            "matmul variant {rung} needs Hopper's wgmma and TMA (sm_90); this device is {}",
+            gpu.arch()
+        ),
+    })
+}
+
+/// `C ← alpha·A·B + beta·C` (f32) on the rung `h`, named `name`.
+pub(crate) fn gemm<T: CudaElement>(
+    gpu: &Gpu,
+    h: Hopper,
+    name: &str,
+    p: Product<'_, T>,
+) -> Result<()> {
+    let (m, n, k) = p.mnk;
+    let [mi, ni, ki] = [m, n, k].map(|d| dim_i32("gemm", d));
+    let (mi, ni, ki) = (mi?, ni?, ki?);
+    // Rows of the planes: K rounded up to whole 16-byte vectors.
+    let ld = k.next_multiple_of(4);
+    dim_i32("gemm", ld)?;
+    let stored = if h.planes == 1 { 1 } else { 2 };
+    let mut a = gpu.alloc::<T>("gemm", stored * m * ld)?;
+    let mut b = gpu.alloc::<T>("gemm", stored * n * ld)?;
+    planes(gpu, h, false, (m, k), &p.a.data, ld, &mut a)?;
+    planes(gpu, h, true, (k, n), &p.b.data, ld, &mut b)?;
+    let stream = gpu.stream();
+    // Event tracking is off (ndgpu_cuda_runtime::gpu), so the guards do nothing.
+    let (a_ptr, b_ptr) = (a.device_ptr(stream).0, b.device_ptr(stream).0);
+    let elem = std::mem::size_of::<T>() as u64;
+    let (a_small, b_small) = (
+        a_ptr + (m * ld) as u64 * elem,
+        b_ptr + (n * ld) as u64 * elem,
+    );
+    let small = h.planes == 3;
+    let a0 = tensor_map(a_ptr, (m, k), ld, 128)?;
+    let a1 = tensor_map(if small { a_small } else { a_ptr }, (m, k), ld, 128)?;
+    let b0 = tensor_map(b_ptr, (n, k), ld, h.tile_n)?;
+    let b1 = tensor_map(if small { b_small } else { b_ptr }, (n, k), ld, h.tile_n)?;
+    let f = gpu.function(KernelFile::WGMMA, &format!("gemm_{name}_f32"))?;
+    f.set_attribute(
+        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        WG_SMEM as i32,
+    )
+    .map_err(|e| driver(format!("gemm: granting {WG_SMEM} B of shared memory"), e))?;
+    let tiles = m.div_ceil(128) * n.div_ceil(h.tile_n as usize);
+    let cfg = LaunchConfig {
+        grid_dim: (tiles.min(gpu.sm_count()?) as u32, 1, 1),
+        block_dim: (384, 1, 1),
+        shared_mem_bytes: WG_SMEM,
+    };
+    let mut l = stream.launch_builder(&f);
+    push_args!(l; &mi, &ni, &ki, &p.alpha, &a0, &a1, &b0, &b1, &p.beta, &mut p.c.data);
+    // SAFETY: gemm_<rung>_f32(int M, int N, int K, float alpha, TensorMap a0, a1, b0, b1,
+    // float beta, float* C): T is f32 (the caller's check); the maps describe the planes
+    // of A (m×k) and Bᵀ (n×k), rows ld apart, inside their buffers (allocated above, kept
+    // until the stream has run the kernel: `a` and `b` are dropped after the launch, and
+    // freeing is ordered on the stream); TMA reads only inside the maps' extents; C holds
+    // m·n elements (checked by the caller) and every store is bounds-checked; 384 threads
+    // and WG_SMEM bytes are what the kernel is written for, and any grid size is walked
+    // by its persistent loop.
+    launched(&format!("gemm_{name}_f32"), unsafe { l.launch(cfg) })?;
+    drop((a, b));
+    Ok(())
+}
+
+/// The TF32 planes of x (rows×cols; its transpose with `trans`) into `out`, rows `ld`
+/// apart, the remainders' plane (3xTF32) after the first.
+fn planes<T: CudaElement>(
+    gpu: &Gpu,
+    h: Hopper,
+    trans: bool,
+    (rows, cols): (usize, usize),
+    x: &CudaSlice<T>,
+    ld: usize,
+    out: &mut CudaSlice<T>,
+) -> Result<()> {
+    let name = format!("tf32_planes_{}_{}", h.planes, if trans { 't' } else { 'n' });
+    let f = gpu.function(KernelFile::WGMMA, &name)?;
+    let out_rows = if trans { cols } else { rows };
+    let plane = (out_rows * ld) as i64;
+    let [r, c, l] = [rows, cols, ld].map(|d| dim_i32("gemm", d));
+    let (r, c, l) = (r?, c?, l?);
+    let cfg = LaunchConfig {
+        grid_dim: (
+            cols.div_ceil(32) as u32,
+            rows.div_ceil(32).min(65535) as u32,
+            1,
+        ),
+        block_dim: (32, 8, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut launch = gpu.stream().launch_builder(&f);
+    push_args!(launch; &r, &c, x, &l, &plane, out);
+    // SAFETY: tf32_planes_<planes>_<form>(int rows, int cols, const float* X, int ld,
+    // i64 plane, float* out): X holds rows·cols elements (the operand's checked buffer);
+    // out holds a plane (or two, `plane` elements apart) of out_rows rows `ld` ≥ the
+    // output's columns apart (allocated so by the caller); every access is bounds-checked
+    // and the grid's rows are walked by a stride loop.
+    launched(&name, unsafe { launch.launch(cfg) })
+}
+
+/// A tensor map of the rows×cols f32 matrix at `ptr` (rows `ld` elements apart) in boxes
+/// of `box_rows` × 32, swizzled by 128 bytes, zeros outside the matrix.
+fn tensor_map(
+    ptr: u64,
+    (rows, cols): (usize, usize),
+    ld: usize,
+    box_rows: u32,
+) -> Result<TensorMap> {
+    let dims: [u64; 2] = [cols as u64, rows as u64];
+    let strides: [u64; 1] = [(ld * 4) as u64];
+    let boxes: [u32; 2] = [32, box_rows];
+    let steps: [u32; 2] = [1, 1];
+    let mut map = MaybeUninit::<CUtensorMap>::zeroed();
+    // SAFETY: every array has the rank's length (2, and 1 stride); ptr is a device
+    // allocation, 256-byte aligned, of at least rows·ld elements; the stride is a multiple
+    // of 16 bytes and the box's inner extent 128 bytes, as the 128-byte swizzle asks.
+    let r = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            2,
+            ptr as *mut c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            steps.as_ptr(),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    r.result().map_err(|e| {
+        driver(
+            format!("gemm: encoding the tensor map of a {rows}x{cols} plane"),
+            e,
+        )
+    })?;
+    // SAFETY: initialised by the successful call.
+    Ok(TensorMap(unsafe { map.assume_init() }))
+}

@@ -1,0 +1,375 @@
+// wgmma.cu: the Hopper rungs of the GEMM ladder, `wgmma` (TF32) and `wgmma_3x` (3xTF32):
+// warpgroup-level wgmma.mma_async reading both operands from shared memory, loaded by
+// the Tensor Memory Accelerator (TMA), warp-specialized and persistent. Compiled for
+// sm_90a (the Hopper-only instructions); on any other architecture the GEMM kernels trap
+// and the backend lists the rungs as unavailable before launching them.
+//
+// Operands. wgmma takes TF32 operands only K-major, so A (m×k) is read as it lies and B
+// (k×n) as Bᵀ (n×k). A first pass (tf32_planes_*) writes both as planes of TF32 values
+// rounded to nearest (cvt.rna): one plane per operand (PLANES 1), or big = tf32(x) and
+// small = tf32(x − big) (PLANES 3: 3xTF32, as in mma.cuh), rows ld = K rounded up to 4
+// apart (TMA needs 16-byte row strides). The planes are what the tensor maps describe.
+//
+// Block: 384 threads, three warpgroups. Warpgroup 0 is the producer: one thread waits
+// for a free stage, then has TMA copy the stage's K-tile (32 values = 128 bytes per row,
+// the 128-byte swizzle's row) of every plane of A and B into shared memory, completing
+// on the stage's `full` barrier. Warpgroups 1 and 2 are consumers, each computing 64 rows
+// of the 128×BN tile of C with m64nBNk8 wgmma on descriptors of the swizzled stage, then
+// releasing the stage on its `empty` barrier. setmaxnreg moves registers from the
+// producer to the consumers. The grid is persistent: one block per SM, walking the tiles
+// in bands of 16 tile rows (so that blocks working together share panels of B in L2).
+//
+// PLANES 1: BN = 256, four stages of 48 KB; C accumulates in the wgmma accumulators.
+// PLANES 3: BN = 128, three stages of 64 KB; each K-tile's three products
+// (small·big, big·small, big·big) go to fresh accumulators, added to the running sum in
+// IEEE f32 after the tile, as mma.cuh's f32 rungs do.
+// Sums run in a fixed order per output: bitwise reproducible run to run. TMA fills the
+// parts of a box outside the matrix with zeros, so edges need no special case; C is
+// written with bounds checks.
+#include "common.cuh"
+#include "mma.cuh"
+
+typedef unsigned long long u64;
+
+// A CUtensorMap (driver API), opaque here: 128 bytes, 64-byte aligned.
+struct __align__(64) TensorMap {
+    u64 raw[16];
+};
+
+#define WG_BM 128
+#define WG_BK 32
+#define WG_THREADS 384
+template <int PLANES> struct Wg;
+template <> struct Wg<1> {
+    static const int BN = 256, STAGES = 4, P = 1;
+};
+template <> struct Wg<3> {
+    static const int BN = 128, STAGES = 3, P = 2;
+};
+// Dynamic shared memory of a PLANES kernel (STAGES stages and 1 KB to align them to the
+// swizzle's 1024-byte pattern): `WG_SMEM_1` and `WG_SMEM_3` in crates/cuda.
+#define WG_STAGE_BYTES(P, BN) ((P) * (WG_BM + (BN)) * WG_BK * 4)
+
+// Planes of X (rows×cols, row-major): the TF32 rounding of each element at (i, j) (or,
+// TRANS, at (j, i)) of `out`, rows `ld` apart, and with PLANES 3 the rounding of its
+// remainder at the same place of the plane `plane` elements further. 32×32 tiles through
+// shared memory, so that both reads and writes are coalesced when transposing.
+template <int PLANES, bool TRANS>
+__device__ void tf32_planes(int rows, int cols, const float* X, int ld, i64 plane, float* out) {
+    __shared__ float tile[32][33];
+    const int tx = threadIdx.x, c0 = blockIdx.x * 32;
+    for (int r0 = blockIdx.y * 32; r0 < rows; r0 += gridDim.y * 32) {
+        for (int i = threadIdx.y; i < 32; i += 8) {
+            const int r = r0 + i, c = c0 + tx;
+            tile[i][tx] = (r < rows && c < cols) ? X[(i64)r * cols + c] : 0.0f;
+        }
+        __syncthreads();
+        for (int i = threadIdx.y; i < 32; i += 8) {
+            // Output row `orow`, column `ocol` (X's (r0 + i, c0 + tx), or transposed).
+            const int orow = TRANS ? c0 + i : r0 + i, ocol = TRANS ? r0 + tx : c0 + tx;
+            const bool in = TRANS ? (orow < cols && ocol < rows) : (orow < rows && ocol < cols);
+            if (in) {
+                u32 b, s = 0;
+                tf32_operand<PLANES>(TRANS ? tile[tx][i] : tile[i][tx], b, s);
+                out[(i64)orow * ld + ocol] = __uint_as_float(b);
+                if (PLANES == 3) out[plane + (i64)orow * ld + ocol] = __uint_as_float(s);
+            }
+        }
+        __syncthreads();
+    }
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+__device__ __forceinline__ u32 smem_u32(const void* p) {
+    return (u32)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void bar_init(u32 bar, u32 count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void bar_expect(u32 bar, u32 bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+                 "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void bar_arrive(u32 bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits until the phase of parity `parity` of the barrier has completed.
+__device__ __forceinline__ void bar_wait(u32 bar, u32 parity) {
+    u32 done = 0;
+    while (!done) {
+        asm volatile(
+            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+    }
+}
+// The box at (inner, outer) of the tensor map into shared memory at dst, completing
+// (its bytes) on the barrier.
+__device__ __forceinline__ void tma_load(u32 dst, const TensorMap* map, int inner, int outer,
+                                         u32 bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+        "l"((u64)map), "r"(inner), "r"(outer), "r"(bar)
+        : "memory");
+}
+// A shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes
+// apart (PTX ISA, "Matrix Descriptor Format"; the leading offset is unused when swizzled).
+__device__ __forceinline__ u64 desc(u32 addr) {
+    return (u64)((addr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) |
+           ((u64)1 << 62);
+}
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait_all() {
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+
+// d (64×BN, the warpgroup's accumulator fragment) = A·B + (scale_d ? d : 0) for one
+// K-step of 8 (PTX ISA, "wgmma.mma_async"): A 64×8 and B BN×8, K-major in shared memory.
+template <int BN>
+__device__ __forceinline__ void wgmma_tf32(float* d, u64 da, u64 db, int scale_d);
+
+template <>
+__device__ __forceinline__ void wgmma_tf32<256>(float* d, u64 da, u64 db, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127 "
+        "}, %128, %129, p, 1, 1;\n}\n"
+        :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(scale_d));
+}
+template <>
+__device__ __forceinline__ void wgmma_tf32<128>(float* d, u64 da, u64 db, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63 "
+        "}, %64, %65, p, 1, 1;\n}\n"
+        :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(scale_d));
+}
+
+// Tile t of C in bands of 16 tile rows: down a band's rows first, then along its columns.
+__device__ __forceinline__ void wg_tile(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+    const int band = t / (16 * tiles_n), first = band * 16;
+    const int rows = min(tiles_m - first, 16), r = t - first * tiles_n;
+    tm = first + r % rows;
+    tn = r / rows;
+}
+
+// The producer thread: every K-tile of every tile this block computes, into the stages
+// in turn, each once the consumers have released it.
+template <int PLANES>
+__device__ __forceinline__ void wg_produce(int tiles, int tiles_m, int tiles_n, int kts,
+                                           u32 base, u32 full, u32 empty,
+                                           const TensorMap* const maps[4]) {
+    typedef Wg<PLANES> G;
+    const u32 stage = WG_STAGE_BYTES(G::P, G::BN), a_bytes = WG_BM * WG_BK * 4;
+    int it = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int tm, tn;
+        wg_tile(t, tiles_m, tiles_n, tm, tn);
+        for (int kt = 0; kt < kts; ++kt, ++it) {
+            const int s = it % G::STAGES;
+            bar_wait(empty + 8 * s, ((it / G::STAGES) & 1) ^ 1);
+            const u32 at = base + s * stage, bar = full + 8 * s;
+            bar_expect(bar, stage);
+#pragma unroll
+            for (int p = 0; p < G::P; ++p) {
+                tma_load(at + p * a_bytes, maps[p], kt * WG_BK, tm * WG_BM, bar);
+                tma_load(at + G::P * a_bytes + p * G::BN * WG_BK * 4, maps[2 + p], kt * WG_BK,
+                         tn * G::BN, bar);
+            }
+        }
+    }
+}
+
+// One K-tile on the consumer's 64 rows: a at its rows of A's planes, b at B's planes.
+template <int PLANES>
+__device__ __forceinline__ void wg_ktile(float* d, u32 a, u32 b) {
+    typedef Wg<PLANES> G;
+    const u32 a_plane = WG_BM * WG_BK * 4, b_plane = G::BN * WG_BK * 4;
+#pragma unroll
+    for (int kk = 0; kk < WG_BK / 8; ++kk) {
+        // 8 TF32 values are 32 bytes along the swizzled row: the descriptor moves by 32.
+        const u64 ab = desc(a + kk * 32), bb = desc(b + kk * 32);
+        if (PLANES == 1) {
+            wgmma_tf32<G::BN>(d, ab, bb, 1);
+        } else {
+            wgmma_tf32<G::BN>(d, desc(a + a_plane + kk * 32), bb, kk > 0);
+            wgmma_tf32<G::BN>(d, ab, desc(b + b_plane + kk * 32), 1);
+            wgmma_tf32<G::BN>(d, ab, bb, 1);
+        }
+    }
+}
+
+// C ← alpha·acc + beta·C for the consumer's 64×BN: fragment rows w·16 + lane/4 (+ 8),
+// columns 8j + 2·(lane%4) (+ 1), in d[4j + 2h + {0, 1}] for row + 8h.
+template <int BN>
+__device__ __forceinline__ void wg_store(const float* v, int M, int N, int row0, int col0,
+                                         float alpha, float beta, float* C) {
+    const int lane = threadIdx.x % 32, w = (threadIdx.x % 128) / 32;
+    const bool pairs = (N & 1) == 0;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = row0 + w * 16 + lane / 4 + 8 * h, col = col0 + 8 * j + 2 * (lane % 4);
+            if (row >= M || col >= N) continue;
+            float* c = C + (i64)row * N + col;
+            float x = alpha * v[4 * j + 2 * h], y = alpha * v[4 * j + 2 * h + 1];
+            const bool two = col + 1 < N;
+            if (pairs && two) {
+                if (beta != 0.0f) {
+                    const float2 old = *reinterpret_cast<const float2*>(c);
+                    x += beta * old.x;
+                    y += beta * old.y;
+                }
+                *reinterpret_cast<float2*>(c) = make_float2(x, y);
+            } else {
+                c[0] = beta != 0.0f ? x + beta * c[0] : x;
+                if (two) c[1] = beta != 0.0f ? y + beta * c[1] : y;
+            }
+        }
+    }
+}
+
+// A consumer warpgroup (c = 0 or 1): rows 64c.. of each tile.
+template <int PLANES>
+__device__ __forceinline__ void wg_consume(int c, int M, int N, int tiles, int tiles_m,
+                                           int tiles_n, int kts, u32 base, u32 full, u32 empty,
+                                           float alpha, float beta, float* C) {
+    typedef Wg<PLANES> G;
+    const u32 stage = WG_STAGE_BYTES(G::P, G::BN), a_bytes = WG_BM * WG_BK * 4;
+    float d[G::BN / 2], acc[PLANES == 1 ? 1 : G::BN / 2];
+    int it = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int tm, tn;
+        wg_tile(t, tiles_m, tiles_n, tm, tn);
+#pragma unroll
+        for (int i = 0; i < G::BN / 2; ++i) {
+            d[i] = 0.0f;
+            if (PLANES == 3) acc[i] = 0.0f;
+        }
+        for (int kt = 0; kt < kts; ++kt, ++it) {
+            const int s = it % G::STAGES;
+            bar_wait(full + 8 * s, (it / G::STAGES) & 1);
+            const u32 at = base + s * stage;
+            wgmma_fence();
+            wg_ktile<PLANES>(d, at + c * 64 * WG_BK * 4, at + G::P * a_bytes);
+            wgmma_commit();
+            wgmma_wait_all();
+            if (threadIdx.x % 32 == 0) bar_arrive(empty + 8 * s);
+            if (PLANES == 3) {
+#pragma unroll
+                for (int i = 0; i < G::BN / 2; ++i) acc[i] += d[i];
+            }
+        }
+        wg_store<G::BN>(PLANES == 1 ? d : acc, M, N, tm * WG_BM + c * 64, tn * G::BN, alpha,
+                        beta, C);
+    }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+// C (m×n) ← alpha·A·B + beta·C from the tensor maps of A's planes (a0 big, a1 small) and
+// Bᵀ's (b0, b1); with beta = 0, C is not read.
+template <int PLANES>
+__device__ void wg_gemm(int M, int N, int K, float alpha, const TensorMap* a0,
+                        const TensorMap* a1, const TensorMap* b0, const TensorMap* b1,
+                        float beta, float* C) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    typedef Wg<PLANES> G;
+    extern __shared__ unsigned char wg_smem[];
+    __shared__ __align__(8) u64 bars[2 * G::STAGES];
+    const u32 base = (smem_u32(wg_smem) + 1023) & ~1023u;
+    const u32 full = smem_u32(bars), empty = full + 8 * G::STAGES;
+    const int tiles_m = (M + WG_BM - 1) / WG_BM, tiles_n = (N + G::BN - 1) / G::BN;
+    const int tiles = tiles_m * tiles_n, kts = (K + WG_BK - 1) / WG_BK;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < G::STAGES; ++s) {
+            bar_init(full + 8 * s, 1);
+            bar_init(empty + 8 * s, 8);  // the consumers' eight warps
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x < 128) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x == 0) {
+            const TensorMap* const maps[4] = {a0, a1, b0, b1};
+            wg_produce<PLANES>(tiles, tiles_m, tiles_n, kts, base, full, empty, maps);
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        wg_consume<PLANES>(threadIdx.x / 128 - 1, M, N, tiles, tiles_m, tiles_n, kts, base,
+                           full, empty, alpha, beta, C);
+    }
+#else
+    __trap();
+#endif
+}
+
+// Entry points: gemm_<tech>_f32 (the tensor maps passed by value, as __grid_constant__
+// parameters TMA reads in place) and the planes passes.
+#define NDGPU_WGMMA(tech, PLANES)                                                           \
+    NDGPU_ENTRY(gemm_##tech##_f32, __launch_bounds__(WG_THREADS, 1),                        \
+                (int M, int N, int K, float alpha, const __grid_constant__ TensorMap a0,    \
+                 const __grid_constant__ TensorMap a1, const __grid_constant__ TensorMap b0, \
+                 const __grid_constant__ TensorMap b1, float beta, float* C),                \
+                (wg_gemm<PLANES>(M, N, K, alpha, &a0, &a1, &b0, &b1, beta, C)))
+NDGPU_WGMMA(wgmma, 1)
+NDGPU_WGMMA(wgmma_3x, 3)
+
+#define NDGPU_TF32_PLANES(PLANES, form, TRANS)                                              \
+    NDGPU_ENTRY(tf32_planes_##PLANES##_##form, __launch_bounds__(256),                      \
+                (int rows, int cols, const float* X, int ld, i64 plane, float* out),        \
+                (tf32_planes<PLANES, TRANS>(rows, cols, X, ld, plane, out)))
+NDGPU_TF32_PLANES(1, n, false)
+NDGPU_TF32_PLANES(1, t, true)
+NDGPU_TF32_PLANES(3, n, false)
+NDGPU_TF32_PLANES(3, t, true)
