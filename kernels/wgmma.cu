@@ -5,7 +5,7 @@
 // and the backend lists the rungs as unavailable before launching them.
 //
 // Operands. wgmma takes TF32 operands only K-major, so A (m×k) is read as it lies and B
-// (k×n) as Bᵀ (n×k). A first pass (tf32_planes_*) writes both as planes of TF32 values
+// (k×n) as Bᵀ (n×k). A first pass (tf32_planes_*) writes them as planes of TF32 values
 // rounded to nearest (cvt.rna): one plane per operand (PLANES 1), or big = tf32(x) and
 // small = tf32(x − big) (PLANES 3: 3xTF32, as in mma.cuh), rows ld = K rounded up to 4
 // apart (TMA needs 16-byte row strides). The planes are what the tensor maps describe.
@@ -21,8 +21,9 @@
 //
 // PLANES 1: BN = 256, four stages of 48 KB; C accumulates in the wgmma accumulators.
 // PLANES 3: BN = 128, three stages of 64 KB; each K-tile's three products
-// (small·big, big·small, big·big) go to fresh accumulators, added to the running sum in
-// IEEE f32 after the tile, as mma.cuh's f32 rungs do.
+// (small·big, big·small, big·big) go to fresh accumulators, added in IEEE f32 to a sum of
+// eight K-tiles, which is added to the running sum: two levels, so that a long K's
+// roundings in the running sum are eight times fewer.
 // Sums run in a fixed order per output: bitwise reproducible run to run. TMA fills the
 // parts of a box outside the matrix with zeros, so edges need no special case; C is
 // written with bounds checks.
@@ -285,7 +286,7 @@ __device__ __forceinline__ void wg_consume(int c, int M, int N, int tiles, int t
                                            float alpha, float beta, float* C) {
     typedef Wg<PLANES> G;
     const u32 stage = WG_STAGE_BYTES(G::P, G::BN), a_bytes = WG_BM * WG_BK * 4;
-    float d[G::BN / 2], acc[PLANES == 1 ? 1 : G::BN / 2];
+    float d[G::BN / 2], mid[PLANES == 1 ? 1 : G::BN / 2], acc[PLANES == 1 ? 1 : G::BN / 2];
     int it = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         int tm, tn;
@@ -293,7 +294,7 @@ __device__ __forceinline__ void wg_consume(int c, int M, int N, int tiles, int t
 #pragma unroll
         for (int i = 0; i < G::BN / 2; ++i) {
             d[i] = 0.0f;
-            if (PLANES == 3) acc[i] = 0.0f;
+            if (PLANES == 3) acc[i] = mid[i] = 0.0f;
         }
         for (int kt = 0; kt < kts; ++kt, ++it) {
             const int s = it % G::STAGES;
@@ -305,8 +306,17 @@ __device__ __forceinline__ void wg_consume(int c, int M, int N, int tiles, int t
             wgmma_wait_all();
             if (threadIdx.x % 32 == 0) bar_arrive(empty + 8 * s);
             if (PLANES == 3) {
+                // Eight K-tiles' products summed apart, then added to the running sum
+                // (the adds hold the tensor cores up: one per element and K-tile here).
 #pragma unroll
-                for (int i = 0; i < G::BN / 2; ++i) acc[i] += d[i];
+                for (int i = 0; i < G::BN / 2; ++i) mid[i] += d[i];
+                if (kt % 8 == 7 || kt == kts - 1) {
+#pragma unroll
+                    for (int i = 0; i < G::BN / 2; ++i) {
+                        acc[i] += mid[i];
+                        mid[i] = 0.0f;
+                    }
+                }
             }
         }
         wg_store<G::BN>(PLANES == 1 ? d : acc, M, N, tm * WG_BM + c * 64, tn * G::BN, alpha,
