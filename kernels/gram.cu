@@ -8,6 +8,7 @@
 // Each rung's time on the H200, against cuBLAS, is in docs/kernels.md.
 #include "common.cuh"
 #include "tiles.cuh"
+#include "mma.cuh"
 
 // ---- naive (v001) --------------------------------------------------------------------
 // Block 32×8 threads covers 8 rows × 32 columns of C; each thread sums one dot product of
@@ -309,6 +310,18 @@ __device__ __forceinline__ void gram_reg_blocked(int N, int K, const T* A, T* C)
         }
 }
 
+// ---- tensor_core ---------------------------------------------------------------------
+// The GEMM ladder's tensor-core kernel (mma.cuh: 128×128 tiles, three cp.async stages,
+// mma.sync) on the upper tiles only, as reg_blocked's grid, with B = Mᵀ materialised by
+// the host (At, K×N) and each result written with its mirror. f32 on 3xTF32 (MODE 3:
+// close to f32's own accuracy; TF32 alone would lose three digits), f64 on DMMA (IEEE).
+template <typename T>
+__device__ __forceinline__ void gram_tensor_core(int N, int K, const T* A, const T* At, T* C) {
+    int bi, bj;
+    upper_tile(blockIdx.x, bi, bj);
+    gemm_tc<T, 3, true>(N, N, K, T(1), A, At, T(0), C, bi, bj);
+}
+
 // ---- extern "C" entry points ---------------------------------------------------------
 #define GRAM_ENTRY(tech, sfx, T, bounds)                                                  \
     NDGPU_ENTRY(gram_##tech##_##sfx, bounds,                                              \
@@ -323,6 +336,15 @@ NDGPU_F32_F64(GRAM_ENTRY, symmetric_unrolled, __launch_bounds__(1024), __launch_
 NDGPU_F32_F64(GRAM_ENTRY, stripes, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GRAM_ENTRY, stripes_transposed, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GRAM_ENTRY, reg_blocked, __launch_bounds__(256, 2), __launch_bounds__(256))
+
+// gram_tensor_core_<dtype>(int N, int K, const T* A, const T* At, T* C), with TC_SMEM
+// bytes of dynamic shared memory.
+#define GRAM_TC_ENTRY(tech, sfx, T, bounds)                                                \
+    NDGPU_ENTRY(gram_##tech##_##sfx, bounds,                                              \
+                (int N, int K, const T* __restrict__ A, const T* __restrict__ At,         \
+                 T* __restrict__ C),                                                      \
+                (gram_##tech<T>(N, K, A, At, C)))
+NDGPU_F32_F64(GRAM_TC_ENTRY, tensor_core, __launch_bounds__(256), __launch_bounds__(256))
 
 // The stripe rungs' second launch: gram_mirror_<dtype>(int N, T* C).
 #define MIRROR_ENTRY(tech, sfx, T, bounds) \

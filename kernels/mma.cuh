@@ -227,8 +227,10 @@ __device__ __forceinline__ void tc_zero(typename TcAcc<T>::type acc) {
 }
 
 // C = alpha·A·B + beta·C (C not read when beta == 0) with A M×K, B K×N, C M×N row-major,
-// on the grouped 1-D grid of 128×128 tiles (grouped_tile, matmul.cu).
-template <typename T, int MODE>
+// on the grouped 1-D grid of 128×128 tiles (grouped_tile, matmul.cu). SYM (gram.cu's
+// M·Mᵀ, with B = Aᵀ, tiles tm ≤ tn only, beta = 0): each result is written to C[row][col]
+// and to C[col][row], a diagonal tile writing its upper half and that half's mirror.
+template <typename T, int MODE, bool SYM = false>
 __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A, const T* B,
                                         T beta, T* C, int tm, int tn) {
     constexpr int BK = Tc<T>::BK, STAGES = 3, V = V16<T>::N;
@@ -285,7 +287,10 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
             for (int e = 0; e < TcAcc<T>::E; ++e) {
                 const int row = m0 + wm * 64 + i * 16 + g + (e / 2) * 8;
                 const int col = n0 + wn * 32 + j * 8 + t2 + e % 2;
-                if (row < M && col < N) {
+                if (row < M && col < N && SYM) {
+                    if (tm != tn || row <= col)
+                        C[(i64)row * N + col] = C[(i64)col * N + row] = alpha * acc[i][j][e];
+                } else if (row < M && col < N) {
                     T* p = C + (i64)row * N + col;
                     *p = beta == T(0) ? alpha * acc[i][j][e] : alpha * acc[i][j][e] + beta * *p;
                 }

@@ -13,19 +13,24 @@ mod common;
 
 use common::{assert_unknown_variant_refused, backend, every_variant, GRAM, ODD};
 use ndarray::{Array2, ArrayView2};
+use ndgpu_conformance::compare::product_tolerance;
 use ndgpu_conformance::data::Rng;
 use ndgpu_conformance::Sizes;
-use ndgpu_core::{Backend, Error, Family, Gemm, Gram, MatMul, Matrix, Memory, Trans};
+use ndgpu_core::{tolerance, Backend, Error, Family, Gemm, Gram, MatMul, Matrix, Memory, Trans};
 use ndgpu_cuda::{gram_row_limit, CudaBackend};
 use ndgpu_cuda_runtime::CudaElement;
 
 common::kernel_source_tests!(GRAM);
 common::conformance_test!(conformance_every_variant, Family::Gram);
 
-/// Asserts that `got` is within the bound of `m·mᵀ` in f64 and exactly symmetric.
-fn assert_gram<T: CudaElement>(what: &str, m: ArrayView2<T>, got: ArrayView2<T>) {
+/// Asserts that `got` is within the bound of `m·mᵀ` in f64 (its IEEE bound rescaled to the
+/// precision `b`'s gram variant declares) and exactly symmetric.
+fn assert_gram<T: CudaElement>(b: &CudaBackend, what: &str, m: ArrayView2<T>, got: ArrayView2<T>) {
     let g = Gemm::new().tb(Trans::Yes);
-    common::assert_within(what, got, &common::gemm_reference(&g, m, m, None));
+    let k = m.ncols();
+    let (want, bound) = common::gemm_reference(&g, m, m, None);
+    let scale = product_tolerance::<T>(k, b.precision(Family::Gram)) / tolerance::gemm::<T>(k);
+    common::assert_within(what, got, &(want, bound * scale));
     for ((i, j), v) in got.indexed_iter() {
         let (v, w) = (v.as_f64(), got[[j, i]].as_f64());
         assert!(
@@ -87,10 +92,10 @@ fn odd_shapes_every_variant_exactly_symmetric() {
         let m64 = rng.matrix::<f64>(n, k);
         every_variant(&mut b, Family::Gram, |b, v| {
             if let Some(g) = gram_within_limit(b, v, m32.view()) {
-                assert_gram(&format!("{v} f32 n={n} k={k}"), m32.view(), g.view());
+                assert_gram(b, &format!("{v} f32 n={n} k={k}"), m32.view(), g.view());
             }
             if let Some(g) = gram_within_limit(b, v, m64.view()) {
-                assert_gram(&format!("{v} f64 n={n} k={k}"), m64.view(), g.view());
+                assert_gram(b, &format!("{v} f64 n={n} k={k}"), m64.view(), g.view());
             }
         });
     }
@@ -114,7 +119,7 @@ fn poisoned<T: CudaElement>(b: &mut CudaBackend, rng: &mut Rng, n: usize, k: usi
         }
         let got = gram_over_nan(b, &dm);
         let what = format!("{v} {} n={n} k={k} over NaN", T::SUFFIX);
-        assert_gram(&what, m.view(), got.view());
+        assert_gram(b, &what, m.view(), got.view());
     });
 }
 
@@ -145,7 +150,7 @@ fn resident<T: CudaElement>(b: &CudaBackend, rng: &mut Rng) {
     let c = b.download(&dc).unwrap();
     let g = b.download(&dg).unwrap();
     let what = format!("{} {} gram(A·B)", b.variant(Family::Gram), T::SUFFIX);
-    assert_gram(&what, c.view(), g.view());
+    assert_gram(b, &what, c.view(), g.view());
 }
 
 common::every_variant_test!(
@@ -211,7 +216,7 @@ fn row_limit<T: CudaElement>(b: &CudaBackend, rng: &mut Rng) {
         let m = rng.matrix::<T>(limit, k);
         let g = b.gram(m.view()).unwrap();
         let what = format!("{v} {} n={limit} k={k}", T::SUFFIX);
-        assert_gram(&what, m.view(), g.view());
+        assert_gram(b, &what, m.view(), g.view());
     }
     let over = rng.matrix::<T>(limit + 1, k);
     assert_row_limit_error(b.gram(over.view()), v, limit + 1, k);
@@ -223,6 +228,7 @@ fn row_limit<T: CudaElement>(b: &CudaBackend, rng: &mut Rng) {
     let small = rng.matrix::<T>(5, 3);
     let g = b.gram(small.view()).unwrap();
     assert_gram(
+        b,
         &format!("{v} {} after the error", T::SUFFIX),
         small.view(),
         g.view(),

@@ -2,7 +2,8 @@
 //! through shared-memory tiles (v004), the symmetric upper half (v005), single-strip
 //! diagonal tiles (v006), a fully unrolled inner product (v007) and column stripes summed
 //! with atomics (v008, v009), to the GEMM ladder's register-blocked, vectorized kernel
-//! run on upper-triangle tiles only.
+//! run on upper-triangle tiles only, and the GEMM ladder's tensor-core kernel on those
+//! tiles (`tensor_core`: 3xTF32 for f32, FP64 tensor cores for f64).
 //!
 //! The result is exactly symmetric on every variant: the symmetric ones compute the upper
 //! triangle and mirror it; `naive` and `tiled` compute both halves, but C[i][j] and
@@ -16,6 +17,7 @@ use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, go, grid_1d, launch_in_out};
 use ndgpu_cuda_runtime::{driver, push_args, CudaElement, DeviceMatrix, Gpu};
 
+use crate::ops::matmul;
 use crate::CudaBackend;
 
 /// Variants, default (fastest measured) first. The rungs not yet timed sit next to the
@@ -29,6 +31,7 @@ pub const VARIANTS: &[&str] = &[
     "stripes_transposed",
     "stripes",
     "naive",
+    "tensor_core",
 ];
 
 /// Kernels the default variant launches.
@@ -49,7 +52,11 @@ with floating-point atomics, then mirrored: NOT bitwise reproducible run to run 
 varies), and limited to M of at most 1024 rows (larger is refused with InvalidArgument); \
 reg_blocked (default): the GEMM ladder's 128x128 register-blocked kernel with 16-byte loads \
 on a 1-D grid over the T(T+1)/2 upper tiles, results mirrored as 16-byte stores (f32: BK 16, \
-one shared buffer; f64: BK 8, double-buffered through registers: the faster of each).";
+one shared buffer; f64: BK 8, double-buffered through registers: the faster of each); \
+tensor_core (sm_80 and later; unavailable before): the GEMM ladder's tensor_core kernel \
+(mma.sync, three cp.async stages) on the same upper tiles with M transposed first, each \
+result written with its mirror, sums in a fixed order (reproducible run to run); f32 on \
+3xTF32 (precision 3xtf32), f64 on FP64 tensor cores (IEEE).";
 
 /// Rows of M that the stripe rungs hold in shared memory (`STRIPE_ROWS` in
 /// kernels/gram.cu, the report's 1024).
@@ -83,21 +90,28 @@ impl Grid {
     }
 }
 
-/// One rung of the ladder: how its grid covers C, and the block's threads.
+/// One rung of the ladder: how its grid covers C, the block's threads, and whether it
+/// runs the tensor-core GEMM (`kernels/mma.cuh`) on Mᵀ materialised first.
 #[derive(Debug, Clone, Copy)]
 struct Rung {
     name: &'static str,
     grid: Grid,
     block: (u32, u32),
+    tensor_cores: bool,
 }
 
 impl Rung {
     const fn new(name: &'static str, grid: Grid, block: (u32, u32)) -> Rung {
-        Rung { name, grid, block }
+        Rung {
+            name,
+            grid,
+            block,
+            tensor_cores: false,
+        }
     }
 }
 
-const RUNGS: [Rung; 8] = [
+const RUNGS: [Rung; 9] = [
     Rung::new("reg_blocked", Grid::Upper(128), (256, 1)),
     // The symmetric rungs launch every tile, as v005–v007 did; lower tiles return at once.
     Rung::new("symmetric", Grid::Full(32, 32), (32, 32)),
@@ -107,6 +121,10 @@ const RUNGS: [Rung; 8] = [
     Rung::new("stripes_transposed", Grid::Stripes, (256, 1)),
     Rung::new("stripes", Grid::Stripes, (256, 1)),
     Rung::new("naive", Grid::Full(8, 32), (32, 8)),
+    Rung {
+        tensor_cores: true,
+        ..Rung::new("tensor_core", Grid::Upper(128), (256, 1))
+    },
 ];
 
 fn rung(variant: &str) -> Result<Rung> {
@@ -138,6 +156,9 @@ pub(crate) fn gram<T: CudaElement>(
     out: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let rung = rung(variant)?;
+    if rung.tensor_cores {
+        matmul::tensor_cores_present(gpu, Family::Gram, rung.name)?;
+    }
     let (n, k) = m.dim();
     if out.dim() != (n, n) {
         return Err(Error::shape(
@@ -166,6 +187,9 @@ pub(crate) fn gram<T: CudaElement>(
         return zero(gpu, out);
     }
     let (ni, ki) = (dim_i32("gram", n)?, dim_i32("gram", k)?);
+    if rung.tensor_cores {
+        return tensor_core(gpu, rung, (ni, ki), m, out);
+    }
     let stripes = matches!(rung.grid, Grid::Stripes);
     if stripes {
         zero(gpu, out)?;
@@ -197,6 +221,37 @@ fn zero<T: CudaElement>(gpu: &Gpu, out: &mut DeviceMatrix<T>) -> Result<()> {
     gpu.stream()
         .memset_zeros(&mut out.data.slice_mut(0..len))
         .map_err(|e| driver("gram: zeroing the output", e))
+}
+
+/// `out ← m·mᵀ` by the `tensor_core` rung: mᵀ materialised, then the tensor-core GEMM on
+/// the upper tiles, each result written with its mirror.
+fn tensor_core<T: CudaElement>(
+    gpu: &Gpu,
+    rung: Rung,
+    (n, k): (i32, i32),
+    m: &DeviceMatrix<T>,
+    out: &mut DeviceMatrix<T>,
+) -> Result<()> {
+    let mt = matmul::transposed(gpu, m)?;
+    let name = format!("gram_{}_{}", rung.name, T::SUFFIX);
+    let f = gpu.function(KernelFile::GRAM, &name)?;
+    let cfg = LaunchConfig {
+        grid_dim: (
+            grid_1d("gram", rung.grid.blocks::<T>(m.rows, m.cols))?,
+            1,
+            1,
+        ),
+        block_dim: (rung.block.0, rung.block.1, 1),
+        shared_mem_bytes: matmul::tc_shared_memory("gram", &f)?,
+    };
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; &n, &k, &m.data, &mt.data, &mut out.data);
+    // SAFETY: gram_tensor_core_<dtype>(int N, int K, const T* A, const T* At, T* C): A
+    // n×k and C n×n (buffers checked by the caller), At k×n (allocated by `transposed`);
+    // one block per upper 128×128 tile, decoded from blockIdx.x; every access is
+    // bounds-checked against N and K, and the kernel gets the TC_SMEM bytes its stages
+    // take.
+    unsafe { go(b, &name, cfg) }
 }
 
 /// Copies the upper triangle of the n×n `out` to its lower one (the stripe rungs' second

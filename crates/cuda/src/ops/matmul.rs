@@ -154,7 +154,7 @@ pub(crate) fn gemm<T: CudaElement>(
 ) -> Result<()> {
     let rung = rung(variant)?;
     if rung.tensor_cores {
-        tensor_cores_present(gpu, rung.name)?;
+        tensor_cores_present(gpu, Family::MatMul, rung.name)?;
     }
     if rung.hopper.is_some() && T::SUFFIX == "f32" {
         wgmma::present(gpu, rung.name)?;
@@ -192,11 +192,17 @@ fn shared_memory(rung: Rung, f: &CudaFunction) -> Result<u32> {
     if !rung.tensor_cores {
         return Ok(0);
     }
+    tc_shared_memory("gemm", f)
+}
+
+/// Grants `f`, a kernel on `kernels/mma.cuh`'s tensor-core GEMM, the `TC_SMEM` bytes of
+/// dynamic shared memory its stages take; returns them.
+pub(crate) fn tc_shared_memory(op: &str, f: &CudaFunction) -> Result<u32> {
     f.set_attribute(
         CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
         TC_SMEM as i32,
     )
-    .map_err(|e| driver(format!("gemm: granting {TC_SMEM} B of shared memory"), e))?;
+    .map_err(|e| driver(format!("{op}: granting {TC_SMEM} B of shared memory"), e))?;
     Ok(TC_SMEM)
 }
 
@@ -204,8 +210,8 @@ fn shared_memory(rung: Rung, f: &CudaFunction) -> Result<u32> {
 /// rungs use (mma.sync on TF32 and f64: sm_80 and later).
 ///
 /// # Errors
-/// [`Error::Unavailable`] naming the rung and the device's architecture.
-fn tensor_cores_present(gpu: &Gpu, rung: &str) -> Result<()> {
+/// [`Error::Unavailable`] naming the family's variant and the device's architecture.
+pub(crate) fn tensor_cores_present(gpu: &Gpu, family: Family, rung: &str) -> Result<()> {
     let cc: u32 = gpu.arch().trim_start_matches("sm_").parse().unwrap_or(0);
     if cc >= 80 {
         return Ok(());
@@ -213,7 +219,7 @@ fn tensor_cores_present(gpu: &Gpu, rung: &str) -> Result<()> {
     Err(Error::Unavailable {
         backend: "cuda".into(),
         reason: format!(
-            "matmul variant {rung} needs TF32/FP64 tensor cores (sm_80 or later); this device is {}",
+            "{family} variant {rung} needs TF32/FP64 tensor cores (sm_80 or later); this device is {}",
             gpu.arch()
         ),
     })
