@@ -18,6 +18,7 @@
 // every kernel reads info[0] first and does nothing once it is set, so the host
 // launches the whole factorization and reads `info` once, at the end.
 #include "common.cuh"
+#include "mma.cuh"
 
 #define CHOL_NB 64
 
@@ -57,10 +58,6 @@ __device__ __forceinline__ void cp_async(T* dst, const T* src, bool valid) {
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src),
                  "n"(sizeof(T)), "r"(valid ? (int)sizeof(T) : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 // ---- rung 1: single_block -----------------------------------------------------------
@@ -275,7 +272,7 @@ template <typename T> __device__ void chol_trsm_panel(T* a, int n, int k0, const
 // For the look-ahead (crates/cuda/src/ops/cholesky/mod.rs) the updated region starts at
 // row and column s ≥ k1 and stops before column c_end; with `strip`, the tiles are one
 // column of them (tile b at (b, 0)) rather than the lower triangle.
-template <typename T, int TM>
+template <typename T, int TM, bool TC = false>
 __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip,
                                 const int* info) {
     constexpr int BM = 16 * TM, H = TM / 2, PAD = 16 / sizeof(T);
@@ -296,6 +293,10 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
     }
     const int r0 = s + ti * BM, c0 = s + tj * BM;
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    // TC: warp w computes rows rw.. (16) and columns cw.. (32) of the 64×64 tile as four
+    // 16×8 DMMA fragments, acc[j][e] at (rw + g + 8·(e/2), cw + 8j + 2t + e%2) (the
+    // layouts of mma.cuh's mma_f64).
+    const int g = (tid % 32) / 4, t = tid % 4, rw = (tid / 64) * 16, cw = ((tid / 32) % 2) * 32;
 
     // a warp copies 32 consecutive panel columns of one row; 8 rows per pass
     const int lp = tid % 32, lr = tid / 32;
@@ -324,18 +325,32 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
         if (half == 0) cp_async_wait<1>();
         else cp_async_wait<0>();
         __syncthreads();
-#pragma unroll 4
-        for (int p = half * 32; p < half * 32 + 32; ++p) {
-            T ra[TM], rb[TM];
+        if constexpr (TC) {
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                ld_run<H>(&as[p * LD + h * (BM / 2) + ty * H], &ra[h * H]);
-                ld_run<H>(&bs[p * LD + h * (BM / 2) + tx * H], &rb[h * H]);
+            for (int p = half * 32; p < half * 32 + 32; p += 8) {
+                const T af[4] = {as[(p + t) * LD + rw + g], as[(p + t) * LD + rw + g + 8],
+                                 as[(p + t + 4) * LD + rw + g], as[(p + t + 4) * LD + rw + g + 8]};
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const T bf[2] = {bs[(p + t) * LD + cw + 8 * j + g],
+                                     bs[(p + t + 4) * LD + cw + 8 * j + g]};
+                    mma_f64(acc[j], af, bf);
+                }
             }
+        } else {
+#pragma unroll 4
+            for (int p = half * 32; p < half * 32 + 32; ++p) {
+                T ra[TM], rb[TM];
 #pragma unroll
-            for (int i = 0; i < TM; ++i)
+                for (int h = 0; h < 2; ++h) {
+                    ld_run<H>(&as[p * LD + h * (BM / 2) + ty * H], &ra[h * H]);
+                    ld_run<H>(&bs[p * LD + h * (BM / 2) + tx * H], &rb[h * H]);
+                }
 #pragma unroll
-                for (int j = 0; j < TM; ++j) acc[i][j] = fma(ra[i], rb[j], acc[i][j]);
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int j = 0; j < TM; ++j) acc[i][j] = fma(ra[i], rb[j], acc[i][j]);
+            }
         }
     }
     // C tile → shared memory (the panels are no longer needed) in one asynchronous
@@ -352,18 +367,30 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
+    if constexpr (TC) {
 #pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        const int lr = (i / H) * (BM / 2) + ty * H + i % H, r = r0 + lr;
-        if (r >= n) continue;
-        T* crow = a + (i64)r * n;
-        T old[TM];
+        for (int j = 0; j < 4; ++j)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) ld_run<H>(&cs[lr * LD + h * (BM / 2) + tx * H], &old[h * H]);
+            for (int e = 0; e < 4; ++e) {
+                const int lr = rw + g + 8 * (e / 2), lc = cw + 8 * j + 2 * t + e % 2;
+                const int r = r0 + lr, c = c0 + lc;
+                if (r < n && c <= r && c < c_end)
+                    a[(i64)r * n + c] = cs[lr * LD + lc] - acc[j][e];
+            }
+    } else {
 #pragma unroll
-        for (int j = 0; j < TM; ++j) {
-            const int c = c0 + (j / H) * (BM / 2) + tx * H + j % H;
-            if (c <= r && c < c_end) crow[c] = old[j] - acc[i][j];
+        for (int i = 0; i < TM; ++i) {
+            const int lr = (i / H) * (BM / 2) + ty * H + i % H, r = r0 + lr;
+            if (r >= n) continue;
+            T* crow = a + (i64)r * n;
+            T old[TM];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) ld_run<H>(&cs[lr * LD + h * (BM / 2) + tx * H], &old[h * H]);
+#pragma unroll
+            for (int j = 0; j < TM; ++j) {
+                const int c = c0 + (j / H) * (BM / 2) + tx * H + j % H;
+                if (c <= r && c < c_end) crow[c] = old[j] - acc[i][j];
+            }
         }
     }
 }
@@ -534,3 +561,12 @@ __device__ void chol_solve_leaf(const T* l, int n, const T* inv, T* b, int nrhs,
 
 CHOL_KERNELS(float, f32, 8)
 CHOL_KERNELS(double, f64, 4)
+
+// The tensor_core variant's trailing update (f64, sm_80 and later; the host launches it
+// on no other device): chol_syrk_lower's 64×64 tiles with the products on FP64 tensor
+// cores (DMMA, IEEE double arithmetic), each output summed in a fixed order.
+extern "C" __global__ void __launch_bounds__(256)
+    cholesky_syrk_lower_tc_f64(double* a, int n, int k0, int s, int c_end, int strip,
+                               const int* info) {
+    chol_syrk_lower<double, 4, true>(a, n, k0, s, c_end, strip, info);
+}

@@ -70,3 +70,13 @@ __device__ __forceinline__ void stv(double* p, const double r[2]) {
 
 // Instantiates `name##_f32` and `name##_f64` from a template kernel `name<T>`:
 // NDGPU_INSTANTIATE(kernel, (params with T), (args)) is written per file where needed.
+
+// cp.async groups (sm_80+): close the group of copies issued so far; wait until at most
+// N groups are still in flight.
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}

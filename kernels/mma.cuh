@@ -102,13 +102,6 @@ __device__ __forceinline__ void mma_f64(double c[4], const double a[4], const do
 #endif
 }
 
-__device__ __forceinline__ void cp_async_commit() {
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 
 // One K-tile of A (rows m0.., columns k0..) and of B (rows k0.., columns n0..) into a
 // stage: each of the 256 threads moves LOADS 16-byte chunks of each (Panel::put: whole

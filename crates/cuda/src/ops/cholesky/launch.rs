@@ -139,6 +139,14 @@ pub(super) enum Region {
     Rest,
 }
 
+/// How the trailing updates run: the SM count (for the tile size) and whether f64's run
+/// on FP64 tensor cores (`cholesky_syrk_lower_tc_f64`).
+#[derive(Clone, Copy)]
+pub(super) struct Syrk {
+    pub sms: usize,
+    pub tensor_cores: bool,
+}
+
 /// The trailing update of the panel at `k0`, `C −= L21·L21ᵀ`, over `region`, queued on
 /// `stream`.
 #[allow(clippy::too_many_arguments)]
@@ -150,7 +158,7 @@ pub(super) fn syrk_lower<T: CudaElement>(
     k0: i32,
     info: &CudaSlice<i32>,
     region: Region,
-    sms: usize,
+    Syrk { sms, tensor_cores }: Syrk,
 ) -> Result<()> {
     // Tiles of 16·TM: `syrk_lower` has TM = 8 for f32 and 4 for f64, `syrk_lower64` TM = 4
     // (CHOL_KERNELS in cholesky.cu); the small ones when the large would not give every
@@ -176,7 +184,9 @@ pub(super) fn syrk_lower<T: CudaElement>(
         }
     };
     let big = if size == 4 { 128 } else { 64 };
-    let (op, tile) = if strip == 1 || (big > 64 && count(big) < 2 * sms) {
+    let (op, tile) = if tensor_cores && size == 8 {
+        ("syrk_lower_tc", 64)
+    } else if strip == 1 || (big > 64 && count(big) < 2 * sms) {
         ("syrk_lower64", 64)
     } else {
         ("syrk_lower", big)

@@ -2,9 +2,10 @@
 //!
 //! | variant | what it launches |
 //! |---|---|
-//! | `blocked` (default) | per 64 columns: the diagonal block factored by one thread block (in registers), the panel below it solved (TRSM), the trailing lower triangle updated by a register-blocked SYRK over lower tiles only (128- or 64-wide tiles) |
+//! | `blocked` | per 64 columns: the diagonal block factored by one thread block (in registers), the panel below it solved (TRSM), the trailing lower triangle updated by a register-blocked SYRK over lower tiles only (128- or 64-wide tiles) |
 //! | `per_step` | per column k: a division kernel and an elimination kernel whose threads run along rows (report 004's coalesced version) |
 //! | `single_block` | one kernel, one block, the whole factorization (report 004's first version) |
+//! | `tensor_core` (default) | `blocked` with the f64 trailing update on FP64 tensor cores (DMMA, sm_80 and later); f32 as `blocked` |
 //!
 //! A pivot that is not positive is recorded on the device by the kernel that meets it;
 //! every later kernel sees the record and does nothing, and the host reads it once.
@@ -23,7 +24,7 @@ use launch::Region;
 use crate::CudaBackend;
 
 /// Variants, default (fastest measured) first.
-pub const VARIANTS: &[&str] = &["blocked", "per_step", "single_block"];
+pub const VARIANTS: &[&str] = &["tensor_core", "blocked", "per_step", "single_block"];
 
 /// Kernels the default variant launches (factorization and solve).
 pub const DEFAULT_KERNELS: &[&str] = &[
@@ -39,7 +40,7 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "gemm_strided_tn_f32",
     "cholesky_potrf_diag_f64",
     "cholesky_trsm_panel_f64",
-    "cholesky_syrk_lower_f64",
+    "cholesky_syrk_lower_tc_f64",
     "cholesky_zero_upper_f64",
     "cholesky_invert_diag_f64",
     "cholesky_solve_leaf_fwd_f64",
@@ -49,9 +50,11 @@ pub const DEFAULT_KERNELS: &[&str] = &[
 ];
 
 /// Determinism and scope.
-pub const NOTE: &str = "cholesky: blocked (default: 64-column blocks, diagonal block in \
+pub const NOTE: &str = "cholesky: blocked (64-column blocks, diagonal block in \
      registers, panel TRSM, register-blocked SYRK on lower tiles), per_step and single_block \
-     (report 004's two kernels) are all bitwise reproducible (no atomics, fixed order); the \
+     (report 004's two kernels) and tensor_core (default: blocked with the f64 trailing update's \
+     products on FP64 tensor cores, IEEE double arithmetic, sm_80 and later; f32 exactly as \
+     blocked) are all bitwise reproducible (no atomics, fixed order); the \
      first failing pivot is recorded on the device and read back once. The solve is the \
      same for every variant: recursive blocked forward and backward solves, the updates by \
      the GEMM ladder's fastest rung on the blocks where they lie, the 64-row diagonal \
@@ -66,6 +69,7 @@ enum Variant {
     Blocked,
     PerStep,
     SingleBlock,
+    TensorCore,
 }
 
 fn parse(variant: &str) -> Result<Variant> {
@@ -73,6 +77,7 @@ fn parse(variant: &str) -> Result<Variant> {
         "blocked" => Ok(Variant::Blocked),
         "per_step" => Ok(Variant::PerStep),
         "single_block" => Ok(Variant::SingleBlock),
+        "tensor_core" => Ok(Variant::TensorCore),
         _ => Err(Error::unknown_variant(
             "cuda",
             Family::Cholesky,
@@ -97,6 +102,9 @@ pub(crate) fn cholesky<T: CudaElement>(
     a: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let v = parse(variant)?;
+    if v == Variant::TensorCore {
+        crate::ops::matmul::tensor_cores_present(gpu, Family::Cholesky, "tensor_core")?;
+    }
     if a.rows != a.cols {
         return Err(Error::NotSquare {
             op: "cholesky",
@@ -125,7 +133,8 @@ pub(crate) fn cholesky<T: CudaElement>(
                 }
             }
         }
-        Variant::Blocked => blocked(gpu, a, &mut info)?,
+        Variant::Blocked => blocked(gpu, a, &mut info, false)?,
+        Variant::TensorCore => blocked(gpu, a, &mut info, true)?,
     }
     zero_upper(gpu, a)?;
     let info = gpu
@@ -149,11 +158,12 @@ pub(crate) fn cholesky<T: CudaElement>(
 /// panel p: the latency-bound diagonal factorization and panel solve of one step run
 /// under the bandwidth-heavy trailing update of the step before. The streams meet before
 /// each next-panel update (it writes the columns the previous trailing update wrote) and
-/// at the end.
+/// at the end. With `tensor_cores`, the f64 trailing updates run on DMMA.
 fn blocked<T: CudaElement>(
     gpu: &Gpu,
     a: &mut DeviceMatrix<T>,
     info: &mut CudaSlice<i32>,
+    tensor_cores: bool,
 ) -> Result<()> {
     let n = a.rows;
     let ni = dim_i32("cholesky", n)?;
@@ -171,10 +181,11 @@ fn blocked<T: CudaElement>(
         // update, on the side stream.
         main.join(side)
             .map_err(|e| driver("cholesky: ordering the look-ahead", e))?;
-        launch::syrk_lower(gpu, main, a, ni, k0i, info, Region::NextPanel, sms)?;
+        let syrk = launch::Syrk { sms, tensor_cores };
+        launch::syrk_lower(gpu, main, a, ni, k0i, info, Region::NextPanel, syrk)?;
         side.join(main)
             .map_err(|e| driver("cholesky: ordering the trailing update", e))?;
-        launch::syrk_lower(gpu, side, a, ni, k0i, info, Region::Rest, sms)?;
+        launch::syrk_lower(gpu, side, a, ni, k0i, info, Region::Rest, syrk)?;
     }
     main.join(side)
         .map_err(|e| driver("cholesky: joining the trailing updates", e))
