@@ -80,3 +80,12 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+
+// Upper tile number id (column by column: (0,0), (0,1), (1,1), (0,2), ...) → (bi ≤ bj).
+__device__ __forceinline__ void upper_tile(int id, int& bi, int& bj) {
+    int j = (int)((sqrt(8.0 * (double)id + 1.0) - 1.0) * 0.5);
+    while ((i64)j * (j + 1) / 2 > id) --j;  // guard against rounding of the root
+    while ((i64)(j + 1) * (j + 2) / 2 <= id) ++j;
+    bj = j;
+    bi = id - (int)((i64)j * (j + 1) / 2);
+}

@@ -96,15 +96,6 @@ __device__ __forceinline__ void gram_symmetric_unrolled(int N, int K, const T* A
     gram_tiles<T, true, false, 32>(N, K, A, C);
 }
 
-// Upper tile number id (column by column: (0,0), (0,1), (1,1), (0,2), ...) → (bi ≤ bj).
-__device__ __forceinline__ void upper_tile(int id, int& bi, int& bj) {
-    int j = (int)((sqrt(8.0 * (double)id + 1.0) - 1.0) * 0.5);
-    while ((i64)j * (j + 1) / 2 > id) --j;  // guard against rounding of the root
-    while ((i64)(j + 1) * (j + 2) / 2 <= id) ++j;
-    bj = j;
-    bi = id - (int)((i64)j * (j + 1) / 2);
-}
-
 // ---- stripes, stripes_transposed (v008, v009) ---------------------------------------
 // Column stripes instead of square tiles: block b owns columns [b·W, b·W+W) of A, stages
 // that stripe of every row in shared memory once, and adds its share of every upper

@@ -169,8 +169,14 @@ __device__ __forceinline__ void wgmma_tf32<128>(float* d, u64 da, u64 db, int sc
         : "l"(da), "l"(db), "r"(scale_d));
 }
 
-// Tile t of C in bands of 16 tile rows: down a band's rows first, then along its columns.
+// Tile t of C in bands of 16 tile rows: down a band's rows first, then along its columns;
+// SYM (M·Mᵀ): the upper tiles, column by column (upper_tile).
+template <bool SYM>
 __device__ __forceinline__ void wg_tile(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+    if (SYM) {
+        upper_tile(t, tm, tn);
+        return;
+    }
     const int band = t / (16 * tiles_n), first = band * 16;
     const int rows = min(tiles_m - first, 16), r = t - first * tiles_n;
     tm = first + r % rows;
@@ -179,7 +185,7 @@ __device__ __forceinline__ void wg_tile(int t, int tiles_m, int tiles_n, int& tm
 
 // The producer thread: every K-tile of every tile this block computes, into the stages
 // in turn, each once the consumers have released it.
-template <int PLANES>
+template <int PLANES, bool SYM>
 __device__ __forceinline__ void wg_produce(int tiles, int tiles_m, int tiles_n, int kts,
                                            u32 base, u32 full, u32 empty,
                                            const TensorMap* const maps[4]) {
@@ -188,7 +194,7 @@ __device__ __forceinline__ void wg_produce(int tiles, int tiles_m, int tiles_n, 
     int it = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         int tm, tn;
-        wg_tile(t, tiles_m, tiles_n, tm, tn);
+        wg_tile<SYM>(t, tiles_m, tiles_n, tm, tn);
         for (int kt = 0; kt < kts; ++kt, ++it) {
             const int s = it % G::STAGES;
             bar_wait(empty + 8 * s, ((it / G::STAGES) & 1) ^ 1);
@@ -224,10 +230,12 @@ __device__ __forceinline__ void wg_ktile(float* d, u32 a, u32 b) {
 }
 
 // C ← alpha·acc + beta·C for the consumer's 64×BN: fragment rows w·16 + lane/4 (+ 8),
-// columns 8j + 2·(lane%4) (+ 1), in d[4j + 2h + {0, 1}] for row + 8h.
-template <int BN>
+// columns 8j + 2·(lane%4) (+ 1), in d[4j + 2h + {0, 1}] for row + 8h. SYM (M·Mᵀ, alpha
+// 1, beta 0): each result to C[row][col] and C[col][row], a diagonal tile (`diag`)
+// writing its upper half and that half's mirror.
+template <int BN, bool SYM>
 __device__ __forceinline__ void wg_store(const float* v, int M, int N, int row0, int col0,
-                                         float alpha, float beta, float* C) {
+                                         bool diag, float alpha, float beta, float* C) {
     const int lane = threadIdx.x % 32, w = (threadIdx.x % 128) / 32;
     const bool pairs = (N & 1) == 0;
 #pragma unroll
@@ -236,6 +244,14 @@ __device__ __forceinline__ void wg_store(const float* v, int M, int N, int row0,
         for (int h = 0; h < 2; ++h) {
             const int row = row0 + w * 16 + lane / 4 + 8 * h, col = col0 + 8 * j + 2 * (lane % 4);
             if (row >= M || col >= N) continue;
+            if (SYM) {
+#pragma unroll
+                for (int e = 0; e < 2; ++e)
+                    if (col + e < N && (!diag || row <= col + e))
+                        C[(i64)row * N + col + e] = C[(i64)(col + e) * N + row] =
+                            v[4 * j + 2 * h + e];
+                continue;
+            }
             float* c = C + (i64)row * N + col;
             float x = alpha * v[4 * j + 2 * h], y = alpha * v[4 * j + 2 * h + 1];
             const bool two = col + 1 < N;
@@ -255,7 +271,7 @@ __device__ __forceinline__ void wg_store(const float* v, int M, int N, int row0,
 }
 
 // A consumer warpgroup (c = 0 or 1): rows 64c.. of each tile.
-template <int PLANES>
+template <int PLANES, bool SYM>
 __device__ __forceinline__ void wg_consume(int c, int M, int N, int tiles, int tiles_m,
                                            int tiles_n, int kts, u32 base, u32 full, u32 empty,
                                            float alpha, float beta, float* C) {
@@ -265,7 +281,7 @@ __device__ __forceinline__ void wg_consume(int c, int M, int N, int tiles, int t
     int it = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         int tm, tn;
-        wg_tile(t, tiles_m, tiles_n, tm, tn);
+        wg_tile<SYM>(t, tiles_m, tiles_n, tm, tn);
 #pragma unroll
         for (int i = 0; i < G::BN / 2; ++i) {
             d[i] = 0.0f;
@@ -294,16 +310,17 @@ __device__ __forceinline__ void wg_consume(int c, int M, int N, int tiles, int t
                 }
             }
         }
-        wg_store<G::BN>(PLANES == 1 ? d : acc, M, N, tm * WG_BM + c * 64, tn * G::BN, alpha,
-                        beta, C);
+        wg_store<G::BN, SYM>(PLANES == 1 ? d : acc, M, N, tm * WG_BM + c * 64, tn * G::BN,
+                             tm == tn, alpha, beta, C);
     }
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // C (m×n) ← alpha·A·B + beta·C from the tensor maps of A's planes (a0 big, a1 small) and
-// Bᵀ's (b0, b1); with beta = 0, C is not read.
-template <int PLANES>
+// Bᵀ's (b0, b1); with beta = 0, C is not read. SYM: C = A·Aᵀ (M = N, b = a, square
+// tiles) on the upper tiles, mirrored.
+template <int PLANES, bool SYM = false>
 __device__ void wg_gemm(int M, int N, int K, float alpha, const TensorMap* a0,
                         const TensorMap* a1, const TensorMap* b0, const TensorMap* b1,
                         float beta, float* C) {
@@ -314,7 +331,8 @@ __device__ void wg_gemm(int M, int N, int K, float alpha, const TensorMap* a0,
     const u32 base = (smem_u32(wg_smem) + 1023) & ~1023u;
     const u32 full = smem_u32(bars), empty = full + 8 * G::STAGES;
     const int tiles_m = (M + WG_BM - 1) / WG_BM, tiles_n = (N + G::BN - 1) / G::BN;
-    const int tiles = tiles_m * tiles_n, kts = (K + WG_BK - 1) / WG_BK;
+    const int tiles = SYM ? tiles_m * (tiles_m + 1) / 2 : tiles_m * tiles_n;
+    const int kts = (K + WG_BK - 1) / WG_BK;
     if (threadIdx.x == 0) {
         for (int s = 0; s < G::STAGES; ++s) {
             bar_init(full + 8 * s, 1);
@@ -327,11 +345,11 @@ __device__ void wg_gemm(int M, int N, int K, float alpha, const TensorMap* a0,
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x == 0) {
             const TensorMap* const maps[4] = {a0, a1, b0, b1};
-            wg_produce<PLANES>(tiles, tiles_m, tiles_n, kts, base, full, empty, maps);
+            wg_produce<PLANES, SYM>(tiles, tiles_m, tiles_n, kts, base, full, empty, maps);
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-        wg_consume<PLANES>(threadIdx.x / 128 - 1, M, N, tiles, tiles_m, tiles_n, kts, base,
+        wg_consume<PLANES, SYM>(threadIdx.x / 128 - 1, M, N, tiles, tiles_m, tiles_n, kts, base,
                            full, empty, alpha, beta, C);
     }
 #else
@@ -349,6 +367,15 @@ __device__ void wg_gemm(int M, int N, int K, float alpha, const TensorMap* a0,
                 (wg_gemm<PLANES>(M, N, K, alpha, &a0, &a1, &b0, &b1, beta, C)))
 NDGPU_WGMMA(wgmma, 1)
 NDGPU_WGMMA(wgmma_3x, 3)
+
+// The gram ladder's rung: gram_<tech>_f32(int N, int K, TensorMap m0, m1, float* C), M·Mᵀ
+// on 3xTF32 from the maps of M's planes, which serve as both operands.
+#define NDGPU_WGMMA_GRAM(tech)                                                              \
+    NDGPU_ENTRY(gram_##tech##_f32, __launch_bounds__(WG_THREADS, 1),                        \
+                (int N, int K, const __grid_constant__ TensorMap m0,                        \
+                 const __grid_constant__ TensorMap m1, float* C),                           \
+                (wg_gemm<3, true>(N, N, K, 1.0f, &m0, &m1, &m0, &m1, 0.0f, C)))
+NDGPU_WGMMA_GRAM(wgmma)
 
 #define NDGPU_TF32_PLANES(PLANES, form, TRANS)                                              \
     NDGPU_ENTRY(tf32_planes_##PLANES##_##form, __launch_bounds__(256),                      \

@@ -85,6 +85,7 @@ impl CudaBackend {
             .with_precision(Family::MatMul, "wgmma", Precision::Tf32)
             .with_precision(Family::MatMul, "wgmma_3x", Precision::Tf32x3)
             .with_precision(Family::Gram, "tensor_core", Precision::Tf32x3)
+            .with_precision(Family::Gram, "wgmma", Precision::Tf32x3)
     }
 
     /// The runtime.

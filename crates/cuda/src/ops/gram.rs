@@ -17,7 +17,7 @@ use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, go, grid_1d, launch_in_out};
 use ndgpu_cuda_runtime::{driver, push_args, CudaElement, DeviceMatrix, Gpu};
 
-use crate::ops::matmul;
+use crate::ops::{matmul, wgmma};
 use crate::CudaBackend;
 
 /// Variants, default (fastest measured) first. The rungs not yet timed sit next to the
@@ -32,6 +32,7 @@ pub const VARIANTS: &[&str] = &[
     "stripes",
     "naive",
     "tensor_core",
+    "wgmma",
 ];
 
 /// Kernels the default variant launches.
@@ -56,7 +57,10 @@ one shared buffer; f64: BK 8, double-buffered through registers: the faster of e
 tensor_core (sm_80 and later; unavailable before): the GEMM ladder's tensor_core kernel \
 (mma.sync, three cp.async stages) on the same upper tiles with M transposed first, each \
 result written with its mirror, sums in a fixed order (reproducible run to run); f32 on \
-3xTF32 (precision 3xtf32), f64 on FP64 tensor cores (IEEE).";
+3xTF32 (precision 3xtf32), f64 on FP64 tensor cores (IEEE); wgmma (Hopper, sm_90; \
+unavailable elsewhere): f32 on the GEMM ladder's wgmma_3x kernel (3xTF32, TMA, warp-specialized, \
+persistent) on the upper 128x128 tiles, M's TF32 planes serving as both operands, each result \
+written with its mirror; f64 runs tensor_core's DMMA kernel.";
 
 /// Rows of M that the stripe rungs hold in shared memory (`STRIPE_ROWS` in
 /// kernels/gram.cu, the report's 1024).
@@ -90,14 +94,16 @@ impl Grid {
     }
 }
 
-/// One rung of the ladder: how its grid covers C, the block's threads, and whether it
-/// runs the tensor-core GEMM (`kernels/mma.cuh`) on Mᵀ materialised first.
+/// One rung of the ladder: how its grid covers C, the block's threads, whether it runs
+/// the tensor-core GEMM (`kernels/mma.cuh`) on Mᵀ materialised first, and whether its
+/// f32 kernel is Hopper's (`ops::wgmma`).
 #[derive(Debug, Clone, Copy)]
 struct Rung {
     name: &'static str,
     grid: Grid,
     block: (u32, u32),
     tensor_cores: bool,
+    hopper: bool,
 }
 
 impl Rung {
@@ -107,11 +113,18 @@ impl Rung {
             grid,
             block,
             tensor_cores: false,
+            hopper: false,
         }
     }
 }
 
-const RUNGS: [Rung; 9] = [
+/// The f64 kernel of both tensor-core rungs.
+const TENSOR_CORE: Rung = Rung {
+    tensor_cores: true,
+    ..Rung::new("tensor_core", Grid::Upper(128), (256, 1))
+};
+
+const RUNGS: [Rung; 10] = [
     Rung::new("reg_blocked", Grid::Upper(128), (256, 1)),
     // The symmetric rungs launch every tile, as v005–v007 did; lower tiles return at once.
     Rung::new("symmetric", Grid::Full(32, 32), (32, 32)),
@@ -121,9 +134,11 @@ const RUNGS: [Rung; 9] = [
     Rung::new("stripes_transposed", Grid::Stripes, (256, 1)),
     Rung::new("stripes", Grid::Stripes, (256, 1)),
     Rung::new("naive", Grid::Full(8, 32), (32, 8)),
+    TENSOR_CORE,
     Rung {
-        tensor_cores: true,
-        ..Rung::new("tensor_core", Grid::Upper(128), (256, 1))
+        name: "wgmma",
+        hopper: true,
+        ..TENSOR_CORE
     },
 ];
 
@@ -159,6 +174,10 @@ pub(crate) fn gram<T: CudaElement>(
     if rung.tensor_cores {
         matmul::tensor_cores_present(gpu, Family::Gram, rung.name)?;
     }
+    let hopper = rung.hopper && T::SUFFIX == "f32";
+    if hopper {
+        wgmma::present(gpu, Family::Gram, rung.name)?;
+    }
     let (n, k) = m.dim();
     if out.dim() != (n, n) {
         return Err(Error::shape(
@@ -187,8 +206,11 @@ pub(crate) fn gram<T: CudaElement>(
         return zero(gpu, out);
     }
     let (ni, ki) = (dim_i32("gram", n)?, dim_i32("gram", k)?);
+    if hopper {
+        return wgmma::gram(gpu, (ni, ki), m, out);
+    }
     if rung.tensor_cores {
-        return tensor_core(gpu, rung, (ni, ki), m, out);
+        return tensor_core(gpu, (ni, ki), m, out);
     }
     let stripes = matches!(rung.grid, Grid::Stripes);
     if stripes {
@@ -223,25 +245,24 @@ fn zero<T: CudaElement>(gpu: &Gpu, out: &mut DeviceMatrix<T>) -> Result<()> {
         .map_err(|e| driver("gram: zeroing the output", e))
 }
 
-/// `out ← m·mᵀ` by the `tensor_core` rung: mᵀ materialised, then the tensor-core GEMM on
-/// the upper tiles, each result written with its mirror.
+/// `out ← m·mᵀ` by the `tensor_core` rung (and `wgmma`'s f64): mᵀ materialised, then the
+/// tensor-core GEMM on the upper tiles, each result written with its mirror.
 fn tensor_core<T: CudaElement>(
     gpu: &Gpu,
-    rung: Rung,
     (n, k): (i32, i32),
     m: &DeviceMatrix<T>,
     out: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let mt = matmul::transposed(gpu, m)?;
-    let name = format!("gram_{}_{}", rung.name, T::SUFFIX);
+    let name = format!("gram_{}_{}", TENSOR_CORE.name, T::SUFFIX);
     let f = gpu.function(KernelFile::GRAM, &name)?;
     let cfg = LaunchConfig {
         grid_dim: (
-            grid_1d("gram", rung.grid.blocks::<T>(m.rows, m.cols))?,
+            grid_1d("gram", TENSOR_CORE.grid.blocks::<T>(m.rows, m.cols))?,
             1,
             1,
         ),
-        block_dim: (rung.block.0, rung.block.1, 1),
+        block_dim: (TENSOR_CORE.block.0, TENSOR_CORE.block.1, 1),
         shared_mem_bytes: matmul::tc_shared_memory("gram", &f)?,
     };
     let mut b = gpu.stream().launch_builder(&f);

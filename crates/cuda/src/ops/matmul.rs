@@ -157,7 +157,7 @@ pub(crate) fn gemm<T: CudaElement>(
         tensor_cores_present(gpu, Family::MatMul, rung.name)?;
     }
     if rung.hopper.is_some() && T::SUFFIX == "f32" {
-        wgmma::present(gpu, rung.name)?;
+        wgmma::present(gpu, Family::MatMul, rung.name)?;
     }
     let (m, n, k) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
     for (what, x) in [("A", a), ("B", b)] {

@@ -1,7 +1,8 @@
 //! The Hopper rungs of the GEMM ladder (`kernels/wgmma.cu`): `wgmma` (TF32) and
 //! `wgmma_3x` (3xTF32), warpgroup-level `wgmma.mma_async` on operands that TMA loads,
-//! warp-specialized and persistent. f32 only: Hopper has no f64 wgmma, and for f64 the
-//! rungs run the `tensor_core` rung's FP64 tensor-core (DMMA) kernel.
+//! warp-specialized and persistent; and the gram ladder's `wgmma` (3xTF32 on the upper
+//! tiles). f32 only: Hopper has no f64 wgmma, and for f64 the rungs run the `tensor_core`
+//! rungs' FP64 tensor-core (DMMA) kernels.
 //!
 //! A product is two passes: the operands' TF32 planes (A as it lies, B transposed, rows a
 //! multiple of 16 bytes apart, as TMA needs), then the GEMM on tensor maps of the planes.
@@ -13,12 +14,12 @@ use cudarc::driver::sys::{
     self, CUfunction_attribute, CUtensorMap, CUtensorMapDataType, CUtensorMapFloatOOBfill,
     CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
 };
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
-use ndgpu_core::{Error, Result};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use ndgpu_core::{Error, Family, Result};
 use ndgpu_cuda_runtime::kernels::KernelFile;
-use ndgpu_cuda_runtime::launch::{dim_i32, launched};
+use ndgpu_cuda_runtime::launch::{dim_i32, grid_1d, launched};
 use ndgpu_cuda_runtime::push_args;
-use ndgpu_cuda_runtime::{driver, CudaElement, Gpu};
+use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
 
 use super::matmul::Product;
 
@@ -58,18 +59,75 @@ pub(crate) const TF32X3: Hopper = Hopper {
 /// `Ok` where the device has wgmma and TMA (sm_90, compiled as sm_90a).
 ///
 /// # Errors
-/// [`Error::Unavailable`] naming the rung and the device's architecture.
-pub(crate) fn present(gpu: &Gpu, rung: &str) -> Result<()> {
+/// [`Error::Unavailable`] naming the family's variant and the device's architecture.
+pub(crate) fn present(gpu: &Gpu, family: Family, rung: &str) -> Result<()> {
     if gpu.arch() == "sm_90" {
         return Ok(());
     }
     Err(Error::Unavailable {
         backend: "cuda".into(),
         reason: format!(
-            "matmul variant {rung} needs Hopper's wgmma and TMA (sm_90); this device is {}",
+            "{family} variant {rung} needs Hopper's wgmma and TMA (sm_90); this device is {}",
             gpu.arch()
         ),
     })
+}
+
+/// One operand's TF32 planes and the tensor maps of its big and small planes (the same
+/// map twice for TF32), as the kernels read it: `rows` × `k`, K-major.
+struct Operand<T> {
+    /// Kept until the kernel that reads the planes has been queued (freeing is ordered
+    /// on the stream).
+    _planes: CudaSlice<T>,
+    maps: [TensorMap; 2],
+}
+
+/// The planes of x (rows×cols, or with `trans` its transpose, read K-major) in boxes of
+/// `box_rows` rows: see [`planes`].
+fn operand<T: CudaElement>(
+    gpu: &Gpu,
+    h: Hopper,
+    trans: bool,
+    (rows, cols): (usize, usize),
+    x: &CudaSlice<T>,
+    box_rows: u32,
+) -> Result<Operand<T>> {
+    let (r, k) = if trans { (cols, rows) } else { (rows, cols) };
+    // Rows of the planes: K rounded up to whole 16-byte vectors.
+    let ld = k.next_multiple_of(4);
+    dim_i32("gemm", ld)?;
+    let stored = if h.planes == 1 { 1 } else { 2 };
+    let mut p = gpu.alloc::<T>("gemm", stored * r * ld)?;
+    planes(gpu, h, trans, (rows, cols), x, ld, &mut p)?;
+    // Event tracking is off (ndgpu_cuda_runtime::gpu), so the guard does nothing.
+    let big = p.device_ptr(gpu.stream()).0;
+    let small = if h.planes == 3 {
+        big + (r * ld * std::mem::size_of::<T>()) as u64
+    } else {
+        big
+    };
+    let maps = [
+        tensor_map(big, (r, k), ld, box_rows)?,
+        tensor_map(small, (r, k), ld, box_rows)?,
+    ];
+    Ok(Operand { _planes: p, maps })
+}
+
+/// The kernel `name` of `kernels/wgmma.cu`, granted its shared memory, and its launch
+/// over `tiles` tiles: one block of 384 threads per SM at most (the grid is persistent).
+fn kernel(gpu: &Gpu, name: &str, tiles: usize) -> Result<(CudaFunction, LaunchConfig)> {
+    let f = gpu.function(KernelFile::WGMMA, name)?;
+    f.set_attribute(
+        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        WG_SMEM as i32,
+    )
+    .map_err(|e| driver(format!("{name}: granting {WG_SMEM} B of shared memory"), e))?;
+    let cfg = LaunchConfig {
+        grid_dim: (grid_1d("gemm", tiles.min(gpu.sm_count()?))?, 1, 1),
+        block_dim: (384, 1, 1),
+        shared_mem_bytes: WG_SMEM,
+    };
+    Ok((f, cfg))
 }
 
 /// `C ← alpha·A·B + beta·C` (f32) on the rung `h`, named `name`.
@@ -82,52 +140,46 @@ pub(crate) fn gemm<T: CudaElement>(
     let (m, n, k) = p.mnk;
     let [mi, ni, ki] = [m, n, k].map(|d| dim_i32("gemm", d));
     let (mi, ni, ki) = (mi?, ni?, ki?);
-    // Rows of the planes: K rounded up to whole 16-byte vectors.
-    let ld = k.next_multiple_of(4);
-    dim_i32("gemm", ld)?;
-    let stored = if h.planes == 1 { 1 } else { 2 };
-    let mut a = gpu.alloc::<T>("gemm", stored * m * ld)?;
-    let mut b = gpu.alloc::<T>("gemm", stored * n * ld)?;
-    planes(gpu, h, false, (m, k), &p.a.data, ld, &mut a)?;
-    planes(gpu, h, true, (k, n), &p.b.data, ld, &mut b)?;
-    let stream = gpu.stream();
-    // Event tracking is off (ndgpu_cuda_runtime::gpu), so the guards do nothing.
-    let (a_ptr, b_ptr) = (a.device_ptr(stream).0, b.device_ptr(stream).0);
-    let elem = std::mem::size_of::<T>() as u64;
-    let (a_small, b_small) = (
-        a_ptr + (m * ld) as u64 * elem,
-        b_ptr + (n * ld) as u64 * elem,
-    );
-    let small = h.planes == 3;
-    let a0 = tensor_map(a_ptr, (m, k), ld, 128)?;
-    let a1 = tensor_map(if small { a_small } else { a_ptr }, (m, k), ld, 128)?;
-    let b0 = tensor_map(b_ptr, (n, k), ld, h.tile_n)?;
-    let b1 = tensor_map(if small { b_small } else { b_ptr }, (n, k), ld, h.tile_n)?;
-    let f = gpu.function(KernelFile::WGMMA, &format!("gemm_{name}_f32"))?;
-    f.set_attribute(
-        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        WG_SMEM as i32,
-    )
-    .map_err(|e| driver(format!("gemm: granting {WG_SMEM} B of shared memory"), e))?;
+    let a = operand(gpu, h, false, (m, k), &p.a.data, 128)?;
+    let b = operand(gpu, h, true, (k, n), &p.b.data, h.tile_n)?;
+    let [a0, a1] = &a.maps;
+    let [b0, b1] = &b.maps;
+    let name = format!("gemm_{name}_f32");
     let tiles = m.div_ceil(128) * n.div_ceil(h.tile_n as usize);
-    let cfg = LaunchConfig {
-        grid_dim: (tiles.min(gpu.sm_count()?) as u32, 1, 1),
-        block_dim: (384, 1, 1),
-        shared_mem_bytes: WG_SMEM,
-    };
-    let mut l = stream.launch_builder(&f);
-    push_args!(l; &mi, &ni, &ki, &p.alpha, &a0, &a1, &b0, &b1, &p.beta, &mut p.c.data);
+    let (f, cfg) = kernel(gpu, &name, tiles)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &mi, &ni, &ki, &p.alpha, a0, a1, b0, b1, &p.beta, &mut p.c.data);
     // SAFETY: gemm_<rung>_f32(int M, int N, int K, float alpha, TensorMap a0, a1, b0, b1,
     // float beta, float* C): T is f32 (the caller's check); the maps describe the planes
-    // of A (m×k) and Bᵀ (n×k), rows ld apart, inside their buffers (allocated above, kept
-    // until the stream has run the kernel: `a` and `b` are dropped after the launch, and
-    // freeing is ordered on the stream); TMA reads only inside the maps' extents; C holds
-    // m·n elements (checked by the caller) and every store is bounds-checked; 384 threads
-    // and WG_SMEM bytes are what the kernel is written for, and any grid size is walked
-    // by its persistent loop.
-    launched(&format!("gemm_{name}_f32"), unsafe { l.launch(cfg) })?;
-    drop((a, b));
-    Ok(())
+    // of A (m×k) and Bᵀ (n×k) inside their buffers (kept in `a` and `b` until after the
+    // launch; freeing is ordered on the stream), and TMA reads only inside the maps'
+    // extents; C holds m·n elements (checked by the caller) and every store is
+    // bounds-checked; 384 threads and WG_SMEM bytes are what the kernel is written for,
+    // and any grid size is walked by its persistent loop.
+    launched(&name, unsafe { l.launch(cfg) })
+}
+
+/// `out ← m·mᵀ` (f32, 3xTF32) by `gram_wgmma_f32`: m's planes serve as both operands
+/// (A = m and Bᵀ = m, both K-major), the upper 128×128 tiles computed, each result
+/// written with its mirror.
+pub(crate) fn gram<T: CudaElement>(
+    gpu: &Gpu,
+    (n, k): (i32, i32),
+    m: &DeviceMatrix<T>,
+    out: &mut DeviceMatrix<T>,
+) -> Result<()> {
+    let op = operand(gpu, TF32X3, false, m.dim(), &m.data, 128)?;
+    let [m0, m1] = &op.maps;
+    let t = m.rows.div_ceil(128);
+    let (f, cfg) = kernel(gpu, "gram_wgmma_f32", t * (t + 1) / 2)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &n, &k, m0, m1, &mut out.data);
+    // SAFETY: gram_wgmma_f32(int N, int K, TensorMap m0, m1, float* C): T is f32 (the
+    // caller's check); the maps describe m's planes (n×k) inside their buffer (kept in
+    // `op` until after the launch); C holds n·n elements (checked by the caller), every
+    // store bounds-checked; the kernel walks the T(T+1)/2 upper tiles with its persistent
+    // loop over any grid, with 384 threads and WG_SMEM bytes.
+    launched("gram_wgmma_f32", unsafe { l.launch(cfg) })
 }
 
 /// The TF32 planes of x (rows×cols; its transpose with `trans`) into `out`, rows `ld`

@@ -86,9 +86,9 @@ pub const MATMUL: Ladder = Ladder {
 
 pub const GRAM: Ladder = Ladder {
     family: Family::Gram,
-    files: &[KernelFile::GRAM],
+    files: &[KernelFile::GRAM, KernelFile::WGMMA],
     prefix: "gram",
-    entries: &["NDGPU_F32_F64("],
+    entries: &["NDGPU_F32_F64(", "NDGPU_WGMMA_GRAM("],
 };
 
 pub const TRANSPOSE: Ladder = Ladder {
