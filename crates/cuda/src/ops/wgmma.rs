@@ -82,8 +82,9 @@ struct Operand<T> {
     maps: [TensorMap; 2],
 }
 
-/// The planes of x (rows×cols, or with `trans` its transpose, read K-major) in boxes of
-/// `box_rows` rows: see [`planes`].
+/// The TF32 planes of x (rows×cols, or with `trans` its transpose, read K-major), rows a
+/// multiple of 16 bytes apart, the remainders' plane (3xTF32) after the first, and their
+/// tensor maps in boxes of `box_rows` rows.
 fn operand<T: CudaElement>(
     gpu: &Gpu,
     h: Hopper,
@@ -92,23 +93,44 @@ fn operand<T: CudaElement>(
     x: &CudaSlice<T>,
     box_rows: u32,
 ) -> Result<Operand<T>> {
-    let (r, k) = if trans { (cols, rows) } else { (rows, cols) };
+    let (r_out, k) = if trans { (cols, rows) } else { (rows, cols) };
     // Rows of the planes: K rounded up to whole 16-byte vectors.
     let ld = k.next_multiple_of(4);
     dim_i32("gemm", ld)?;
     let stored = if h.planes == 1 { 1 } else { 2 };
-    let mut p = gpu.alloc::<T>("gemm", stored * r * ld)?;
-    planes(gpu, h, trans, (rows, cols), x, ld, &mut p)?;
+    let mut p = gpu.alloc::<T>("gemm", stored * r_out * ld)?;
+    let name = format!("tf32_planes_{}_{}", h.planes, if trans { 't' } else { 'n' });
+    let f = gpu.function(KernelFile::WGMMA, &name)?;
+    let plane = (r_out * ld) as i64;
+    let [ri, ci, l] = [rows, cols, ld].map(|d| dim_i32("gemm", d));
+    let (r, c, l) = (ri?, ci?, l?);
+    let cfg = LaunchConfig {
+        grid_dim: (
+            cols.div_ceil(32) as u32,
+            rows.div_ceil(32).min(65535) as u32,
+            1,
+        ),
+        block_dim: (32, 8, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut launch = gpu.stream().launch_builder(&f);
+    push_args!(launch; &r, &c, x, &l, &plane, &mut p);
+    // SAFETY: tf32_planes_<planes>_<form>(int rows, int cols, const float* X, int ld,
+    // i64 plane, float* out): X holds rows·cols elements (the operand's checked buffer);
+    // p holds a plane (or two, `plane` elements apart) of r_out rows `ld` ≥ the output's
+    // columns apart (allocated above); every access is bounds-checked and the grid's rows
+    // are walked by a stride loop.
+    launched(&name, unsafe { launch.launch(cfg) })?;
     // Event tracking is off (ndgpu_cuda_runtime::gpu), so the guard does nothing.
     let big = p.device_ptr(gpu.stream()).0;
     let small = if h.planes == 3 {
-        big + (r * ld * std::mem::size_of::<T>()) as u64
+        big + (r_out * ld * std::mem::size_of::<T>()) as u64
     } else {
         big
     };
     let maps = [
-        tensor_map(big, (r, k), ld, box_rows)?,
-        tensor_map(small, (r, k), ld, box_rows)?,
+        tensor_map(big, (r_out, k), ld, box_rows)?,
+        tensor_map(small, (r_out, k), ld, box_rows)?,
     ];
     Ok(Operand { _planes: p, maps })
 }
@@ -180,42 +202,6 @@ pub(crate) fn gram<T: CudaElement>(
     // store bounds-checked; the kernel walks the T(T+1)/2 upper tiles with its persistent
     // loop over any grid, with 384 threads and WG_SMEM bytes.
     launched("gram_wgmma_f32", unsafe { l.launch(cfg) })
-}
-
-/// The TF32 planes of x (rows×cols; its transpose with `trans`) into `out`, rows `ld`
-/// apart, the remainders' plane (3xTF32) after the first.
-fn planes<T: CudaElement>(
-    gpu: &Gpu,
-    h: Hopper,
-    trans: bool,
-    (rows, cols): (usize, usize),
-    x: &CudaSlice<T>,
-    ld: usize,
-    out: &mut CudaSlice<T>,
-) -> Result<()> {
-    let name = format!("tf32_planes_{}_{}", h.planes, if trans { 't' } else { 'n' });
-    let f = gpu.function(KernelFile::WGMMA, &name)?;
-    let out_rows = if trans { cols } else { rows };
-    let plane = (out_rows * ld) as i64;
-    let [r, c, l] = [rows, cols, ld].map(|d| dim_i32("gemm", d));
-    let (r, c, l) = (r?, c?, l?);
-    let cfg = LaunchConfig {
-        grid_dim: (
-            cols.div_ceil(32) as u32,
-            rows.div_ceil(32).min(65535) as u32,
-            1,
-        ),
-        block_dim: (32, 8, 1),
-        shared_mem_bytes: 0,
-    };
-    let mut launch = gpu.stream().launch_builder(&f);
-    push_args!(launch; &r, &c, x, &l, &plane, out);
-    // SAFETY: tf32_planes_<planes>_<form>(int rows, int cols, const float* X, int ld,
-    // i64 plane, float* out): X holds rows·cols elements (the operand's checked buffer);
-    // out holds a plane (or two, `plane` elements apart) of out_rows rows `ld` ≥ the
-    // output's columns apart (allocated so by the caller); every access is bounds-checked
-    // and the grid's rows are walked by a stride loop.
-    launched(&name, unsafe { launch.launch(cfg) })
 }
 
 /// A tensor map of the rows×cols f32 matrix at `ptr` (rows `ld` elements apart) in boxes
