@@ -13,28 +13,7 @@
 // iteration (the atomic rung adds them with atomics instead). Labels are int32; on entry
 // they hold the previous labels (-1 for none).
 // Times per iteration on the H200 are in docs/kernels.md.
-#include "common.cuh"
-
-#define KM_FULL 0xffffffffu
-
-// Sums (inertia, changed) over a block in a fixed order and stores the block's pair.
-// Every thread of the block must call it.
-__device__ void km_block_stats(double inertia, double changed, double* block_stats) {
-    __shared__ double si[32], sc[32];
-    for (int off = 16; off; off >>= 1) {
-        inertia += __shfl_xor_sync(KM_FULL, inertia, off);
-        changed += __shfl_xor_sync(KM_FULL, changed, off);
-    }
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = blockDim.x / 32;
-    if (lane == 0) { si[warp] = inertia; sc[warp] = changed; }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double a = 0, b = 0;
-        for (int w = 0; w < nw; ++w) { a += si[w]; b += sc[w]; }
-        block_stats[2 * blockIdx.x] = a;
-        block_stats[2 * blockIdx.x + 1] = b;
-    }
-}
+#include "kmeans.cuh"
 
 // One block of 256 threads: stats[0] = Σ inertia, stats[1] = Σ changed over the blocks,
 // each thread a strided run, then a fixed tree.
@@ -120,134 +99,160 @@ __device__ void km_divide(const T* sums, const int* counts, int k, int d, T* c) 
 }
 
 // ---- rung 2: fused ----------------------------------------------------------------
-// ‖c_j‖² per centroid, one thread each, in order (deterministic).
+// ‖c_j − c_0‖² per centroid, one thread each, in order (deterministic): the norms of the
+// centroids shifted by the first one (see km_assign_fused).
 template <typename T> __device__ void km_centroid_norms(const T* c, int k, int d, T* cnorm) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= k) return;
     const T* cj = c + (i64)j * d;
     T s = T(0);
-    for (int t = 0; t < d; ++t) s = fma(cj[t], cj[t], s);
+    for (int t = 0; t < d; ++t) {
+        const T v = cj[t] - c[t];
+        s = fma(v, v, s);
+    }
     cnorm[j] = s;
 }
 
+// Points and centroids are shifted by the first centroid, c_0, as they are staged: the
+// distances are the same, and the scores ‖c − c_0‖² − 2·(x − c_0)·(c − c_0) then lose no
+// accuracy to an offset that all the data share (the unshifted form's rounding grows
+// with ‖x‖·‖c‖, not with the distances).
 // Block tile: BP = 16·TP points × BC = 16·TC centroids, the dimension staged BD = 16 at a
 // time (transposed, padded: conflict-free stores, 16-byte reads). 256 threads as 16×16;
 // a thread owns TP points × TC centroids (each as two runs of half, so its shared reads
 // are 16-byte vectors) and keeps, per point, the best score ‖c‖² − 2·x·c and its index
 // across centroid tiles, in increasing index order (strict < keeps the lowest on ties).
 // The 16 threads sharing points then reduce (score, index) with shuffles, and for the
-// winner recompute ‖x − c‖² by direct differences (the inertia, exact to rounding).
+// winner recompute ‖x − c‖² by direct differences (km_direct: the inertia, exact to
+// rounding). Each point's label, distance and change go to per-point arrays
+// (km_settle), which kmeans_point_stats sums in a fixed order.
+// The points are rows 0..n−1, or, with LIST, the rows list[0..*count) (the near ties that
+// the tensor-core assignment leaves to this one); blocks stride over the tiles.
 #define KM_BD 16
-template <typename T, int TP, int TC>
+template <typename T, int TP, int TC, bool LIST>
 __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c,
                                 const T* __restrict__ cnorm, int n, int k, int d,
-                                int* __restrict__ labels, double* __restrict__ block_stats) {
+                                const int* __restrict__ list, const int* __restrict__ count,
+                                int* __restrict__ labels, T* __restrict__ pdist,
+                                unsigned char* __restrict__ pchg) {
     constexpr int BP = 16 * TP, BC = 16 * TC, HP = TP / 2, HC = TC / 2;
     constexpr int PAD = 16 / sizeof(T), V = 16 / sizeof(T);
     __shared__ __align__(16) T xs[KM_BD][BP + PAD];
     __shared__ __align__(16) T cs[KM_BD][BC + PAD];
     __shared__ T cn[BC];
-    const int tid = threadIdx.x, tc = tid % 16, tp = tid / 16;
-    const int p0 = blockIdx.x * BP;
-
+    __shared__ i64 prow[BP];
     // The running best per point lives in shared memory between centroid tiles: in
     // registers it would push the 8×8 f32 tile past 128 registers.
     __shared__ T sbest[TP][256];
     __shared__ int sbi[TP][256];
-#pragma unroll
-    for (int i = 0; i < TP; ++i) { sbest[i][tid] = Lim<T>::inf(); sbi[i][tid] = 0; }
+    const int tid = threadIdx.x, tc = tid % 16, tp = tid / 16;
+    const int total = LIST ? *count : n;
 
-    for (int c0 = 0; c0 < k; c0 += BC) {
-        // This tile's norms, loaded before the dimension loop so that they are there
-        // even when d == 0 (the loop then never runs and its barriers never publish them).
-        __syncthreads();  // the previous tile's norms are no longer read
-        for (int q = tid; q < BC; q += 256) cn[q] = (c0 + q < k) ? cnorm[c0 + q] : T(0);
-        if (d == 0) __syncthreads();  // uniform: d is a kernel argument
-        T acc[TP][TC];
+    for (int p0 = blockIdx.x * BP; p0 < total; p0 += gridDim.x * BP) {
+        __syncthreads();  // the previous tile's rows are no longer read
+        if (LIST)
+            for (int q = tid; q < BP; q += 256) prow[q] = p0 + q < total ? list[p0 + q] : -1;
 #pragma unroll
-        for (int i = 0; i < TP; ++i)
+        for (int i = 0; i < TP; ++i) { sbest[i][tid] = Lim<T>::inf(); sbi[i][tid] = 0; }
+        __syncthreads();  // the rows are written
+
+        for (int c0 = 0; c0 < k; c0 += BC) {
+            // This tile's norms, loaded before the dimension loop so that they are there
+            // even when d == 0 (the loop then never runs and its barriers never publish them).
+            __syncthreads();  // the previous tile's norms are no longer read
+            for (int q = tid; q < BC; q += 256) cn[q] = (c0 + q < k) ? cnorm[c0 + q] : T(0);
+            if (d == 0) __syncthreads();  // uniform: d is a kernel argument
+            T acc[TP][TC];
 #pragma unroll
-            for (int j = 0; j < TC; ++j) acc[i][j] = T(0);
-        for (int d0 = 0; d0 < d; d0 += KM_BD) {
-            __syncthreads();  // the previous chunk is no longer read; this tile's norms are written
-            for (int e = tid; e < BP * KM_BD; e += 256) {
-                const int p = e / KM_BD, t = e % KM_BD;
-                xs[t][p] = (p0 + p < n && d0 + t < d) ? x[(i64)(p0 + p) * d + d0 + t] : T(0);
-            }
-            for (int e = tid; e < BC * KM_BD; e += 256) {
-                const int q = e / KM_BD, t = e % KM_BD;
-                cs[t][q] = (c0 + q < k && d0 + t < d) ? c[(i64)(c0 + q) * d + d0 + t] : T(0);
-            }
-            __syncthreads();
+            for (int i = 0; i < TP; ++i)
 #pragma unroll
-            for (int t = 0; t < KM_BD; ++t) {
-                T a[TP], b[TC];
+                for (int j = 0; j < TC; ++j) acc[i][j] = T(0);
+            for (int d0 = 0; d0 < d; d0 += KM_BD) {
+                __syncthreads();  // the previous chunk is no longer read; this tile's norms are written
+                // This thread stages dimension d0 + st of points (and centroids) sp + 16·r.
+                const int st = tid % KM_BD, sp = tid / KM_BD;
+                const bool in = d0 + st < d;
+                const T shift = in ? c[d0 + st] : T(0);
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-#pragma unroll
-                    for (int q = 0; q < HP; q += V) ldv(&xs[t][h * (BP / 2) + tp * HP + q], &a[h * HP + q]);
-#pragma unroll
-                    for (int q = 0; q < HC; q += V) ldv(&cs[t][h * (BC / 2) + tc * HC + q], &b[h * HC + q]);
+                for (int r = 0; r < BP / 16; ++r) {
+                    const int p = sp + 16 * r;
+                    // Rows from the list go through shared memory; plain rows are computed (a
+                    // shared-memory read in every load's address measured slower: docs/kmeans.md).
+                    const i64 row = LIST ? prow[p] : (p0 + p < total ? p0 + p : -1);
+                    xs[st][p] = (row >= 0 && in) ? x[row * d + d0 + st] - shift : T(0);
                 }
 #pragma unroll
-                for (int i = 0; i < TP; ++i)
+                for (int r = 0; r < BC / 16; ++r) {
+                    const int q = sp + 16 * r;
+                    cs[st][q] = (c0 + q < k && in) ? c[(i64)(c0 + q) * d + d0 + st] - shift : T(0);
+                }
+                __syncthreads();
 #pragma unroll
-                    for (int j = 0; j < TC; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+                for (int t = 0; t < KM_BD; ++t) {
+                    T a[TP], b[TC];
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+                        for (int q = 0; q < HP; q += V) ldv(&xs[t][h * (BP / 2) + tp * HP + q], &a[h * HP + q]);
+#pragma unroll
+                        for (int q = 0; q < HC; q += V) ldv(&cs[t][h * (BC / 2) + tc * HC + q], &b[h * HC + q]);
+                    }
+#pragma unroll
+                    for (int i = 0; i < TP; ++i)
+#pragma unroll
+                        for (int j = 0; j < TC; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+                }
+            }
+            // the thread's centroids in increasing index order: run 0, then run 1
+#pragma unroll
+            for (int i = 0; i < TP; ++i) {
+                T best = sbest[i][tid];
+                int bi = sbi[i][tid];
+#pragma unroll
+                for (int j = 0; j < TC; ++j) {
+                    const int q = (j / HC) * (BC / 2) + tc * HC + j % HC;
+                    const T s = fma(T(-2), acc[i][j], cn[q]);
+                    if (c0 + q < k && s < best) { best = s; bi = c0 + q; }
+                }
+                sbest[i][tid] = best;
+                sbi[i][tid] = bi;
             }
         }
-        // the thread's centroids in increasing index order: run 0, then run 1
+
+        int bi[TP];
+        i64 row[TP];
 #pragma unroll
         for (int i = 0; i < TP; ++i) {
             T best = sbest[i][tid];
-            int bi = sbi[i][tid];
-#pragma unroll
-            for (int j = 0; j < TC; ++j) {
-                const int q = (j / HC) * (BC / 2) + tc * HC + j % HC;
-                const T s = fma(T(-2), acc[i][j], cn[q]);
-                if (c0 + q < k && s < best) { best = s; bi = c0 + q; }
+            bi[i] = sbi[i][tid];
+            for (int off = 8; off; off >>= 1) {  // within the 16 lanes sharing these points
+                const T os = __shfl_xor_sync(KM_FULL, best, off);
+                const int oi = __shfl_xor_sync(KM_FULL, bi[i], off);
+                if (os < best || (os == best && oi < bi[i])) { best = os; bi[i] = oi; }
             }
-            sbest[i][tid] = best;
-            sbi[i][tid] = bi;
+            const int p = (i / HP) * (BP / 2) + tp * HP + i % HP;
+            row[i] = LIST ? prow[p] : (p0 + p < total ? p0 + p : -1);
         }
+        T s[TP], unused[TP];
+        km_direct<T, TP, false>(x, c, d, row, bi, tc, s, unused);
+#pragma unroll
+        for (int i = 0; i < TP; ++i)
+            if (tc == i && row[i] >= 0) km_settle(row[i], bi[i], s[i], labels, pdist, pchg);
     }
+}
 
-    int bi[TP];
-#pragma unroll
-    for (int i = 0; i < TP; ++i) {
-        T best = sbest[i][tid];
-        bi[i] = sbi[i][tid];
-        for (int off = 8; off; off >>= 1) {  // within the 16 lanes sharing these points
-            const T os = __shfl_xor_sync(KM_FULL, best, off);
-            const int oi = __shfl_xor_sync(KM_FULL, bi[i], off);
-            if (os < best || (os == best && oi < bi[i])) { best = os; bi[i] = oi; }
-        }
+// Σ pdist and Σ pchg over the n points into one (inertia, changed) pair per block, each
+// thread a strided run, then km_block_stats: a fixed order given n (the grid depends on
+// n only).
+template <typename T>
+__device__ void km_point_stats(const T* __restrict__ pdist, const unsigned char* __restrict__ pchg,
+                               int n, double* __restrict__ block_stats) {
+    double s = 0, ch = 0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        s += (double)pdist[i];
+        ch += pchg[i];
     }
-    // ‖x − c‖² of the winners, the 16 lanes striding the dimensions; all TP points at
-    // once so that their loads are in flight together.
-    T s[TP];
-#pragma unroll
-    for (int i = 0; i < TP; ++i) s[i] = T(0);
-    for (int t = tc; t < d; t += 16)
-#pragma unroll
-        for (int i = 0; i < TP; ++i) {
-            const int p = p0 + (i / HP) * (BP / 2) + tp * HP + i % HP;
-            if (p < n) {
-                const T df = x[(i64)p * d + t] - c[(i64)bi[i] * d + t];
-                s[i] = fma(df, df, s[i]);
-            }
-        }
-    double dist = 0, changed = 0;
-#pragma unroll
-    for (int i = 0; i < TP; ++i) {
-        for (int off = 8; off; off >>= 1) s[i] += __shfl_xor_sync(KM_FULL, s[i], off);
-        const int p = p0 + (i / HP) * (BP / 2) + tp * HP + i % HP;
-        if (tc == i && p < n) {
-            changed = labels[p] != bi[i];
-            labels[p] = bi[i];
-            dist = s[i];
-        }
-    }
-    km_block_stats(dist, changed, block_stats);
+    km_block_stats(s, ch, block_stats);
 }
 
 // Assignment from a vendor score matrix S (N×K, S[i][j] = ‖c_j‖² − 2·x_i·c_j): one warp
@@ -287,9 +292,10 @@ __device__ void km_assign_scores(const T* s, const T* xsq, int n, int k, int* la
 // Deterministic centroid sums. Grid (chunks of `chunk` points, cluster ranges of kb,
 // dimension ranges of db); 8 warps, warp w takes a contiguous eighth of the chunk and owns
 // a private kb×db sum (and kb counts) in shared memory. Lanes run along the dimensions; a
-// ballot finds the warp's points in the cluster range, taken four at a time, in index
-// order. Each sum is thus built in one fixed order; the warps' sums are added in warp
+// ballot finds the warp's points in the cluster range, taken KM_U at a time (their loads
+// in flight together), in index order. Each sum is thus built in one fixed order; the warps' sums are added in warp
 // order and written as the chunk's partial (partial: G×K×D, pcount: G×K).
+#define KM_U 8
 template <typename T>
 __device__ void km_accumulate_partials(const T* __restrict__ x, const int* __restrict__ labels,
                                        int n, int d, int k, int chunk, int kb, int db,
@@ -315,27 +321,27 @@ __device__ void km_accumulate_partials(const T* __restrict__ x, const int* __res
         const int lab = (p < wend) ? labels[p] - k0 : -1;
         unsigned mask = __ballot_sync(KM_FULL, lab >= 0 && lab < kn);
         while (mask) {
-            int src[4];
+            int src[KM_U];
 #pragma unroll
-            for (int u = 0; u < 4; ++u) {
+            for (int u = 0; u < KM_U; ++u) {
                 src[u] = mask ? __ffs(mask) - 1 : -1;
                 mask &= mask - 1;  // stays 0 once empty
             }
-            int cl[4];
+            int cl[KM_U];
 #pragma unroll
-            for (int u = 0; u < 4; ++u) cl[u] = __shfl_sync(KM_FULL, lab, src[u] < 0 ? 0 : src[u]);
+            for (int u = 0; u < KM_U; ++u) cl[u] = __shfl_sync(KM_FULL, lab, src[u] < 0 ? 0 : src[u]);
             for (int t = lane; t < dn; t += 32) {
-                T v[4];
+                T v[KM_U];
 #pragma unroll
-                for (int u = 0; u < 4; ++u)
+                for (int u = 0; u < KM_U; ++u)
                     v[u] = src[u] >= 0 ? x[(base + src[u]) * d + d0 + t] : T(0);
 #pragma unroll
-                for (int u = 0; u < 4; ++u)
+                for (int u = 0; u < KM_U; ++u)
                     if (src[u] >= 0) my[cl[u] * db + t] += v[u];
             }
             if (lane == 0)
 #pragma unroll
-                for (int u = 0; u < 4; ++u)
+                for (int u = 0; u < KM_U; ++u)
                     if (src[u] >= 0) myc[cl[u]] += 1;
         }
     }
@@ -417,9 +423,20 @@ __device__ void km_shift(const T* __restrict__ a, const T* __restrict__ b, i64 l
         km_centroid_norms<T>(c, k, d, cnorm);                                               \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256, 2) kmeans_assign_fused_##S(         \
-        const T* x, const T* c, const T* cnorm, int n, int k, int d, int* labels,           \
-        double* bs) {                                                                       \
-        km_assign_fused<T, TP, TC>(x, c, cnorm, n, k, d, labels, bs);                       \
+        const T* x, const T* c, const T* cnorm, int n, int k, int d, int* labels, T* pdist, \
+        unsigned char* pchg) {                                                              \
+        km_assign_fused<T, TP, TC, false>(x, c, cnorm, n, k, d, nullptr, nullptr, labels,   \
+                                          pdist, pchg);                                     \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256, 2) kmeans_assign_fused_list_##S(    \
+        const T* x, const T* c, const T* cnorm, int n, int k, int d, const int* list,       \
+        const int* count, int* labels, T* pdist, unsigned char* pchg) {                     \
+        km_assign_fused<T, TP, TC, true>(x, c, cnorm, n, k, d, list, count, labels, pdist,  \
+                                         pchg);                                             \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256) kmeans_point_stats_##S(             \
+        const T* pdist, const unsigned char* pchg, int n, double* bs) {                     \
+        km_point_stats<T>(pdist, pchg, n, bs);                                              \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256) kmeans_assign_scores_##S(           \
         const T* s, const T* xsq, int n, int k, int* labels, double* bs) {                  \

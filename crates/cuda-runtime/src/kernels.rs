@@ -12,11 +12,13 @@ use cudarc::nvrtc::sys;
 
 /// The shared headers, by the names the kernel files include them under: `common.cuh`
 /// (every file), `tiles.cuh` (the register-blocked GEMM machinery of matmul and gram) and
-/// `mma.cuh` (the tensor-core GEMM of matmul).
-pub const HEADERS: [(&str, &str); 3] = [
+/// `mma.cuh` (the tensor-core GEMM of matmul) and `kmeans.cuh` (what the two k-means
+/// assignment files share).
+pub const HEADERS: [(&str, &str); 4] = [
     ("common.cuh", include_str!("../../../kernels/common.cuh")),
     ("tiles.cuh", include_str!("../../../kernels/tiles.cuh")),
     ("mma.cuh", include_str!("../../../kernels/mma.cuh")),
+    ("kmeans.cuh", include_str!("../../../kernels/kmeans.cuh")),
 ];
 
 /// One kernel source file under `kernels/`, embedded at build time.
@@ -56,19 +58,22 @@ impl KernelFile {
     pub const CHOLESKY: KernelFile = kernel_file!("cholesky.cu");
     /// k-means steps.
     pub const KMEANS: KernelFile = kernel_file!("kmeans.cu");
+    /// The tensor-core k-means assignment.
+    pub const KMEANS_TC: KernelFile = kernel_file!("kmeans_tc.cu");
     /// k-means++ and k-means‖ seeding.
     pub const SEED: KernelFile = kernel_file!("seed.cu");
     /// The Hopper GEMM rungs (wgmma, TMA): compiled for sm_90a.
     pub const WGMMA: KernelFile = kernel_file!("wgmma.cu", true);
 
     /// Every kernel file.
-    pub const ALL: [KernelFile; 8] = [
+    pub const ALL: [KernelFile; 9] = [
         KernelFile::MATMUL,
         KernelFile::GRAM,
         KernelFile::TRANSPOSE,
         KernelFile::REDUCE,
         KernelFile::CHOLESKY,
         KernelFile::KMEANS,
+        KernelFile::KMEANS_TC,
         KernelFile::SEED,
         KernelFile::WGMMA,
     ];

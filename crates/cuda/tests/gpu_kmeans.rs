@@ -212,6 +212,62 @@ fn fused_is_bitwise_reproducible() {
     }
 }
 
+/// The tensor-core rung settles a point only where its TF32 scores prove the fused
+/// rung's winner and hands the rest to the fused kernel, so labels, changes, inertia and
+/// centroids equal the fused rung's bit for bit, step after step. Lattice points against
+/// centroids drawn from them (some equal) make exact ties, which take the second path.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tensor_core_is_bitwise_fused() {
+    let (tc, fused) = (
+        with_variant(Family::KMeans, "tensor_core"),
+        with_variant(Family::KMeans, "fused"),
+    );
+    let mut rng = SplitMix64::new(21);
+    let mut lattice = |n, d| Array2::from_shape_simple_fn((n, d), || rng.below(5) as f32 - 2.0);
+    let mut cases = vec![
+        ("lattice 20000×3", lattice(20_000, 3), 7),
+        ("lattice 5000×33", lattice(5_000, 33), 129),
+        ("blobs 50000×16", blobs::<f32>(4, 50_000, 16, 16, 3.0), 16),
+    ];
+    let mut rng = SplitMix64::new(22);
+    for (what, n, d, k) in [
+        ("uniform", 70_001, 32, 128),
+        ("uniform", 3_001, 200, 300),
+        ("uniform", 999, 1, 1),
+    ] {
+        cases.push((what, random::<f32>(&mut rng, n, d), k));
+    }
+    for (what, x, k) in cases {
+        let what = format!("{what} {:?} k={k}", x.dim());
+        let start = x.slice(ndarray::s![..k, ..]).to_owned();
+        let run = |b: &CudaBackend| {
+            let dx = b.upload(x.view()).unwrap();
+            let mut dc = b.upload(start.view()).unwrap();
+            let mut labels = b.unlabeled(x.nrows()).unwrap();
+            let mut steps = Vec::new();
+            for _ in 0..4 {
+                let a = b.assign_dev(&dx, &dc, &mut labels).unwrap();
+                b.update_dev(&dx, &labels, &mut dc).unwrap();
+                let c = b.download(&dc).unwrap();
+                let bits: Vec<u32> = c.iter().map(|v| v.to_bits()).collect();
+                let l = b.download_indices(&labels).unwrap();
+                steps.push((l, a.changed, a.inertia.to_bits(), bits));
+            }
+            steps
+        };
+        for (step, (g, w)) in run(&tc).iter().zip(&run(&fused)).enumerate() {
+            assert!(g.0 == w.0, "{what}, step {step}: labels");
+            assert_eq!(
+                (g.1, g.2),
+                (w.1, w.2),
+                "{what}, step {step}: changed, inertia"
+            );
+            assert!(g.3 == w.3, "{what}, step {step}: centroids");
+        }
+    }
+}
+
 /// Each centroid the mean of its points within rounding; empty ones unchanged.
 fn check_means<T: CudaElement>(
     what: &str,

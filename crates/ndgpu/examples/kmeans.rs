@@ -3,7 +3,7 @@
 //! resident steps alone.
 //!
 //! ```text
-//! cargo run --release -p ndgpu --example kmeans -- [BACKEND...]
+//! cargo run --release -p ndgpu --example kmeans -- [BACKEND[/KMEANS_VARIANT]...]
 //! ```
 //! prints a table and writes `kmeans.csv` into `$OUT` (or the current folder). Host-clock
 //! figures (`end to end`) are medians of 5 runs after one untimed run; device figures
@@ -15,7 +15,7 @@
 use std::io::Write;
 
 use ndgpu::ndarray::{s, Array2};
-use ndgpu::{backend, Backend, Init, KMeans, KMeansConfig};
+use ndgpu::{backend, backend_with, Backend, Family, Init, KMeans, KMeansConfig};
 
 mod common;
 use common::{median, points, timed_reps, wall_reps};
@@ -110,6 +110,31 @@ fn resident(
     Ok(())
 }
 
+/// The `cuda` backend's two exact assignments side by side (the same labels, bit for
+/// bit): where the tensor-core pre-pass pays.
+fn crossover(x: &[&Array2<f32>], row: Row<'_>) -> ndgpu::Result<()> {
+    for x in x {
+        let (n, d) = x.dim();
+        for k in [16, 128, 512, 1024] {
+            for variant in ["fused", "tensor_core"] {
+                let b = backend_with("cuda", &[(Family::KMeans, variant)])?;
+                let dx = b.upload(x.view())?;
+                let c = b.upload(x.slice(s![..k, ..]))?;
+                let mut labels = b.unlabeled(n)?;
+                let t = timed_reps(&*b, 20, &mut || {
+                    b.assign_dev(&dx, &c, &mut labels).map(drop)
+                })?;
+                row(
+                    &format!("crossover: assignment, D={d} K={k}, {variant}"),
+                    t,
+                    1,
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ndgpu::Result<()> {
     let names: Vec<String> = std::env::args().skip(1).collect();
     let names = if names.is_empty() {
@@ -128,7 +153,10 @@ fn main() -> ndgpu::Result<()> {
     println!("| backend | workload (N = 2^20, f32) | median ms | min–max ms | iterations |");
     println!("|---|---|---:|---:|---:|");
     for name in &names {
-        let b = backend(name)?;
+        let b = match name.split_once('/') {
+            Some((bname, variant)) => backend_with(bname, &[(Family::KMeans, variant)])?,
+            None => backend(name)?,
+        };
         let mut row = |what: &str, (med, lo, hi): (f64, f64, f64), iterations: usize| {
             println!("| {name} | {what} | {med:.3} | {lo:.3}–{hi:.3} | {iterations} |");
             writeln!(csv, "{name},{what},{med:.4},{lo:.4},{hi:.4},{iterations}").unwrap();
@@ -136,6 +164,9 @@ fn main() -> ndgpu::Result<()> {
         end_to_end(&*b, &small, 128, &mut row)?;
         resident(&*b, &small, 128, &mut row, true)?;
         resident(&*b, &large, 1024, &mut row, false)?;
+        if name == "cuda" {
+            crossover(&[&small, &large], &mut row)?;
+        }
     }
     Ok(())
 }

@@ -5,7 +5,8 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use ndgpu_core::Result;
-use ndgpu_cuda_runtime::kmeans::{cfg, kernel};
+use ndgpu_cuda_runtime::kernels::KernelFile;
+use ndgpu_cuda_runtime::kmeans::{cfg, kernel, stats_sum};
 use ndgpu_cuda_runtime::launch::go;
 use ndgpu_cuda_runtime::push_args;
 use ndgpu_cuda_runtime::{blocks, dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
@@ -22,7 +23,11 @@ pub(super) fn fused_points<T: CudaElement>() -> usize {
 
 /// Scratch of one assignment.
 pub(super) struct Workspace<T> {
-    /// Per-block (inertia, changed) pairs of the fused assignment.
+    /// Each point's distance to its centroid (for the inertia).
+    pub pdist: CudaSlice<T>,
+    /// Whether each point's label changed.
+    pub pchg: CudaSlice<u8>,
+    /// Per-block (inertia, changed) pairs of the point statistics.
     pub block_stats: CudaSlice<f64>,
     /// (inertia, changed): the one read-back per assignment.
     pub stats: CudaSlice<f64>,
@@ -30,12 +35,35 @@ pub(super) struct Workspace<T> {
     pub cnorm: CudaSlice<T>,
 }
 
+/// Blocks of the point statistics' sum for n points (a function of n only).
+fn stats_blocks(n: usize) -> usize {
+    n.div_ceil(256).clamp(1, 512)
+}
+
 impl<T: CudaElement> Workspace<T> {
     pub(super) fn new(gpu: &Gpu, n: usize, k: usize) -> Result<Self> {
         Ok(Workspace {
-            block_stats: gpu.alloc("kmeans", 2 * n.div_ceil(fused_points::<T>()))?,
+            pdist: gpu.alloc("kmeans", n)?,
+            pchg: gpu.alloc("kmeans", n)?,
+            block_stats: gpu.alloc("kmeans", 2 * stats_blocks(n))?,
             stats: gpu.alloc("kmeans", 2)?,
             cnorm: gpu.alloc("kmeans", k)?,
+        })
+    }
+}
+
+/// The points the tensor-core assignment leaves to the fused one: a list of rows and its
+/// length on the device.
+pub(super) struct Ties {
+    pub list: CudaSlice<i32>,
+    pub count: CudaSlice<i32>,
+}
+
+impl Ties {
+    pub(super) fn new(gpu: &Gpu, n: usize) -> Result<Self> {
+        Ok(Ties {
+            list: gpu.alloc("kmeans", n)?,
+            count: alloc_i32(gpu, 1)?,
         })
     }
 }
@@ -126,23 +154,77 @@ pub(super) fn centroid_norms<T: CudaElement>(
     unsafe { go(b, &name, cfg((blocks(c.rows, 256), 1, 1), 0)) }
 }
 
-/// Launches the fused assignment; returns the number of blocks (of `block_stats` pairs).
+/// Launches the fused assignment over every point, or, with `ties`, over the rows of the
+/// list (whose length only the device knows: the grid strides over the most it can hold).
 pub(super) fn assign_fused<T: CudaElement>(
     gpu: &Gpu,
     x: &DeviceMatrix<T>,
     c: &DeviceMatrix<T>,
-    cnorm: &CudaSlice<T>,
     labels: &mut CudaSlice<i32>,
-    block_stats: &mut CudaSlice<f64>,
-) -> Result<usize> {
+    ws: &mut Workspace<T>,
+    ties: Option<&Ties>,
+) -> Result<()> {
     let (n, k, d) = dims(x, c)?;
-    let nb = x.rows.div_ceil(fused_points::<T>());
-    let (f, name) = kernel(gpu, format!("kmeans_assign_fused_{}", T::SUFFIX))?;
+    let tiles = x.rows.div_ceil(fused_points::<T>());
+    let grid = match ties {
+        None => tiles,
+        Some(_) => tiles.min(2 * gpu.sm_count()?),
+    };
+    let which = if ties.is_some() { "_list" } else { "" };
+    let (f, name) = kernel(gpu, format!("kmeans_assign_fused{which}_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; &x.data, &c.data, cnorm, &n, &k, &d, labels, block_stats);
-    // SAFETY: (const T* x, const T* c, const T* cnorm, int n, int k, int d, int* labels,
-    // double* block_stats): x n×d, c k×d, cnorm k, labels n, block_stats 2 per block (the
-    // workspace holds 2·ceil(n / points per block)); loads guarded by n, k, d.
+    push_args!(b; &x.data, &c.data, &ws.cnorm, &n, &k, &d);
+    if let Some(t) = ties {
+        push_args!(b; &t.list, &t.count);
+    }
+    push_args!(b; labels, &mut ws.pdist, &mut ws.pchg);
+    // SAFETY: (const T* x, const T* c, const T* cnorm, int n, int k, int d, [const int*
+    // list, const int* count,] int* labels, T* pdist, unsigned char* pchg): x n×d, c k×d,
+    // cnorm k, labels, pdist and pchg n; for the _list kernel, n rows in [0, n) and their
+    // number ≤ n, written by the tensor-core assignment; loads guarded by n (or the
+    // count), k, d; blocks stride over the tiles.
+    unsafe { go(b, &name, cfg((grid as u32, 1, 1), 0)) }
+}
+
+/// The tensor-core assignment (f32): settles the points whose best TF32 score is clear
+/// of the second by the error bound, lists the others in `ties` (count zeroed first).
+pub(super) fn assign_tf32<T: CudaElement>(
+    gpu: &Gpu,
+    x: &DeviceMatrix<T>,
+    c: &DeviceMatrix<T>,
+    labels: &mut CudaSlice<i32>,
+    ws: &mut Workspace<T>,
+    ties: &mut Ties,
+) -> Result<()> {
+    let (n, k, d) = dims(x, c)?;
+    zero(gpu, &mut ties.count)?;
+    let name = "kmeans_assign_tf32_f32".to_string();
+    let f = gpu.function(KernelFile::KMEANS_TC, &name)?;
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; &x.data, &c.data, &ws.cnorm, &n, &k, &d, labels, &mut ws.pdist,
+        &mut ws.pchg, &mut ties.list, &mut ties.count);
+    // SAFETY: (const float* x, const float* c, const float* cnorm, int n, int k, int d,
+    // int* labels, float* pdist, unsigned char* pchg, int* list, int* count): T is f32
+    // (the caller's check); x n×d, c k×d, cnorm k, labels, pdist, pchg and list n, count
+    // 1 (zeroed above); one block per 128 points, loads guarded by n, k, d.
+    unsafe { go(b, &name, cfg((x.rows.div_ceil(128) as u32, 1, 1), 0)) }
+}
+
+/// The (inertia, changed) pair of the per-point arrays, summed in a fixed order into
+/// `ws.stats`.
+pub(super) fn point_stats<T: CudaElement>(
+    gpu: &Gpu,
+    n: usize,
+    ws: &mut Workspace<T>,
+) -> Result<()> {
+    let nb = stats_blocks(n);
+    let ni = dim_i32("kmeans", n)?;
+    let (f, name) = kernel(gpu, format!("kmeans_point_stats_{}", T::SUFFIX))?;
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; &ws.pdist, &ws.pchg, &ni, &mut ws.block_stats);
+    // SAFETY: (const T* pdist, const unsigned char* pchg, int n, double* block_stats):
+    // pdist and pchg hold n (every point settled by the assignment just queued),
+    // block_stats 2·nb; grid-stride loop guarded by n.
     unsafe { go(b, &name, cfg((nb as u32, 1, 1), 0))? };
-    Ok(nb)
+    stats_sum(gpu, &ws.block_stats, nb, &mut ws.stats)
 }

@@ -2,7 +2,9 @@
 //!
 //! | variant | assignment | update |
 //! |---|---|---|
-//! | `fused` (default) | ‖c‖² − 2·x·c over 128×128 tiles in shared memory, fused with the argmin; no N×K matrix | per-chunk sums in shared memory, chunks added in a fixed order: bitwise reproducible |
+//! | `fused` | ‖c‖² − 2·x·c over 128×128 tiles in shared memory, fused with the argmin; no N×K matrix | per-chunk sums in shared memory, chunks added in a fixed order: bitwise reproducible |
+//! | `auto` (default) | `tensor_core` where D > 32 or K ≤ 16, else `fused` (the crossover measured on the H200: docs/kmeans.md); the same bits either way | as `fused` |
+//! | `tensor_core` | f32: TF32 scores on tensor cores settle the points whose winner they prove; the near ties go to the fused kernel (same bits as `fused`) | as `fused` |
 //! | `atomic` | report 000: one thread per point, direct differences | report 000: atomicAdd of each point into the sums, a division kernel |
 //!
 //! The iteration is the one written once on [`KMeans`]; this backend gives its two
@@ -13,22 +15,26 @@ mod launch;
 
 use cudarc::driver::CudaSlice;
 use ndgpu_core::{
-    Assignment, Backend, Error, Family, Indices, KMeans, KMeansConfig, Matrix, Result,
+    Assignment, Backend, DType, Error, Family, Indices, KMeans, KMeansConfig, Matrix, Result,
 };
-use ndgpu_cuda_runtime::kmeans::{read_stats, shift, stats_sum, update};
+use ndgpu_cuda_runtime::kmeans::{read_stats, shift, update};
 use ndgpu_cuda_runtime::seed::seed;
 use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu, IndexStorage};
 
 use crate::CudaBackend;
-use launch::Workspace;
+use launch::{Ties, Workspace};
 
 /// Variants, default (fastest measured) first.
-pub const VARIANTS: &[&str] = &["fused", "atomic"];
+pub const VARIANTS: &[&str] = &["auto", "tensor_core", "fused", "atomic"];
 
 /// Kernels the default variant launches.
 pub const DEFAULT_KERNELS: &[&str] = &[
     "kmeans_centroid_norms_f32",
+    "kmeans_assign_tf32_f32",
     "kmeans_assign_fused_f32",
+    "kmeans_assign_fused_list_f32",
+    "kmeans_point_stats_f32",
+    "kmeans_point_stats_f64",
     "kmeans_accumulate_partials_f32",
     "kmeans_finalize_f32",
     "kmeans_centroid_norms_f64",
@@ -39,20 +45,28 @@ pub const DEFAULT_KERNELS: &[&str] = &[
 ];
 
 /// Determinism and scope.
-pub const NOTE: &str = "kmeans: fused (default) is bitwise reproducible run to run: distances \
+pub const NOTE: &str = "kmeans: fused is bitwise reproducible run to run: distances \
      ‖c‖² − 2·x·c fused with the argmin, inertia by direct differences for the chosen \
      centroid, centroid sums and statistics combined in a fixed order (the order depends on \
-     N, K, D only). atomic (report 000) adds with float atomics, so its centroids and \
-     inertia may differ in the last bits from run to run.";
+     N, K, D only). tensor_core gives the same bits as fused: f32 scores on TF32 \
+     tensor cores (sm_80 and later) settle each point whose best score is clear of the \
+     second by a proven error bound, and the fused kernel assigns the rest; f64, and devices \
+     without TF32 mma, run fused. auto (default) runs tensor_core where D > 32 or K ≤ 16, \
+     where it measured faster on the H200, and fused elsewhere. atomic (report 000) adds with float atomics, so its \
+     centroids and inertia may differ in the last bits from run to run.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
+    Auto,
+    TensorCore,
     Fused,
     Atomic,
 }
 
 fn parse(variant: &str) -> Result<Variant> {
     match variant {
+        "auto" => Ok(Variant::Auto),
+        "tensor_core" => Ok(Variant::TensorCore),
         "fused" => Ok(Variant::Fused),
         "atomic" => Ok(Variant::Atomic),
         _ => Err(Error::unknown_variant(
@@ -62,6 +76,11 @@ fn parse(variant: &str) -> Result<Variant> {
             VARIANTS,
         )),
     }
+}
+
+/// Whether the device has the TF32 mma.sync of the tensor-core assignment (sm_80 on).
+fn tensor_cores(gpu: &Gpu) -> bool {
+    crate::ops::matmul::tensor_cores_present(gpu, Family::KMeans, "tensor_core").is_ok()
 }
 
 /// One assignment with variant `v` on resident data.
@@ -76,11 +95,23 @@ fn assign<T: CudaElement>(
         return Ok(Assignment::default());
     }
     let mut ws = Workspace::new(gpu, x.rows, c.rows)?;
+    let v = match v {
+        Variant::Auto if x.cols > 32 || c.rows <= 16 => Variant::TensorCore,
+        Variant::Auto => Variant::Fused,
+        v => v,
+    };
     match v {
-        Variant::Fused => {
+        Variant::TensorCore if T::DTYPE == DType::F32 && tensor_cores(gpu) => {
             launch::centroid_norms(gpu, c, &mut ws.cnorm)?;
-            let nb = launch::assign_fused(gpu, x, c, &ws.cnorm, labels, &mut ws.block_stats)?;
-            stats_sum(gpu, &ws.block_stats, nb, &mut ws.stats)?;
+            let mut ties = Ties::new(gpu, x.rows)?;
+            launch::assign_tf32(gpu, x, c, labels, &mut ws, &mut ties)?;
+            launch::assign_fused(gpu, x, c, labels, &mut ws, Some(&ties))?;
+            launch::point_stats(gpu, x.rows, &mut ws)?;
+        }
+        Variant::Auto | Variant::Fused | Variant::TensorCore => {
+            launch::centroid_norms(gpu, c, &mut ws.cnorm)?;
+            launch::assign_fused(gpu, x, c, labels, &mut ws, None)?;
+            launch::point_stats(gpu, x.rows, &mut ws)?;
         }
         Variant::Atomic => {
             launch::zero(gpu, &mut ws.stats)?;
@@ -102,7 +133,7 @@ fn update_with<T: CudaElement>(
         return Ok(());
     }
     match v {
-        Variant::Fused => update(gpu, x, labels, c),
+        Variant::Auto | Variant::Fused | Variant::TensorCore => update(gpu, x, labels, c),
         Variant::Atomic => {
             let (k, d) = c.dim();
             let mut sums = gpu.alloc::<T>("kmeans", k * d)?;

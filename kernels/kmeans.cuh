@@ -1,0 +1,69 @@
+// kmeans.cuh: what the two k-means assignment files share (kmeans.cu, kmeans_tc.cu): the
+// fixed-order sum of per-block statistics and the direct distance of a point to the
+// centroid it is given, so that both assignments give a point the same bits.
+#pragma once
+#include "common.cuh"
+
+#define KM_FULL 0xffffffffu
+
+// Sums (inertia, changed) over a block in a fixed order and stores the block's pair.
+// Every thread of the block must call it.
+__device__ __forceinline__ void km_block_stats(double inertia, double changed,
+                                               double* block_stats) {
+    __shared__ double si[32], sc[32];
+    for (int off = 16; off; off >>= 1) {
+        inertia += __shfl_xor_sync(KM_FULL, inertia, off);
+        changed += __shfl_xor_sync(KM_FULL, changed, off);
+    }
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = blockDim.x / 32;
+    if (lane == 0) { si[warp] = inertia; sc[warp] = changed; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double a = 0, b = 0;
+        for (int w = 0; w < nw; ++w) { a += si[w]; b += sc[w]; }
+        block_stats[2 * blockIdx.x] = a;
+        block_stats[2 * blockIdx.x + 1] = b;
+    }
+}
+
+// ‖x_row − c_lab‖² of TP points by the 16 lanes of a half-warp (`lane16` its lane; every
+// lane of the warp must call it): each lane a fused multiply-add chain over the
+// dimensions ≡ lane16 (mod 16) in increasing order, then a butterfly over the 16 lanes,
+// after which every lane holds every point's distance. The order depends on D only, so a
+// point gets the same bits whichever kernel and lane compute it. With NORM, ‖x_row − c_0‖²
+// likewise (c_0 the first centroid). A row < 0 gives 0.
+template <typename T, int TP, bool NORM>
+__device__ __forceinline__ void km_direct(const T* __restrict__ x, const T* __restrict__ c, int d,
+                                          const i64 (&row)[TP], const int (&lab)[TP],
+                                          int lane16, T (&dist)[TP], T (&norm)[TP]) {
+#pragma unroll
+    for (int i = 0; i < TP; ++i) { dist[i] = T(0); norm[i] = T(0); }
+    for (int t = lane16; t < d; t += 16)
+#pragma unroll
+        for (int i = 0; i < TP; ++i)
+            if (row[i] >= 0) {
+                const T v = x[row[i] * d + t];
+                const T df = v - c[(i64)lab[i] * d + t];
+                dist[i] = fma(df, df, dist[i]);
+                if (NORM) {
+                    const T v0 = v - c[t];
+                    norm[i] = fma(v0, v0, norm[i]);
+                }
+            }
+#pragma unroll
+    for (int i = 0; i < TP; ++i)
+        for (int off = 8; off; off >>= 1) {
+            dist[i] += __shfl_xor_sync(KM_FULL, dist[i], off);
+            if (NORM) norm[i] += __shfl_xor_sync(KM_FULL, norm[i], off);
+        }
+}
+
+// A point's outcome: its label, its distance to that centroid (for the inertia) and
+// whether the label changed (the labels hold the previous ones on entry).
+template <typename T>
+__device__ __forceinline__ void km_settle(i64 row, int lab, T dist, int* __restrict__ labels,
+                                          T* __restrict__ pdist, unsigned char* __restrict__ pchg) {
+    pchg[row] = labels[row] != lab;
+    labels[row] = lab;
+    pdist[row] = dist;
+}
