@@ -162,11 +162,7 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
             __syncthreads();  // the previous tile's norms are no longer read
             for (int q = tid; q < BC; q += 256) cn[q] = (c0 + q < k) ? cnorm[c0 + q] : T(0);
             if (d == 0) __syncthreads();  // uniform: d is a kernel argument
-            T acc[TP][TC];
-#pragma unroll
-            for (int i = 0; i < TP; ++i)
-#pragma unroll
-                for (int j = 0; j < TC; ++j) acc[i][j] = T(0);
+            T acc[TP][TC] = {};
             for (int d0 = 0; d0 < d; d0 += KM_BD) {
                 __syncthreads();  // the previous chunk is no longer read; this tile's norms are written
                 // This thread stages dimension d0 + st of points (and centroids) sp + 16·r.

@@ -101,13 +101,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         __syncthreads();  // the previous tile's norms are no longer read
         if (tid < KT_BC) cn[tid] = (c0 + tid < k) ? cnorm[c0 + tid] : 0.0f;
         if (d == 0) __syncthreads();  // uniform: d is a kernel argument
-        float acc[2][8][4];
-#pragma unroll
-        for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-            for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
+        float acc[2][8][4] = {};
         for (int d0 = 0; d0 < d; d0 += KT_BD) {
             __syncthreads();  // the previous chunk is no longer read; the norms are written
             kt_stage(x, c, p0, n, d, d0, xs);
