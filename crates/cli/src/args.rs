@@ -103,6 +103,11 @@ pub struct Common {
     /// Variant of the operation's family (see `ndgpu info`); default: the backend's.
     #[arg(long)]
     pub variant: Option<String>,
+    /// Arithmetic of the operation's family: the backend selects its fastest variant of
+    /// that precision that runs on the device (tf32 and 3xtf32 are opt-in; default:
+    /// the backend's default variant, IEEE).
+    #[arg(long, value_enum, conflicts_with = "variant")]
+    pub precision: Option<PrecisionArg>,
     /// Print a machine-readable JSON summary (op, backend, variant, dtype, shapes,
     /// seconds, and op-specific results).
     #[arg(long)]
@@ -116,6 +121,25 @@ pub struct Output {
     /// stdout, and the summary goes to stderr); without it the result is printed.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+}
+
+/// The precisions a variant may compute in (`ndgpu info` shows each variant's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PrecisionArg {
+    Ieee,
+    Tf32,
+    #[value(name = "3xtf32")]
+    Tf32x3,
+}
+
+impl From<PrecisionArg> for ndgpu::Precision {
+    fn from(p: PrecisionArg) -> Self {
+        match p {
+            PrecisionArg::Ieee => ndgpu::Precision::Ieee,
+            PrecisionArg::Tf32 => ndgpu::Precision::Tf32,
+            PrecisionArg::Tf32x3 => ndgpu::Precision::Tf32x3,
+        }
+    }
 }
 
 /// NumPy's names are accepted as aliases.

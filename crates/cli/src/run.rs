@@ -233,7 +233,8 @@ fn element_type(common: &Common, inputs: &[&Path]) -> Result<DType> {
     Ok(dtype)
 }
 
-/// The backend named by `--backend`, with `--variant` selected for `family`. When
+/// The backend named by `--backend`, with `--variant` (or `--precision`) selected for
+/// `family`. When
 /// `auto` follows `NDGPU_BACKEND`, an error about that backend names the variable: the
 /// command line does not show where the name came from.
 pub fn open(common: &Common, family: Family) -> Result<Box<dyn Backend>> {
@@ -261,6 +262,9 @@ pub fn open(common: &Common, family: Family) -> Result<Box<dyn Backend>> {
     })?;
     if let Some(v) = &common.variant {
         backend.set_variant(family, v)?;
+    }
+    if let Some(p) = common.precision {
+        backend.set_precision(family, p.into())?;
     }
     Ok(backend)
 }

@@ -474,6 +474,35 @@ fn bad_input_is_one_error_line() {
         2,
         "available:",
     );
+    ok(&["run", "gram", &a, "--backend", "cpu", "--precision", "ieee"]);
+    fails(
+        &[
+            "run",
+            "gram",
+            &a,
+            "--backend",
+            "cpu",
+            "--precision",
+            "3xtf32",
+        ],
+        1,
+        "no 3xtf32 variant of gram",
+    );
+    fails(
+        &[
+            "run",
+            "gram",
+            &a,
+            "--backend",
+            "cpu",
+            "--precision",
+            "tf32",
+            "--variant",
+            "x",
+        ],
+        2,
+        "cannot be used with",
+    );
     let info = json(&["info"]);
     for b in info["backends"].as_array().unwrap() {
         if b["available"] == false {

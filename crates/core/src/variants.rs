@@ -108,6 +108,15 @@ impl Variants {
             .map_or(Precision::Ieee, |&(_, _, p)| p)
     }
 
+    /// The variants of `family` that compute in `precision`, in the table's order
+    /// (default first, then the ladder from its first rung to its last).
+    pub fn of_precision(&self, family: Family, precision: Precision) -> Vec<&'static str> {
+        self.list(family)
+            .into_iter()
+            .filter(|n| self.precision_of(family, n) == precision)
+            .collect()
+    }
+
     /// The precision of the selected variant of `family`.
     pub fn precision(&self, family: Family) -> Precision {
         self.precision_of(family, self.current(family))
@@ -175,6 +184,18 @@ mod tests {
             v.clone().renamed("other").precision(Family::MatMul),
             Precision::Tf32
         );
+    }
+
+    #[test]
+    fn variants_are_listed_by_precision_in_table_order() {
+        let v = Variants::new("test", &[(Family::MatMul, &["plain", "a", "b", "c"], "")])
+            .with_precision(Family::MatMul, "a", Precision::Tf32)
+            .with_precision(Family::MatMul, "c", Precision::Tf32)
+            .with_precision(Family::MatMul, "b", Precision::Tf32x3);
+        assert_eq!(v.of_precision(Family::MatMul, Precision::Tf32), ["a", "c"]);
+        assert_eq!(v.of_precision(Family::MatMul, Precision::Tf32x3), ["b"]);
+        assert_eq!(v.of_precision(Family::MatMul, Precision::Ieee), ["plain"]);
+        assert!(v.of_precision(Family::Gram, Precision::Tf32).is_empty());
     }
 
     #[test]

@@ -256,6 +256,13 @@ impl Backend for MultiBackend {
         &mut self.variants
     }
 
+    /// Where the first rank's backend runs it (the ranks are devices of one kind).
+    fn runs_here(&self, family: Family, name: &str) -> bool {
+        self.ranks
+            .first()
+            .is_none_or(|r| r.backend.runs_here(family, name))
+    }
+
     /// Selects the variant on every rank.
     fn set_variant(&mut self, family: Family, name: &str) -> Result<()> {
         self.variants.set(family, name)?;

@@ -119,3 +119,42 @@ fn ndgpu_cuda_probe_fails() -> bool {
         .iter()
         .any(|i| i.name == "cuda" && i.status.is_err())
 }
+
+/// Precision is asked for by name; the backend's table says which variants give it (no
+/// device needed to read the tables).
+#[test]
+fn variants_are_found_by_precision_and_a_missing_one_is_an_error() {
+    use ndgpu::Precision;
+    let cuda = ndgpu::CudaBackend::variant_table();
+    assert_eq!(
+        cuda.of_precision(Family::MatMul, Precision::Tf32),
+        ["tensor_core", "wgmma"]
+    );
+    assert_eq!(
+        cuda.of_precision(Family::MatMul, Precision::Tf32x3),
+        ["tensor_core_3x", "wgmma_3x"]
+    );
+    assert_eq!(
+        cuda.of_precision(Family::Gram, Precision::Tf32x3),
+        ["tensor_core", "wgmma"]
+    );
+    let cublas = ndgpu::CublasBackend::variant_table();
+    assert_eq!(
+        cublas.of_precision(Family::MatMul, Precision::Tf32),
+        ["gemm_tf32"]
+    );
+
+    let mut cpu = backend("cpu").unwrap();
+    cpu.set_precision(Family::MatMul, Precision::Ieee).unwrap();
+    assert_eq!(cpu.variant(Family::MatMul), cpu.variants(Family::MatMul)[0]);
+    match cpu.set_precision(Family::MatMul, Precision::Tf32) {
+        Err(Error::Unavailable { backend, reason }) => {
+            assert_eq!(backend, "cpu");
+            assert!(
+                reason.contains("tf32") && reason.contains("matmul"),
+                "{reason}"
+            );
+        }
+        other => panic!("cpu tf32: {other:?}"),
+    }
+}

@@ -90,3 +90,53 @@ fn every_f32_gemm_path_is_within_its_precisions_bound_on_badly_scaled_inputs() {
         println!("| {name} | {} |", row.join(" | "));
     }
 }
+
+/// A precision is chosen by name: the backend selects the top rung of that precision
+/// that runs on its device (the Hopper rungs on sm_90, the `mma.sync` ones elsewhere),
+/// whose product stays within that precision's bound; IEEE selects the default again;
+/// a precision a backend does not offer is an error that names it.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_precision_setting_selects_a_variant_that_runs_here() {
+    let (_, a, b) = cases().remove(0);
+    let g = Gemm::<f32>::new();
+    let exact = gemm_f64(&g, a.view(), b.view(), None);
+    let k = a.ncols();
+    let scale =
+        gemm_bound(&g, a.view(), b.view(), None) / product_tolerance::<f32>(k, Precision::Ieee);
+    let hopper = ndgpu::CudaBackend::new(0).unwrap().gpu().arch() == "sm_90";
+    for (kind, p, want) in [
+        ("cuda", Precision::Tf32, ["wgmma", "tensor_core"]),
+        ("cuda", Precision::Tf32x3, ["wgmma_3x", "tensor_core_3x"]),
+        ("cublas", Precision::Tf32, ["gemm_tf32", "gemm_tf32"]),
+    ] {
+        let mut be = backend(kind).expect("a CUDA device");
+        be.set_precision(Family::MatMul, p).unwrap();
+        let got = be.variant(Family::MatMul);
+        assert_eq!(got, want[usize::from(!hopper)], "{kind} {p:?}");
+        assert_eq!(be.precision(Family::MatMul), p);
+        let bound = product_tolerance::<f32>(k, p);
+        let out: Array2<f32> = be.gemm(g, a.view(), b.view(), None).unwrap();
+        Zip::from(&out)
+            .and(&exact)
+            .and(&scale)
+            .for_each(|&o, &e, &s| {
+                assert!(
+                    (o as f64 - e).abs() <= bound * s,
+                    "{kind} {got}: {o} vs {e}"
+                );
+            });
+        be.set_precision(Family::MatMul, Precision::Ieee).unwrap();
+        assert_eq!(be.variant(Family::MatMul), be.variants(Family::MatMul)[0]);
+    }
+    let mut cublas = backend("cublas").expect("a CUDA device");
+    match cublas.set_precision(Family::MatMul, Precision::Tf32x3) {
+        Err(ndgpu::Error::Unavailable { reason, .. }) => {
+            assert!(
+                reason.contains("3xtf32") && reason.contains("matmul"),
+                "{reason}"
+            )
+        }
+        other => panic!("cublas 3xtf32: {other:?}"),
+    }
+}

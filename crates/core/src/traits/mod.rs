@@ -236,6 +236,44 @@ pub trait Backend: Ops<f32> + Ops<f64> {
         self.variant_table_mut().set(family, name)
     }
 
+    /// Whether variant `name` of `family` runs on this backend's device (a rung that
+    /// needs instructions the device lacks does not). Every variant, by default.
+    fn runs_here(&self, _family: Family, _name: &str) -> bool {
+        true
+    }
+
+    /// Selects, for `family`, a variant that computes in `precision`: for
+    /// [`Precision::Ieee`] the first in the table's order (the default, where it runs
+    /// here), for a reduced precision the last (the ladder's top rung of that precision)
+    /// that runs on this device. The precision is thus chosen by name, and the variant
+    /// that gives it by the backend.
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`](crate::Error::Unavailable) naming the family and the
+    /// precision when no variant of that precision runs here.
+    fn set_precision(&mut self, family: Family, precision: Precision) -> Result<()> {
+        let names = self.variant_table().of_precision(family, precision);
+        let mut order: Vec<&str> = names.clone();
+        if precision != Precision::Ieee {
+            order.reverse();
+        }
+        match order.into_iter().find(|n| self.runs_here(family, n)) {
+            Some(name) => self.set_variant(family, name),
+            None => Err(crate::Error::Unavailable {
+                backend: self.name().into(),
+                reason: format!(
+                    "no {} variant of {family} runs here (of that precision: {})",
+                    precision.name(),
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            }),
+        }
+    }
+
     /// Per-variant notes for documentation and `ndgpu info` (for example which
     /// variants are bitwise reproducible, which parts use a vendor library).
     fn notes(&self) -> Vec<String> {
