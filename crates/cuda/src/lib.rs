@@ -123,10 +123,11 @@ impl Backend for CudaBackend {
     fn variant_table_mut(&mut self) -> &mut Variants {
         &mut self.variants
     }
-    /// The Hopper rungs need sm_90; the `mma.sync` rungs of matmul, gram and Cholesky
-    /// sm_80 (k-means' `tensor_core` runs `fused` where there are none).
+    /// The Hopper rungs need sm_90; the `mma.sync` rungs of matmul and gram sm_80
+    /// (Cholesky's and k-means' `tensor_core` fall back to `blocked` and `fused` where
+    /// there are none).
     fn runs_here(&self, family: Family, name: &str) -> bool {
-        let tensor = matches!(family, Family::MatMul | Family::Gram | Family::Cholesky);
+        let tensor = matches!(family, Family::MatMul | Family::Gram);
         if tensor && name.starts_with("wgmma") {
             ops::wgmma::present(&self.gpu, family, name).is_ok()
         } else if tensor && name.starts_with("tensor_core") {

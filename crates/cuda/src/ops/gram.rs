@@ -12,7 +12,7 @@
 //! atomics into a zeroed C, then copy it to the lower one in a second launch.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
-use ndgpu_core::{Backend, Error, Family, Gram, Matrix, Result};
+use ndgpu_core::{Backend, DType, Error, Family, Gram, Matrix, Result};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, go, grid_1d, launch_in_out};
 use ndgpu_cuda_runtime::{driver, push_args, CudaElement, DeviceMatrix, Gpu};
@@ -174,7 +174,7 @@ pub(crate) fn gram<T: CudaElement>(
     if rung.tensor_cores {
         matmul::tensor_cores_present(gpu, Family::Gram, rung.name)?;
     }
-    let hopper = rung.hopper && T::SUFFIX == "f32";
+    let hopper = rung.hopper && T::DTYPE == DType::F32;
     if hopper {
         wgmma::present(gpu, Family::Gram, rung.name)?;
     }

@@ -7,7 +7,7 @@
 
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
-use ndgpu_core::{check, Backend, Error, Family, Gemm, MatMul, Matrix, Result, Trans};
+use ndgpu_core::{check, Backend, DType, Error, Family, Gemm, MatMul, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched, linear};
 use ndgpu_cuda_runtime::push_args;
@@ -156,7 +156,7 @@ pub(crate) fn gemm<T: CudaElement>(
     if rung.tensor_cores {
         tensor_cores_present(gpu, Family::MatMul, rung.name)?;
     }
-    if rung.hopper.is_some() && T::SUFFIX == "f32" {
+    if rung.hopper.is_some() && T::DTYPE == DType::F32 {
         wgmma::present(gpu, Family::MatMul, rung.name)?;
     }
     let (m, n, k) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;

@@ -5,7 +5,7 @@
 //! | `blocked` | per 64 columns: the diagonal block factored by one thread block (in registers), the panel below it solved (TRSM), the trailing lower triangle updated by a register-blocked SYRK over lower tiles only (128- or 64-wide tiles) |
 //! | `per_step` | per column k: a division kernel and an elimination kernel whose threads run along rows (report 004's coalesced version) |
 //! | `single_block` | one kernel, one block, the whole factorization (report 004's first version) |
-//! | `tensor_core` (default) | `blocked` with the f64 trailing update on FP64 tensor cores (DMMA, sm_80 and later); f32 as `blocked` |
+//! | `tensor_core` (default) | `blocked` with the f64 trailing update on FP64 tensor cores (DMMA, sm_80 and later; `blocked`'s own update before, so that the default runs on every device); f32 as `blocked` |
 //!
 //! A pivot that is not positive is recorded on the device by the kernel that meets it;
 //! every later kernel sees the record and does nothing, and the host reads it once.
@@ -53,8 +53,8 @@ pub const DEFAULT_KERNELS: &[&str] = &[
 pub const NOTE: &str = "cholesky: blocked (64-column blocks, diagonal block in \
      registers, panel TRSM, register-blocked SYRK on lower tiles), per_step and single_block \
      (report 004's two kernels) and tensor_core (default: blocked with the f64 trailing update's \
-     products on FP64 tensor cores, IEEE double arithmetic, sm_80 and later; f32 exactly as \
-     blocked) are all bitwise reproducible (no atomics, fixed order); the \
+     products on FP64 tensor cores, IEEE double arithmetic, sm_80 and later, and blocked's \
+     own updates on older devices; f32 exactly as blocked) are all bitwise reproducible (no atomics, fixed order); the \
      first failing pivot is recorded on the device and read back once. The solve is the \
      same for every variant: recursive blocked forward and backward solves, the updates by \
      the GEMM ladder's fastest rung on the blocks where they lie, the 64-row diagonal \
@@ -102,9 +102,6 @@ pub(crate) fn cholesky<T: CudaElement>(
     a: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let v = parse(variant)?;
-    if v == Variant::TensorCore {
-        crate::ops::matmul::tensor_cores_present(gpu, Family::Cholesky, "tensor_core")?;
-    }
     if a.rows != a.cols {
         return Err(Error::NotSquare {
             op: "cholesky",
@@ -134,7 +131,12 @@ pub(crate) fn cholesky<T: CudaElement>(
             }
         }
         Variant::Blocked => blocked(gpu, a, &mut info, false)?,
-        Variant::TensorCore => blocked(gpu, a, &mut info, true)?,
+        // The default runs on every device: without DMMA, the updates of `blocked`.
+        Variant::TensorCore => {
+            let dmma =
+                crate::ops::matmul::tensor_cores_present(gpu, Family::Cholesky, "tensor_core");
+            blocked(gpu, a, &mut info, dmma.is_ok())?
+        }
     }
     zero_upper(gpu, a)?;
     let info = gpu
