@@ -446,6 +446,49 @@ __device__ void reduce_rows(int rows, int cols, int g, const T* __restrict__ x, 
     }
 }
 
+// rows_vec: short rows of whole 16-byte vectors (cols a multiple of V = 16 / sizeof(T),
+// at most 32·V), many of them: g lanes per row (cols / V rounded up to
+// a power of two), each lane one 16-byte load of V consecutive elements, folded in
+// column order, then shuffles of width g. A thread takes 4 rows a grid stride apart at a
+// time, so 4 vector loads are in flight per lane; the blocks stride over the matrix.
+template <typename Op, typename T>
+__device__ void reduce_rows_vec(int rows, int cols, int g, const T* __restrict__ x, T* out_v,
+                                i64* out_i) {
+    typedef typename Op::Acc Acc;
+    constexpr int V = 16 / sizeof(T);
+    const int groups = SHUFFLE_THREADS / g, lane = threadIdx.x % g, c = lane * V;
+    const i64 stride = (i64)gridDim.x * groups;
+    const bool vec = aligned16(x);  // always, for a whole allocation; else element loads
+    for (i64 first = (i64)blockIdx.x * groups + threadIdx.x / g; first < rows; first += 4 * stride) {
+        Acc acc[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            acc[k] = Op::identity();
+            const i64 r = first + k * stride;
+            if (r < rows && c < cols) {
+                T v[V];
+                if (vec) {
+                    ldv(x + r * cols + c, v);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < V; e++) v[e] = x[r * cols + c + e];
+                }
+#pragma unroll
+                for (int e = 0; e < V; e++) acc[k] = Op::combine(acc[k], Op::item(v[e], T(0), c + e));
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            Acc a = acc[k];
+#pragma unroll
+            for (int d = 16; d > 0; d >>= 1)
+                if (d < g) a = Op::combine(a, shfl_down_w(a, d, g));
+            const i64 r = first + k * stride;
+            if (lane == 0 && r < rows) Op::put(out_v, out_i, r, a);
+        }
+    }
+}
+
 // rows_block: for few long rows. Block 256 per (row, chunk of columns): blockIdx.x is
 // the row, blockIdx.y the chunk; threads stride the chunk 256 apart, 4 loads per
 // iteration into 4 accumulators; the block tree finishes. Output index chunk·rows + row
@@ -551,6 +594,9 @@ __device__ void reduce_cols_finish(int chunks, int cols, const T* in_v, const i6
 // Per-axis entry points, one per device function above.
 #define NDGPU_AXIS(op, Op, T, sfx)                                                        \
     NDGPU_REDUCE(op, Op, T, sfx, rows, 256,                                               \
+                 (int rows, int cols, int g, const T* x, T* out_v, i64* out_i),           \
+                 (rows, cols, g, x, out_v, out_i))                                        \
+    NDGPU_REDUCE(op, Op, T, sfx, rows_vec, 256,                                           \
                  (int rows, int cols, int g, const T* x, T* out_v, i64* out_i),           \
                  (rows, cols, g, x, out_v, out_i))                                        \
     NDGPU_REDUCE(op, Op, T, sfx, rows_block, 256,                                         \

@@ -1,7 +1,7 @@
-//! Reductions along one axis of a row-major matrix. `Axis(1)` (per row, contiguous): a
-//! group of up to 32 lanes per row (as many as the row is long, rounded up to a power
-//! of two), 4 rows per group at a time; or, for few long rows, blocks on chunks of each
-//! row. `Axis(0)` (per column): threads over columns, so every warp reads whole lines;
+//! Reductions along one axis of a row-major matrix. `Axis(1)` (per row, contiguous):
+//! for short rows of whole 16-byte vectors, a lane per vector; else a group of up to 32
+//! lanes per row (as many as the row is long, rounded up to a power of two), 4 rows per
+//! group at a time; or, for few long rows, blocks on chunks of each row. `Axis(0)` (per column): threads over columns, so every warp reads whole lines;
 //! rows are split into chunks when there are too few columns to fill the device. Chunks
 //! are folded by a second pass in chunk order, so every order is fixed by the shape and
 //! the device.
@@ -91,6 +91,25 @@ fn rows<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>)
             (chunks, m.rows),
             out,
         );
+    }
+    // Short rows of whole 16-byte vectors: a lane per vector, blocks striding the matrix
+    // (an allocation starts 16-byte aligned, and so then does every row; the kernel
+    // loads element by element otherwise).
+    let v = 16 / std::mem::size_of::<T>();
+    if m.cols.is_multiple_of(v) && m.cols <= 32 * v {
+        let g = (m.cols / v).next_power_of_two();
+        let rows_per_block = 4 * (256 / g);
+        let grid = m.rows.div_ceil(rows_per_block).min(BLOCKS_PER_SM * sm);
+        let (g32, name) = (g as i32, kernel_name::<T>(kind, "rows_vec"));
+        let f = gpu.function(KernelFile::REDUCE, &name)?;
+        let mut l = gpu.stream().launch_builder(&f);
+        push_args!(l; &r, &c, &g32, &m.data, out.v, out.i);
+        // SAFETY: (int rows, int cols, int g, const T* x, T* out_v, i64* out_i): cols is
+        // a multiple of V = 16 / size_of T and at most 32·V, g = cols / V rounded up to a
+        // power of two; x holds rows·cols elements, read V at a time (as vectors where x
+        // is 16-byte aligned) at rows < rows and columns < cols; each row writes entry
+        // `row` of the outputs, which hold at least `rows` entries.
+        return launched(&name, unsafe { l.launch(linear(grid as u32, 256)) });
     }
     // Groups of g lanes per row, g the row length rounded up to a power of two (≤ 32).
     let g = m.cols.next_power_of_two().min(32);

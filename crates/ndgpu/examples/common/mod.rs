@@ -43,6 +43,7 @@ pub fn wall_reps(
 }
 
 /// N points in D dimensions around K centres, filled by several threads.
+#[allow(dead_code)]
 pub fn points(n: usize, d: usize, k: usize) -> Array2<f32> {
     let mut x = Array2::<f32>::zeros((n, d));
     let threads = std::thread::available_parallelism().map_or(4, |p| p.get());
