@@ -550,6 +550,40 @@ __device__ void reduce_cols(int rows, int cols, int rows_per_chunk, const T* __r
     }
 }
 
+// cols_vec: few rows (at most COLS_VEC_ROWS) of whole 16-byte vectors: a thread per V
+// consecutive columns walks the rows in order, one 16-byte load per row (4 in flight),
+// V accumulators; the threads stride over the column groups.
+#define COLS_VEC_ROWS 64
+template <typename Op, typename T>
+__device__ void reduce_cols_vec(int rows, int cols, const T* __restrict__ x, T* out_v,
+                                i64* out_i) {
+    typedef typename Op::Acc Acc;
+    constexpr int V = 16 / sizeof(T);
+    const bool vec = aligned16(x);  // always, for a whole allocation; else element loads
+    const i64 groups = cols / V;
+    for (i64 q = (i64)blockIdx.x * blockDim.x + threadIdx.x; q < groups;
+         q += (i64)gridDim.x * blockDim.x) {
+        const i64 c = q * V;
+        Acc acc[V];
+#pragma unroll
+        for (int e = 0; e < V; e++) acc[e] = Op::identity();
+#pragma unroll 4
+        for (int r = 0; r < rows; r++) {
+            T v[V];
+            if (vec) {
+                ldv(x + (i64)r * cols + c, v);
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; e++) v[e] = x[(i64)r * cols + c + e];
+            }
+#pragma unroll
+            for (int e = 0; e < V; e++) acc[e] = Op::combine(acc[e], Op::item(v[e], T(0), r));
+        }
+#pragma unroll
+        for (int e = 0; e < V; e++) Op::put(out_v, out_i, c + e, acc[e]);
+    }
+}
+
 // cols_finish: thread per column folds its `chunks` partials (stored chunk-major, `cols`
 // apart) in chunk order. Also folds the column chunks of rows_block (with cols = rows).
 template <typename Op, typename T>
@@ -605,6 +639,9 @@ __device__ void reduce_cols_finish(int chunks, int cols, const T* in_v, const i6
     NDGPU_REDUCE(op, Op, T, sfx, cols, 256,                                               \
                  (int rows, int cols, int per, const T* x, T* out_v, i64* out_i),         \
                  (rows, cols, per, x, out_v, out_i))                                      \
+    NDGPU_REDUCE(op, Op, T, sfx, cols_vec, 256,                                           \
+                 (int rows, int cols, const T* x, T* out_v, i64* out_i),                  \
+                 (rows, cols, x, out_v, out_i))                                           \
     NDGPU_REDUCE(op, Op, T, sfx, cols_finish, 256,                                        \
                  (int chunks, int cols, const T* in_v, const i64* in_i, T* out_v,         \
                   i64* out_i),                                                            \

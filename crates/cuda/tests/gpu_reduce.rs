@@ -244,7 +244,8 @@ fn the_default_is_bitwise_reproducible() {
 
 /// Shapes for every kernel path: row groups of every width (1 to 32 lanes), rows of whole
 /// 16-byte vectors (a lane per vector: 1 to 32 lanes; a grid that strides), blocks per
-/// row with one and with several column chunks, one and several row chunks per column.
+/// row with one and with several column chunks, one and several row chunks per column,
+/// a thread per vector of columns for up to 64 rows.
 const AXIS_SHAPES: &[(usize, usize)] = &[
     (1, 1),
     (777, 1),
@@ -264,6 +265,9 @@ const AXIS_SHAPES: &[(usize, usize)] = &[
     (100_003, 4),
     (70_001, 8),
     (4_097, 128),
+    (16, 262_144),
+    (64, 1_000),
+    (65, 1_000),
 ];
 
 /// Every op along both axes of a resident `a` against the host reference: keepdims
@@ -326,7 +330,13 @@ fn axis_reductions_match_the_host_on_odd_shapes() {
 fn axis_reductions_follow_the_nan_and_tie_rules() {
     let b = backend();
     let mut rng = SplitMix64::new(15);
-    for &(r, c) in &[(33usize, 65usize), (5, 70_001), (100_000, 3), (10_001, 16)] {
+    for &(r, c) in &[
+        (33usize, 65usize),
+        (5, 70_001),
+        (100_000, 3),
+        (10_001, 16),
+        (16, 4_000),
+    ] {
         let mut a = random::<f32>(&mut rng, r, c);
         // Row 1 / column 1: two NaNs; row 2 / column 2: tied extremes.
         a[[1, c - 1]] = f32::NAN;

@@ -1,7 +1,9 @@
 //! Reductions along one axis of a row-major matrix. `Axis(1)` (per row, contiguous):
 //! for short rows of whole 16-byte vectors, a lane per vector; else a group of up to 32
 //! lanes per row (as many as the row is long, rounded up to a power of two), 4 rows per
-//! group at a time; or, for few long rows, blocks on chunks of each row. `Axis(0)` (per column): threads over columns, so every warp reads whole lines;
+//! group at a time; or, for few long rows, blocks on chunks of each row. `Axis(0)` (per
+//! column): for few rows of whole vectors, a thread per vector of columns; else threads
+//! over columns, so every warp reads whole lines;
 //! rows are split into chunks when there are too few columns to fill the device. Chunks
 //! are folded by a second pass in chunk order, so every order is fixed by the shape and
 //! the device.
@@ -24,6 +26,9 @@ const BLOCK_ROW_MIN_COLS: usize = 1024;
 const MIN_CHUNK_COLS: usize = 4096;
 /// Row chunks of a column are at least this long (shorter ones would be mostly overhead).
 const MIN_CHUNK_ROWS: usize = 64;
+/// At most this many rows (`COLS_VEC_ROWS` in reduce.cu), of whole 16-byte vectors, get
+/// a thread per vector of columns that walks them all.
+const COLS_VEC_ROWS: usize = 64;
 /// Blocks per SM the axis kernels aim for when they split a row or a column.
 const BLOCKS_PER_SM: usize = 8;
 
@@ -129,6 +134,21 @@ fn rows<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>)
 
 fn cols<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>) -> Result<()> {
     let sm = gpu.sm_count()?.max(1);
+    // Few rows of whole 16-byte vectors: a thread per vector of columns walks the rows.
+    let v = 16 / std::mem::size_of::<T>();
+    if m.rows <= COLS_VEC_ROWS && m.cols.is_multiple_of(v) {
+        let (r, c) = (m.rows as i32, m.cols as i32);
+        let grid = (m.cols / v).div_ceil(256).min(BLOCKS_PER_SM * sm);
+        let name = kernel_name::<T>(kind, "cols_vec");
+        let f = gpu.function(KernelFile::REDUCE, &name)?;
+        let mut l = gpu.stream().launch_builder(&f);
+        push_args!(l; &r, &c, &m.data, out.v, out.i);
+        // SAFETY: (int rows, int cols, const T* x, T* out_v, i64* out_i): rows ≤ 64 and
+        // cols a multiple of V = 16 / size_of T; x holds rows·cols elements, read V at a
+        // time (as vectors where x is 16-byte aligned) at rows < rows and columns < cols;
+        // each column writes entry `column` of the outputs, which hold at least `cols`.
+        return launched(&name, unsafe { l.launch(linear(grid as u32, 256)) });
+    }
     let col_blocks = m.cols.div_ceil(32);
     let want = BLOCKS_PER_SM * sm;
     let chunks = if col_blocks >= want {

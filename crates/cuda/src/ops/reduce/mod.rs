@@ -51,6 +51,8 @@ macro_rules! default_kernels {
                 concat!("reduce_", $axis, "_rows_block_f64"),
                 concat!("reduce_", $axis, "_cols_f32"),
                 concat!("reduce_", $axis, "_cols_f64"),
+                concat!("reduce_", $axis, "_cols_vec_f32"),
+                concat!("reduce_", $axis, "_cols_vec_f64"),
                 concat!("reduce_", $axis, "_cols_finish_f32"),
                 concat!("reduce_", $axis, "_cols_finish_f64"),
             )*
@@ -73,8 +75,8 @@ pub const NOTE: &str = "reduce: shuffle (default; float4/double2 loads, 4 accumu
      dot_atomic (report 004: atomicAdd of each block's sum) is not, and runs only sum, \
      sumsq and dot — min, max, argmin, argmax fall back to shuffle. Axis reductions use the \
      same kernels under every variant (a lane per 16-byte vector for short rows of whole \
-     vectors, a group of up to 32 lanes per row, or blocks on chunks of few long rows; threads over columns, chunks of rows; chunks folded in \
-     order) and are reproducible. f32 sums accumulate in f32. \
+     vectors, a group of up to 32 lanes per row, or blocks on chunks of few long rows; a thread per vector of columns over few rows, threads over \
+     columns, chunks of rows; chunks folded in order) and are reproducible. f32 sums accumulate in f32. \
      NaN: sums follow IEEE; min/max return NaN if any element is NaN; argmin/argmax return \
      the first NaN's index, else the lowest index of the extreme (flat row-major for the \
      whole array).";
@@ -161,7 +163,7 @@ mod tests {
     #[test]
     fn default_kernels_are_the_shuffle_and_axis_kernels() {
         assert_eq!(VARIANTS[0], "shuffle");
-        assert_eq!(DEFAULT_KERNELS.len(), 7 * 2 + 6 * 5 * 2);
+        assert_eq!(DEFAULT_KERNELS.len(), 7 * 2 + 6 * 6 * 2);
         assert!(DEFAULT_KERNELS.contains(&"reduce_dot_shuffle_f64"));
         assert!(DEFAULT_KERNELS.contains(&"reduce_argmin_cols_finish_f32"));
         assert!(!DEFAULT_KERNELS.iter().any(|k| k.contains("atomic")));
