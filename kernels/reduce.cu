@@ -446,11 +446,11 @@ __device__ void reduce_rows(int rows, int cols, int g, const T* __restrict__ x, 
     }
 }
 
-// rows_vec: short rows of whole 16-byte vectors (cols a multiple of V = 16 / sizeof(T),
-// at most 32·V), many of them: g lanes per row (cols / V rounded up to
-// a power of two), each lane one 16-byte load of V consecutive elements, folded in
-// column order, then shuffles of width g. A thread takes 4 rows a grid stride apart at a
-// time, so 4 vector loads are in flight per lane; the blocks stride over the matrix.
+// rows_vec: rows of whole 16-byte vectors (cols a multiple of V = 16 / sizeof(T)), many
+// of them: g lanes per row (cols / V rounded up to a power of two, at most 32), each lane
+// 16-byte loads of V consecutive elements g·V apart, folded in column order, then
+// shuffles of width g. A thread takes 4 rows a grid stride apart at a time, so 4 vector
+// loads are in flight per lane; the blocks stride over the matrix.
 template <typename Op, typename T>
 __device__ void reduce_rows_vec(int rows, int cols, int g, const T* __restrict__ x, T* out_v,
                                 i64* out_i) {
@@ -462,20 +462,32 @@ __device__ void reduce_rows_vec(int rows, int cols, int g, const T* __restrict__
     for (i64 first = (i64)blockIdx.x * groups + threadIdx.x / g; first < rows; first += 4 * stride) {
         Acc acc[4];
 #pragma unroll
+        for (int k = 0; k < 4; k++) acc[k] = Op::identity();
+        const T* row[4];
+#pragma unroll
         for (int k = 0; k < 4; k++) {
-            acc[k] = Op::identity();
             const i64 r = first + k * stride;
-            if (r < rows && c < cols) {
-                T v[V];
-                if (vec) {
-                    ldv(x + r * cols + c, v);
+            row[k] = r < rows ? x + r * cols : nullptr;
+        }
+        for (int cc = c; cc < cols; cc += g * V) {
+            T v[4][V];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                if (!row[k]) {
+#pragma unroll
+                    for (int e = 0; e < V; e++) v[k][e] = T(0);
+                } else if (vec) {
+                    ldv(row[k] + cc, v[k]);
                 } else {
 #pragma unroll
-                    for (int e = 0; e < V; e++) v[e] = x[r * cols + c + e];
+                    for (int e = 0; e < V; e++) v[k][e] = row[k][cc + e];
                 }
-#pragma unroll
-                for (int e = 0; e < V; e++) acc[k] = Op::combine(acc[k], Op::item(v[e], T(0), c + e));
             }
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    acc[k] = Op::combine(acc[k], Op::item(v[k][e], T(0), cc + e));
         }
 #pragma unroll
         for (int k = 0; k < 4; k++) {

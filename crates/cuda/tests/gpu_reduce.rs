@@ -243,7 +243,8 @@ fn the_default_is_bitwise_reproducible() {
 // ---- along an axis ------------------------------------------------------------------------
 
 /// Shapes for every kernel path: row groups of every width (1 to 32 lanes), rows of whole
-/// 16-byte vectors (a lane per vector: 1 to 32 lanes; a grid that strides), blocks per
+/// 16-byte vectors (1 to 32 lanes of vector loads, each lane one or several; a grid that
+/// strides), blocks per
 /// row with one and with several column chunks, one and several row chunks per column,
 /// a thread per vector of columns for up to 64 rows.
 const AXIS_SHAPES: &[(usize, usize)] = &[
@@ -265,6 +266,8 @@ const AXIS_SHAPES: &[(usize, usize)] = &[
     (100_003, 4),
     (70_001, 8),
     (4_097, 128),
+    (5_000, 1_024),
+    (3_001, 2_000),
     (16, 262_144),
     (64, 1_000),
     (65, 1_000),

@@ -1,5 +1,5 @@
 //! Reductions along one axis of a row-major matrix. `Axis(1)` (per row, contiguous):
-//! for short rows of whole 16-byte vectors, a lane per vector; else a group of up to 32
+//! for rows of whole 16-byte vectors, up to 32 lanes of vector loads; else a group of up to 32
 //! lanes per row (as many as the row is long, rounded up to a power of two), 4 rows per
 //! group at a time; or, for few long rows, blocks on chunks of each row. `Axis(0)` (per
 //! column): for few rows of whole vectors, a thread per vector of columns; else threads
@@ -97,12 +97,15 @@ fn rows<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>)
             out,
         );
     }
-    // Short rows of whole 16-byte vectors: a lane per vector, blocks striding the matrix
-    // (an allocation starts 16-byte aligned, and so then does every row; the kernel
-    // loads element by element otherwise).
+    // Rows of whole 16-byte vectors: up to 32 lanes per row, one per vector, blocks
+    // striding the matrix (an allocation starts 16-byte aligned, and so then does every
+    // row; the kernel loads element by element otherwise). Short rows for every op; long
+    // ones for the arg ops only, where it measured faster (the sums measured slower:
+    // docs/kernels.md).
     let v = 16 / std::mem::size_of::<T>();
-    if m.cols.is_multiple_of(v) && m.cols <= 32 * v {
-        let g = (m.cols / v).next_power_of_two();
+    let arg = matches!(kind, Kind::Arg(_));
+    if m.cols.is_multiple_of(v) && (m.cols <= 32 * v || arg) {
+        let g = (m.cols / v).next_power_of_two().min(32);
         let rows_per_block = 4 * (256 / g);
         let grid = m.rows.div_ceil(rows_per_block).min(BLOCKS_PER_SM * sm);
         let (g32, name) = (g as i32, kernel_name::<T>(kind, "rows_vec"));
@@ -110,8 +113,8 @@ fn rows<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>)
         let mut l = gpu.stream().launch_builder(&f);
         push_args!(l; &r, &c, &g32, &m.data, out.v, out.i);
         // SAFETY: (int rows, int cols, int g, const T* x, T* out_v, i64* out_i): cols is
-        // a multiple of V = 16 / size_of T and at most 32·V, g = cols / V rounded up to a
-        // power of two; x holds rows·cols elements, read V at a time (as vectors where x
+        // a multiple of V = 16 / size_of T, g = cols / V rounded up to a power of two, at
+        // most 32; x holds rows·cols elements, read V at a time (as vectors where x
         // is 16-byte aligned) at rows < rows and columns < cols; each row writes entry
         // `row` of the outputs, which hold at least `rows` entries.
         return launched(&name, unsafe { l.launch(linear(grid as u32, 256)) });

@@ -74,8 +74,8 @@ pub const NOTE: &str = "reduce: shuffle (default; float4/double2 loads, 4 accumu
      per-block partials, then fixed-order passes) are bitwise reproducible run to run; \
      dot_atomic (report 004: atomicAdd of each block's sum) is not, and runs only sum, \
      sumsq and dot — min, max, argmin, argmax fall back to shuffle. Axis reductions use the \
-     same kernels under every variant (a lane per 16-byte vector for short rows of whole \
-     vectors, a group of up to 32 lanes per row, or blocks on chunks of few long rows; a thread per vector of columns over few rows, threads over \
+     same kernels under every variant (up to 32 lanes of 16-byte loads per row for rows of \
+     whole vectors, a group of up to 32 lanes per row, or blocks on chunks of few long rows; a thread per vector of columns over few rows, threads over \
      columns, chunks of rows; chunks folded in order) and are reproducible. f32 sums accumulate in f32. \
      NaN: sums follow IEEE; min/max return NaN if any element is NaN; argmin/argmax return \
      the first NaN's index, else the lowest index of the extreme (flat row-major for the \
