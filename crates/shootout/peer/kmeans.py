@@ -73,27 +73,32 @@ def row(who, what, t, iterations=""):
     print(f"| {who} | {what} | {t[0]:.3f} | {t[1]:.3f}–{t[2]:.3f} | {iterations} |", flush=True)
 
 
-print("| peer | workload (N = 2^20, f32) | median ms | min–max ms | iterations |")
-print("|---|---|---:|---:|---:|")
-small = data(N, 32)
-row("pytorch", "end to end: given init, 20 iterations", wall(lambda: end_to_end(small, 128)), ITER)
-for d, k in [(32, 128), (128, 1024)]:
-    xh = small if d == 32 else data(N, d)
-    x = torch.from_numpy(xh).cuda()
-    c = x[:k].clone()
-    row("pytorch", f"resident: one iteration, D={d} K={k}", events(lambda: lloyd_step(x, c)), 1)
-    del x
-torch.cuda.empty_cache()
-try:
-    from sklearn.cluster import KMeans
-    import sklearn
+def main():
+    print("| peer | workload (N = 2^20, f32) | median ms | min–max ms | iterations |")
+    print("|---|---|---:|---:|---:|")
+    small = data(N, 32)
+    row("pytorch", "end to end: given init, 20 iterations", wall(lambda: end_to_end(small, 128)), ITER)
+    for d, k in [(32, 128), (128, 1024)]:
+        xh = small if d == 32 else data(N, d)
+        x = torch.from_numpy(xh).cuda()
+        c = x[:k].clone()
+        row("pytorch", f"resident: one iteration, D={d} K={k}", events(lambda: lloyd_step(x, c)), 1)
+        del x
+    torch.cuda.empty_cache()
+    try:
+        from sklearn.cluster import KMeans
+        import sklearn
 
-    cores = os.cpu_count()
-    for what, init in [("k-means++ + 20 iterations", "k-means++"), ("given init, 20 iterations", small[:128])]:
-        km = KMeans(n_clusters=128, init=init, n_init=1, max_iter=ITER, tol=0.0, algorithm="lloyd", random_state=0)
-        s = time.perf_counter()
-        km.fit(small)
-        ms = (time.perf_counter() - s) * 1e3
-        row(f"scikit-learn {sklearn.__version__}, {cores} cores", f"end to end: {what}", (ms, ms, ms), km.n_iter_)
-except ImportError as e:
-    print(f"scikit-learn not run: {e}")
+        cores = os.cpu_count()
+        for what, init in [("k-means++ + 20 iterations", "k-means++"), ("given init, 20 iterations", small[:128])]:
+            km = KMeans(n_clusters=128, init=init, n_init=1, max_iter=ITER, tol=0.0, algorithm="lloyd", random_state=0)
+            s = time.perf_counter()
+            km.fit(small)
+            ms = (time.perf_counter() - s) * 1e3
+            row(f"scikit-learn {sklearn.__version__}, {cores} cores", f"end to end: {what}", (ms, ms, ms), km.n_iter_)
+    except ImportError as e:
+        print(f"scikit-learn not run: {e}")
+
+
+if __name__ == "__main__":
+    main()

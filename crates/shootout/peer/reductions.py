@@ -6,22 +6,13 @@ f32, CUDA events, median of 20 after one untimed run.
 """
 import torch
 
+from kmeans import events  # CUDA events, median of 20 after one untimed run
+
 SHAPES = [(1 << 24, 16), (16, 1 << 24), (8192, 8192), (1 << 20, 32)]
 
 
-def timed(f, reps=20):
-    f()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        f()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2]
+def timed(f):
+    return events(f)[0]
 
 
 print("| backend | shape (f32) | op | axis | median ms | GB/s | of copy |")
