@@ -12,13 +12,17 @@ use cudarc::nvrtc::sys;
 
 /// The shared headers, by the names the kernel files include them under: `common.cuh`
 /// (every file), `tiles.cuh` (the register-blocked GEMM machinery of matmul and gram) and
-/// `mma.cuh` (the tensor-core GEMM of matmul) and `kmeans.cuh` (what the two k-means
-/// assignment files share).
-pub const HEADERS: [(&str, &str); 4] = [
+/// `mma.cuh` (the tensor-core GEMM of matmul), `kmeans.cuh` (what the two k-means
+/// assignment files share) and `reduce_axis.cuh` (the per-axis reductions of reduce.cu).
+pub const HEADERS: [(&str, &str); 5] = [
     ("common.cuh", include_str!("../../../kernels/common.cuh")),
     ("tiles.cuh", include_str!("../../../kernels/tiles.cuh")),
     ("mma.cuh", include_str!("../../../kernels/mma.cuh")),
     ("kmeans.cuh", include_str!("../../../kernels/kmeans.cuh")),
+    (
+        "reduce_axis.cuh",
+        include_str!("../../../kernels/reduce_axis.cuh"),
+    ),
 ];
 
 /// One kernel source file under `kernels/`, embedded at build time.

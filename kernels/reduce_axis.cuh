@@ -1,0 +1,211 @@
+// reduce_axis.cuh: the per-axis reductions of reduce.cu (rows, columns), included by it
+// after its operators (Op::identity, combine, item, put, get) and SHUFFLE_THREADS.
+#pragma once
+#include "common.cuh"
+
+// ---- along an axis ---------------------------------------------------------------------------
+template <typename T> __device__ __forceinline__ T shfl_down_w(T a, int d, int w) {
+    return __shfl_down_sync(FULL_MASK, a, d, w);
+}
+template <typename T> __device__ __forceinline__ ArgPair<T> shfl_down_w(ArgPair<T> a, int d, int w) {
+    ArgPair<T> r;
+    r.v = __shfl_down_sync(FULL_MASK, a.v, d, w);
+    r.i = __shfl_down_sync(FULL_MASK, a.i, d, w);
+    return r;
+}
+
+// rows: groups of g lanes (g a power of two ≤ 32: the row length rounded up, capped at
+// 32) reduce a row each, 4 rows per group at a time, so every lane has 4 independent
+// loads in flight however short the rows. Block 256 = 256/g groups covering 4·256/g
+// consecutive rows; the groups of a warp take consecutive rows, so short rows are read
+// as one contiguous span. Each lane walks its row g apart; shuffles of width g finish.
+// Arg ops index the column.
+template <typename Op, typename T>
+__device__ void reduce_rows(int rows, int cols, int g, const T* __restrict__ x, T* out_v,
+                            i64* out_i) {
+    typedef typename Op::Acc Acc;
+    const int groups = SHUFFLE_THREADS / g;
+    const int lane = threadIdx.x % g;
+    const i64 first = (i64)blockIdx.x * 4 * groups + threadIdx.x / g;
+    Acc acc[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) acc[k] = Op::identity();
+    for (int c = lane; c < cols; c += g) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const i64 r = first + (i64)k * groups;
+            if (r < rows) acc[k] = Op::combine(acc[k], Op::item(x[r * cols + c], T(0), c));
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        typename Op::Acc a = acc[k];
+#pragma unroll
+        for (int d = 16; d > 0; d >>= 1)  // a fixed trip count keeps acc[] in registers
+            if (d < g) a = Op::combine(a, shfl_down_w(a, d, g));
+        const i64 r = first + (i64)k * groups;
+        if (lane == 0 && r < rows) Op::put(out_v, out_i, r, a);
+    }
+}
+
+// rows_vec: rows of whole 16-byte vectors (cols a multiple of V = 16 / sizeof(T)), many
+// of them: g lanes per row (cols / V rounded up to a power of two, at most 32), each lane
+// 16-byte loads of V consecutive elements g·V apart, folded in column order, then
+// shuffles of width g. A thread takes 4 rows a grid stride apart at a time, so 4 vector
+// loads are in flight per lane; the blocks stride over the matrix.
+template <typename Op, typename T>
+__device__ void reduce_rows_vec(int rows, int cols, int g, const T* __restrict__ x, T* out_v,
+                                i64* out_i) {
+    typedef typename Op::Acc Acc;
+    constexpr int V = 16 / sizeof(T);
+    const int groups = SHUFFLE_THREADS / g, lane = threadIdx.x % g, c = lane * V;
+    const i64 stride = (i64)gridDim.x * groups;
+    const bool vec = aligned16(x);  // always, for a whole allocation; else element loads
+    for (i64 first = (i64)blockIdx.x * groups + threadIdx.x / g; first < rows; first += 4 * stride) {
+        Acc acc[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) acc[k] = Op::identity();
+        const T* row[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const i64 r = first + k * stride;
+            row[k] = r < rows ? x + r * cols : nullptr;
+        }
+        for (int cc = c; cc < cols; cc += g * V) {
+            T v[4][V];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                if (!row[k]) {
+#pragma unroll
+                    for (int e = 0; e < V; e++) v[k][e] = T(0);
+                } else if (vec) {
+                    ldv(row[k] + cc, v[k]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < V; e++) v[k][e] = row[k][cc + e];
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    acc[k] = Op::combine(acc[k], Op::item(v[k][e], T(0), cc + e));
+        }
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            Acc a = acc[k];
+#pragma unroll
+            for (int d = 16; d > 0; d >>= 1)
+                if (d < g) a = Op::combine(a, shfl_down_w(a, d, g));
+            const i64 r = first + k * stride;
+            if (lane == 0 && r < rows) Op::put(out_v, out_i, r, a);
+        }
+    }
+}
+
+// rows_block: for few long rows. Block 256 per (row, chunk of columns): blockIdx.x is
+// the row, blockIdx.y the chunk; threads stride the chunk 256 apart, 4 loads per
+// iteration into 4 accumulators; the block tree finishes. Output index chunk·rows + row
+// (cols_finish folds the chunks of each row in order when there are several).
+template <typename Op, typename T>
+__device__ void reduce_rows_block(int rows, int cols, int cols_per_chunk,
+                                  const T* __restrict__ x, T* out_v, i64* out_i) {
+    typedef typename Op::Acc Acc;
+    const T* r = x + (i64)blockIdx.x * cols;
+    const int c_begin = blockIdx.y * cols_per_chunk;
+    const int c_end = (int)min((i64)cols, (i64)c_begin + cols_per_chunk);
+    Acc acc[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) acc[k] = Op::identity();
+    int c = c_begin + threadIdx.x;
+    for (; c + 768 < c_end; c += 1024) {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            acc[k] = Op::combine(acc[k], Op::item(r[c + 256 * k], T(0), c + 256 * k));
+    }
+    for (; c < c_end; c += 256) acc[0] = Op::combine(acc[0], Op::item(r[c], T(0), c));
+    Acc a = Op::combine(Op::combine(acc[0], acc[1]), Op::combine(acc[2], acc[3]));
+    a = block_reduce<Op>(a);
+    if (threadIdx.x == 0) Op::put(out_v, out_i, (i64)blockIdx.y * rows + blockIdx.x, a);
+}
+
+// cols: block 32×8; blockIdx.x picks 32 columns, blockIdx.y a chunk of rows. Thread
+// (x, y) folds rows y, y+8, ... of its chunk in column x, 4 rows per iteration into 4
+// accumulators (a warp reads 32 consecutive elements of a row: coalesced); the 8
+// row-slices are folded in order through shared memory. Output index chunk·cols +
+// column; arg ops index the row.
+template <typename Op, typename T>
+__device__ void reduce_cols(int rows, int cols, int rows_per_chunk, const T* __restrict__ x,
+                            T* out_v, i64* out_i) {
+    typedef typename Op::Acc Acc;
+    __shared__ Acc sm[8][32];
+    const int c = blockIdx.x * 32 + threadIdx.x;
+    const int r_begin = blockIdx.y * rows_per_chunk;
+    const int r_end = (int)min((i64)rows, (i64)r_begin + rows_per_chunk);
+    Acc acc[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) acc[k] = Op::identity();
+    if (c < cols) {
+        int r = r_begin + threadIdx.y;
+        for (; r + 24 < r_end; r += 32) {
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                acc[k] = Op::combine(acc[k], Op::item(x[(i64)(r + 8 * k) * cols + c], T(0), r + 8 * k));
+        }
+        for (; r < r_end; r += 8) acc[0] = Op::combine(acc[0], Op::item(x[(i64)r * cols + c], T(0), r));
+    }
+    Acc a = Op::combine(Op::combine(acc[0], acc[1]), Op::combine(acc[2], acc[3]));
+    sm[threadIdx.y][threadIdx.x] = a;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < cols) {
+#pragma unroll
+        for (int k = 1; k < 8; k++) a = Op::combine(a, sm[k][threadIdx.x]);
+        Op::put(out_v, out_i, (i64)blockIdx.y * cols + c, a);
+    }
+}
+
+// cols_vec: few rows (at most COLS_VEC_ROWS) of whole 16-byte vectors: a thread per V
+// consecutive columns walks the rows in order, one 16-byte load per row (4 in flight),
+// V accumulators; the threads stride over the column groups.
+#define COLS_VEC_ROWS 64
+template <typename Op, typename T>
+__device__ void reduce_cols_vec(int rows, int cols, const T* __restrict__ x, T* out_v,
+                                i64* out_i) {
+    typedef typename Op::Acc Acc;
+    constexpr int V = 16 / sizeof(T);
+    const bool vec = aligned16(x);  // always, for a whole allocation; else element loads
+    const i64 groups = cols / V;
+    for (i64 q = (i64)blockIdx.x * blockDim.x + threadIdx.x; q < groups;
+         q += (i64)gridDim.x * blockDim.x) {
+        const i64 c = q * V;
+        Acc acc[V];
+#pragma unroll
+        for (int e = 0; e < V; e++) acc[e] = Op::identity();
+#pragma unroll 4
+        for (int r = 0; r < rows; r++) {
+            T v[V];
+            if (vec) {
+                ldv(x + (i64)r * cols + c, v);
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; e++) v[e] = x[(i64)r * cols + c + e];
+            }
+#pragma unroll
+            for (int e = 0; e < V; e++) acc[e] = Op::combine(acc[e], Op::item(v[e], T(0), r));
+        }
+#pragma unroll
+        for (int e = 0; e < V; e++) Op::put(out_v, out_i, c + e, acc[e]);
+    }
+}
+
+// cols_finish: thread per column folds its `chunks` partials (stored chunk-major, `cols`
+// apart) in chunk order. Also folds the column chunks of rows_block (with cols = rows).
+template <typename Op, typename T>
+__device__ void reduce_cols_finish(int chunks, int cols, const T* in_v, const i64* in_i,
+                                   T* out_v, i64* out_i) {
+    const int c = blockIdx.x * 256 + threadIdx.x;
+    if (c >= cols) return;
+    typename Op::Acc a = Op::get(in_v, in_i, c);
+    for (int k = 1; k < chunks; k++) a = Op::combine(a, Op::get(in_v, in_i, (i64)k * cols + c));
+    Op::put(out_v, out_i, c, a);
+}
