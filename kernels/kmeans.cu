@@ -42,9 +42,9 @@ extern "C" __global__ void __launch_bounds__(256)
 // One thread per point, all K centroids by direct differences from global memory (the
 // report's 8-way unrolled inner loop). Membership changes and inertia are added into
 // stats[0..2) with atomics, once per warp.
-template <typename T>
-__device__ void km_assign_direct(const T* x, const T* c, int n, int k, int d, int* labels,
-                                 double* stats) {
+template <typename T, bool WEIGHTED>
+__device__ void km_assign_direct(const T* x, const T* c, const T* w, int n, int k, int d,
+                                 int* labels, double* stats) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     double dist = 0, changed = 0;
     if (i < n) {
@@ -63,7 +63,7 @@ __device__ void km_assign_direct(const T* x, const T* c, int n, int k, int d, in
         }
         changed = labels[i] != bi;
         labels[i] = bi;
-        dist = best;
+        dist = WEIGHTED ? (double)best * (double)w[i] : (double)best;
     }
     for (int off = 16; off; off >>= 1) {
         dist += __shfl_xor_sync(KM_FULL, dist, off);
@@ -76,26 +76,29 @@ __device__ void km_assign_direct(const T* x, const T* c, int n, int k, int d, in
 }
 
 // Thread per point: its coordinates and a count of one, added into the centroid sums
-// with atomics (report 000's update_newCluster_newClusterSize).
-template <typename T>
-__device__ void km_accumulate_atomic(const T* x, const int* labels, int n, int d, T* sums,
-                                     int* counts) {
+// with atomics (report 000's update_newCluster_newClusterSize). WEIGHTED: w·x and w
+// (C = T), in whatever order the atomics land.
+template <typename T, typename C, bool WEIGHTED>
+__device__ void km_accumulate_atomic(const T* x, const int* labels, const T* w, int n, int d,
+                                     T* sums, C* counts) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const int j = labels[i];
-    atomicAdd(counts + j, 1);
+    const T wi = WEIGHTED ? w[i] : T(1);
+    atomicAdd(counts + j, WEIGHTED ? (C)wi : (C)1);
     const T* xi = x + (i64)i * d;
     T* sj = sums + (i64)j * d;
-    for (int t = 0; t < d; ++t) atomicAdd(sj + t, xi[t]);
+    for (int t = 0; t < d; ++t) atomicAdd(sj + t, WEIGHTED ? wi * xi[t] : xi[t]);
 }
 
-// Thread per centroid coordinate: the mean, or the old value for an empty cluster.
-template <typename T>
-__device__ void km_divide(const T* sums, const int* counts, int k, int d, T* c) {
+// Thread per centroid coordinate: the mean, or the old value for a cluster of no
+// points (of no weight).
+template <typename T, typename C>
+__device__ void km_divide(const T* sums, const C* counts, int k, int d, T* c) {
     const i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= (i64)k * d) return;
-    const int cnt = counts[e / d];
-    if (cnt > 0) c[e] = sums[e] / (T)cnt;
+    const C cnt = counts[e / d];
+    if (cnt > C(0)) c[e] = sums[e] / (T)cnt;
 }
 
 // ---- rung 2: fused ----------------------------------------------------------------
@@ -230,7 +233,7 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
             row[i] = LIST ? prow[p] : (p0 + p < total ? p0 + p : -1);
         }
         T s[TP], unused[TP];
-        km_direct<T, TP, false>(x, c, d, row, bi, tc, s, unused);
+        km_direct<T, TP, false>(x, d, c, d, d, row, bi, tc, s, unused);
 #pragma unroll
         for (int i = 0; i < TP; ++i)
             if (tc == i && row[i] >= 0) km_settle(row[i], bi[i], s[i], labels, pdist, pchg);
@@ -239,13 +242,13 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
 
 // Σ pdist and Σ pchg over the n points into one (inertia, changed) pair per block, each
 // thread a strided run, then km_block_stats: a fixed order given n (the grid depends on
-// n only).
-template <typename T>
+// n only). WEIGHTED: Σ pdist·w, each product in f64.
+template <typename T, bool WEIGHTED>
 __device__ void km_point_stats(const T* __restrict__ pdist, const unsigned char* __restrict__ pchg,
-                               int n, double* __restrict__ block_stats) {
+                               const T* __restrict__ w, int n, double* __restrict__ block_stats) {
     double s = 0, ch = 0;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        s += (double)pdist[i];
+        s += WEIGHTED ? (double)pdist[i] * (double)w[i] : (double)pdist[i];
         ch += pchg[i];
     }
     km_block_stats(s, ch, block_stats);
@@ -253,9 +256,10 @@ __device__ void km_point_stats(const T* __restrict__ pdist, const unsigned char*
 
 // Assignment from a vendor score matrix S (N×K, S[i][j] = ‖c_j‖² − 2·x_i·c_j): one warp
 // per point, lanes stride the row, then a shuffle argmin (ties → lowest index).
-// Inertia from the expanded form, max(‖x‖² + S[i][label], 0) (NaN stays NaN).
-template <typename T>
-__device__ void km_assign_scores(const T* s, const T* xsq, int n, int k, int* labels,
+// Inertia from the expanded form, max(‖x‖² + S[i][label], 0) (NaN stays NaN);
+// WEIGHTED: times w[i], in f64.
+template <typename T, bool WEIGHTED>
+__device__ void km_assign_scores(const T* s, const T* xsq, const T* w, int n, int k, int* labels,
                                  double* block_stats) {
     const int lane = threadIdx.x % 32;
     const int i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
@@ -281,6 +285,7 @@ __device__ void km_assign_scores(const T* s, const T* xsq, int n, int k, int* la
         // Clamp rounding below zero, but let NaN through: it is how non-finite points
         // (or centroids) show, in a non-finite inertia.
         dist = v <= T(0) ? 0.0 : (double)v;
+        if (WEIGHTED) dist *= (double)w[i];
     }
     km_block_stats(dist, changed, block_stats);
 }
@@ -291,30 +296,34 @@ __device__ void km_assign_scores(const T* s, const T* xsq, int n, int k, int* la
 // ballot finds the warp's points in the cluster range, taken KM_U at a time (their loads
 // in flight together), in index order. Each sum is thus built in one fixed order; the warps' sums are added in warp
 // order and written as the chunk's partial (partial: G×K×D, pcount: G×K).
+// WEIGHTED (sample weights w, C = T): the sums are of w·x and the counts of w, in the
+// same fixed order.
 #define KM_U 8
-template <typename T>
+template <typename T, typename C, bool WEIGHTED>
 __device__ void km_accumulate_partials(const T* __restrict__ x, const int* __restrict__ labels,
-                                       int n, int d, int k, int chunk, int kb, int db,
-                                       T* __restrict__ partial, int* __restrict__ pcount) {
+                                       const T* __restrict__ wts, int n, int d, int k, int chunk,
+                                       int kb, int db, T* __restrict__ partial,
+                                       C* __restrict__ pcount) {
     extern __shared__ __align__(16) unsigned char km_smem[];
     constexpr int W = 8;
     T* sums = reinterpret_cast<T*>(km_smem);
-    int* cnts = reinterpret_cast<int*>(sums + W * kb * db);
+    C* cnts = reinterpret_cast<C*>(sums + W * kb * db);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int k0 = blockIdx.y * kb, d0 = blockIdx.z * db;
     const int kn = min(kb, k - k0), dn = min(db, d - d0);
     for (int e = tid; e < W * kb * db; e += blockDim.x) sums[e] = T(0);
-    for (int e = tid; e < W * kb; e += blockDim.x) cnts[e] = 0;
+    for (int e = tid; e < W * kb; e += blockDim.x) cnts[e] = C(0);
     __syncthreads();
 
     const i64 cbeg = (i64)blockIdx.x * chunk, cend = min((i64)n, cbeg + chunk);
     const i64 per = (chunk + W - 1) / W;
     const i64 wbeg = cbeg + warp * per, wend = min(cend, wbeg + per);
     T* my = sums + warp * kb * db;
-    int* myc = cnts + warp * kb;
+    C* myc = cnts + warp * kb;
     for (i64 base = wbeg; base < wend; base += 32) {
         const i64 p = base + lane;
         const int lab = (p < wend) ? labels[p] - k0 : -1;
+        const T wp = (WEIGHTED && p < wend) ? wts[p] : T(1);
         unsigned mask = __ballot_sync(KM_FULL, lab >= 0 && lab < kn);
         while (mask) {
             int src[KM_U];
@@ -324,8 +333,12 @@ __device__ void km_accumulate_partials(const T* __restrict__ x, const int* __res
                 mask &= mask - 1;  // stays 0 once empty
             }
             int cl[KM_U];
+            T wt[KM_U];
 #pragma unroll
-            for (int u = 0; u < KM_U; ++u) cl[u] = __shfl_sync(KM_FULL, lab, src[u] < 0 ? 0 : src[u]);
+            for (int u = 0; u < KM_U; ++u) {
+                cl[u] = __shfl_sync(KM_FULL, lab, src[u] < 0 ? 0 : src[u]);
+                wt[u] = WEIGHTED ? __shfl_sync(KM_FULL, wp, src[u] < 0 ? 0 : src[u]) : T(1);
+            }
             for (int t = lane; t < dn; t += 32) {
                 T v[KM_U];
 #pragma unroll
@@ -333,12 +346,12 @@ __device__ void km_accumulate_partials(const T* __restrict__ x, const int* __res
                     v[u] = src[u] >= 0 ? x[(base + src[u]) * d + d0 + t] : T(0);
 #pragma unroll
                 for (int u = 0; u < KM_U; ++u)
-                    if (src[u] >= 0) my[cl[u] * db + t] += v[u];
+                    if (src[u] >= 0) my[cl[u] * db + t] += WEIGHTED ? wt[u] * v[u] : v[u];
             }
             if (lane == 0)
 #pragma unroll
                 for (int u = 0; u < KM_U; ++u)
-                    if (src[u] >= 0) myc[cl[u]] += 1;
+                    if (src[u] >= 0) myc[cl[u]] += WEIGHTED ? (C)wt[u] : C(1);
         }
     }
     __syncthreads();
@@ -351,25 +364,26 @@ __device__ void km_accumulate_partials(const T* __restrict__ x, const int* __res
     }
     if (blockIdx.z == 0)
         for (int kk = tid; kk < kn; kk += blockDim.x) {
-            int s = 0;
+            C s = C(0);
             for (int w = 0; w < W; ++w) s += cnts[w * kb + kk];
             pcount[g * k + k0 + kk] = s;
         }
 }
 
 // The G chunk partials of each centroid coordinate added in a fixed order, divided by
-// the count; an empty cluster keeps its centroid. A block takes 32 coordinates; its 8
-// warps each add every 8th chunk in order, and warp 0 adds the 8 results in order.
-template <typename T>
-__device__ void km_finalize(const T* __restrict__ partial, const int* __restrict__ pcount, int g,
+// the count (C = int) or the weight (C = T); a cluster of none keeps its centroid. A
+// block takes 32 coordinates; its 8 warps each add every 8th chunk in order, and warp 0
+// adds the 8 results in order.
+template <typename T, typename C>
+__device__ void km_finalize(const T* __restrict__ partial, const C* __restrict__ pcount, int g,
                             int k, int d, T* __restrict__ c) {
     __shared__ T ps[8][32];
-    __shared__ int pc[8][32];
+    __shared__ C pc[8][32];
     const i64 kd = (i64)k * d;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const i64 e = (i64)blockIdx.x * 32 + lane;
     T s = T(0);
-    int cnt = 0;
+    C cnt = C(0);
     if (e < kd)
         for (int q = warp; q < g; q += 8) {
             s += partial[q * kd + e];
@@ -380,9 +394,9 @@ __device__ void km_finalize(const T* __restrict__ partial, const int* __restrict
     __syncthreads();
     if (warp == 0 && e < kd) {
         s = T(0);
-        cnt = 0;
+        cnt = C(0);
         for (int w = 0; w < 8; ++w) { s += ps[w][lane]; cnt += pc[w][lane]; }
-        if (cnt > 0) c[e] = s / (T)cnt;
+        if (cnt > C(0)) c[e] = s / (T)cnt;
     }
 }
 
@@ -404,15 +418,29 @@ __device__ void km_shift(const T* __restrict__ a, const T* __restrict__ b, i64 l
 #define KM_KERNELS(T, S, TP, TC)                                                            \
     extern "C" __global__ void __launch_bounds__(256) kmeans_assign_direct_##S(           \
         const T* x, const T* c, int n, int k, int d, int* labels, double* stats) {          \
-        km_assign_direct<T>(x, c, n, k, d, labels, stats);                                  \
+        km_assign_direct<T, false>(x, c, nullptr, n, k, d, labels, stats);                  \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256) kmeans_assign_direct_weighted_##S(  \
+        const T* x, const T* c, const T* w, int n, int k, int d, int* labels,               \
+        double* stats) {                                                                    \
+        km_assign_direct<T, true>(x, c, w, n, k, d, labels, stats);                         \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256) kmeans_accumulate_atomic_##S(       \
         const T* x, const int* labels, int n, int d, T* sums, int* counts) {                \
-        km_accumulate_atomic<T>(x, labels, n, d, sums, counts);                             \
+        km_accumulate_atomic<T, int, false>(x, labels, nullptr, n, d, sums, counts);        \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256)                                       \
+        kmeans_accumulate_atomic_weighted_##S(const T* x, const int* labels, const T* w,    \
+                                              int n, int d, T* sums, T* wsum) {             \
+        km_accumulate_atomic<T, T, true>(x, labels, w, n, d, sums, wsum);                   \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256)                                       \
         kmeans_divide_##S(const T* sums, const int* counts, int k, int d, T* c) {          \
-        km_divide<T>(sums, counts, k, d, c);                                                \
+        km_divide<T, int>(sums, counts, k, d, c);                                           \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256)                                       \
+        kmeans_divide_weighted_##S(const T* sums, const T* wsum, int k, int d, T* c) {     \
+        km_divide<T, T>(sums, wsum, k, d, c);                                               \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256)                                       \
         kmeans_centroid_norms_##S(const T* c, int k, int d, T* cnorm) {                    \
@@ -432,16 +460,32 @@ __device__ void km_shift(const T* __restrict__ a, const T* __restrict__ b, i64 l
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256) kmeans_point_stats_##S(             \
         const T* pdist, const unsigned char* pchg, int n, double* bs) {                     \
-        km_point_stats<T>(pdist, pchg, n, bs);                                              \
+        km_point_stats<T, false>(pdist, pchg, nullptr, n, bs);                              \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256) kmeans_point_stats_weighted_##S(    \
+        const T* pdist, const unsigned char* pchg, const T* w, int n, double* bs) {         \
+        km_point_stats<T, true>(pdist, pchg, w, n, bs);                                     \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256) kmeans_assign_scores_##S(           \
         const T* s, const T* xsq, int n, int k, int* labels, double* bs) {                  \
-        km_assign_scores<T>(s, xsq, n, k, labels, bs);                                      \
+        km_assign_scores<T, false>(s, xsq, nullptr, n, k, labels, bs);                      \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256) kmeans_assign_scores_weighted_##S(  \
+        const T* s, const T* xsq, const T* w, int n, int k, int* labels, double* bs) {      \
+        km_assign_scores<T, true>(s, xsq, w, n, k, labels, bs);                             \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256) kmeans_accumulate_partials_##S(     \
         const T* x, const int* labels, int n, int d, int k, int chunk, int kb, int db,      \
         T* partial, int* pcount) {                                                          \
-        km_accumulate_partials<T>(x, labels, n, d, k, chunk, kb, db, partial, pcount);      \
+        km_accumulate_partials<T, int, false>(x, labels, nullptr, n, d, k, chunk, kb, db,   \
+                                              partial, pcount);                             \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256)                                       \
+        kmeans_accumulate_partials_weighted_##S(const T* x, const int* labels, const T* w,  \
+                                                int n, int d, int k, int chunk, int kb,     \
+                                                int db, T* partial, T* pweight) {           \
+        km_accumulate_partials<T, T, true>(x, labels, w, n, d, k, chunk, kb, db, partial,   \
+                                           pweight);                                        \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256)                                       \
         kmeans_shift_##S(const T* a, const T* b, i64 len, double* bs) {                     \
@@ -449,7 +493,11 @@ __device__ void km_shift(const T* __restrict__ a, const T* __restrict__ b, i64 l
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256) kmeans_finalize_##S(                \
         const T* partial, const int* pcount, int g, int k, int d, T* c) {                   \
-        km_finalize<T>(partial, pcount, g, k, d, c);                                        \
+        km_finalize<T, int>(partial, pcount, g, k, d, c);                                   \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256) kmeans_finalize_weighted_##S(       \
+        const T* partial, const T* pweight, int g, int k, int d, T* c) {                    \
+        km_finalize<T, T>(partial, pweight, g, k, d, c);                                    \
     }
 
 KM_KERNELS(float, f32, 8, 8)

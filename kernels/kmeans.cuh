@@ -30,11 +30,12 @@ __device__ __forceinline__ void km_block_stats(double inertia, double changed,
 // lane of the warp must call it): each lane a fused multiply-add chain over the
 // dimensions ≡ lane16 (mod 16) in increasing order, then a butterfly over the 16 lanes,
 // after which every lane holds every point's distance. The order depends on D only, so a
-// point gets the same bits whichever kernel and lane compute it. With NORM, ‖x_row − c_0‖²
-// likewise (c_0 the first centroid). A row < 0 gives 0.
-template <typename T, int TP, bool NORM>
-__device__ __forceinline__ void km_direct(const T* __restrict__ x, const T* __restrict__ c, int d,
-                                          const i64 (&row)[TP], const int (&lab)[TP],
+// point gets the same bits whichever kernel and lane compute it, and wherever the rows
+// are read from (x and c have row strides ldx and ldc). With NORM, ‖x_row − c_0‖²
+// likewise (c_0 the first centroid). A row < 0 gives 0. Rows are R: i64 or int.
+template <typename T, int TP, bool NORM, typename R>
+__device__ __forceinline__ void km_direct(const T* __restrict__ x, int ldx, const T* __restrict__ c,
+                                          int ldc, int d, const R (&row)[TP], const int (&lab)[TP],
                                           int lane16, T (&dist)[TP], T (&norm)[TP]) {
 #pragma unroll
     for (int i = 0; i < TP; ++i) { dist[i] = T(0); norm[i] = T(0); }
@@ -42,8 +43,8 @@ __device__ __forceinline__ void km_direct(const T* __restrict__ x, const T* __re
 #pragma unroll
         for (int i = 0; i < TP; ++i)
             if (row[i] >= 0) {
-                const T v = x[row[i] * d + t];
-                const T df = v - c[(i64)lab[i] * d + t];
+                const T v = x[(i64)row[i] * ldx + t];
+                const T df = v - c[(i64)lab[i] * ldc + t];
                 dist[i] = fma(df, df, dist[i]);
                 if (NORM) {
                     const T v0 = v - c[t];

@@ -20,23 +20,27 @@
 #include "kmeans.cuh"
 
 #define KT_BP 128
+
+#define KT_BP 128
 #define KT_BC 128
 #define KT_BD 32
 #define KT_LD (KT_BD + 4)  // row stride in words: fragment reads hit 32 banks
+#define KT_RAW (KT_BD + 2)  // raw rows: the two half-warps of km_direct read 16 banks apart
 
 struct Top2 {
     float best, second;
     int index;
 };
 
+// Adds score s of centroid j (scores come in increasing j): no branch. A tie with the
+// best makes the second equal to it (a zero gap: the point goes to the list); a NaN
+// score leaves the best as it is and makes the second equal to it, so it too sends the
+// point to the list.
 __device__ __forceinline__ void top2_add(Top2& a, float s, int j) {
-    if (s < a.best) {
-        a.second = a.best;
-        a.best = s;
-        a.index = j;
-    } else if (s < a.second) {
-        a.second = s;
-    }
+    const bool lt = s < a.best;
+    a.second = fminf(a.second, fmaxf(s, a.best));
+    a.best = fminf(a.best, s);
+    a.index = lt ? j : a.index;
 }
 
 // The best two of a and b (never NaN); ties of the best go to the lower index.
@@ -66,15 +70,157 @@ __device__ __forceinline__ void kt_stage(const float* __restrict__ src, const fl
     const bool in = d0 + t < d;
     const float shift = in ? c0[d0 + t] : 0.0f;
 #pragma unroll
-    for (int i = 0; i < 128 / 8; ++i) {
+    for (int i = 0; i < KT_BP / 8; ++i) {
         const int r = r1 + 8 * i;
         const float v = (r0 + r < m && in) ? src[(i64)(r0 + r) * d + d0 + t] - shift : 0.0f;
         tile[r * KT_LD + t] = to_tf32(v);
     }
 }
 
+// The norms of centroids c0.. into shared memory, +∞ past k (their scores never win, so
+// they need no test).
+__device__ __forceinline__ void kt_norms(const float* __restrict__ cnorm, int c0, int k, float* cn) {
+    const int q = threadIdx.x;
+    if (q < KT_BC) cn[q] = c0 + q < k ? cnorm[c0 + q] : Lim<float>::inf();
+}
+// The largest norm of centroids c0 .. c0 + 127 (< k), in every lane; NaN norms are passed
+// over, as the scores pass over NaN.
+__device__ __forceinline__ float kt_max_norm(const float* __restrict__ cnorm, int c0, int k) {
+    float m = 0.0f;
+    for (int q = threadIdx.x % 32; q < KT_BC && c0 + q < k; q += 32) m = fmaxf(m, cnorm[c0 + q]);
+    for (int off = 16; off; off >>= 1) m = fmaxf(m, __shfl_xor_sync(KM_FULL, m, off));
+    return m;
+}
+
 // 256 threads = 8 warps as 4 (points) × 2 (centroids); a warp computes 32 points × 64
-// centroids of the tile as 2 × 8 mma.m16n8k8.
+// centroids of the 128 × 128 tile (xs: points, cs: centroids, KT_BD dimensions) as 2 × 8
+// mma.m16n8k8.
+__device__ __forceinline__ void kt_mma(const u32* xs, const u32* cs, float (&acc)[2][8][4]) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int wm = warp / 2, wn = warp % 2;
+#pragma unroll
+    for (int kk = 0; kk < KT_BD; kk += 8) {
+        u32 a[2][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+            const u32* r = xs + (wm * 32 + mt * 16 + g) * KT_LD + kk + t;
+            a[mt][0] = r[0];
+            a[mt][1] = r[8 * KT_LD];
+            a[mt][2] = r[4];
+            a[mt][3] = r[8 * KT_LD + 4];
+        }
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+            const u32* q = cs + (wn * 64 + nt * 8 + g) * KT_LD + kk + t;
+            const u32 b[2] = {q[0], q[4]};
+            mma_tf32(acc[0][nt], a[0], b);
+            mma_tf32(acc[1][nt], a[1], b);
+        }
+    }
+}
+
+// The tile's scores ‖c‖² − 2·x·c into each point's best two (run[mt][h]: point
+// wm·32 + 16·mt + g + 8·h), the thread's centroids in increasing index order: C's
+// (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1) of each n-tile.
+__device__ __forceinline__ void kt_top2(const float (&acc)[2][8][4], const float* cn, int c0,
+                                        Top2 (&run)[2][2]) {
+    const int warp = threadIdx.x / 32, t = threadIdx.x % 4, wn = warp % 2;
+    const int base = c0 + wn * 64 + 2 * t;
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const float cq = cn[wn * 64 + nt * 8 + 2 * t + e];
+#pragma unroll
+            for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+                    top2_add(run[mt][h], fmaf(-2.0f, acc[mt][nt][2 * h + e], cq), base + 8 * nt + e);
+        }
+}
+
+__device__ __forceinline__ void kt_reset(Top2 (&run)[2][2]) {
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) run[mt][h] = Top2{Lim<float>::inf(), Lim<float>::inf(), 0};
+}
+
+// This thread's point in kt_finish (when tid % 16 < 8): p0 + 8·(tid / 16) + tid % 8.
+__device__ __forceinline__ int kt_point(int p0) {
+    return p0 + 8 * ((int)threadIdx.x / 16) + (int)threadIdx.x % 8;
+}
+
+// The points p0 .. p0 + 127 (< n) given each thread's best two of its centroids (cc the
+// largest ‖c_j − c_0‖²; with LOCAL, old is the previous label of kt_point): the quad's best two, then
+// the two centroid halves through shared memory (half: 2 × 128); then 16 half-warps of 8
+// points each compute the winners' distances and the points' norms (x and c: rows of
+// strides ldx and ldc; with LOCAL, x holds the tile's rows from 0), settle the points
+// whose gap exceeds 2E and append the others to the list, one atomic per warp. Every
+// thread of the block calls it.
+template <bool LOCAL>
+__device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, const float* __restrict__ c,
+                                          int ldc, int n, int k, int d, int p0, float cc,
+                                          Top2 (&run)[2][2], Top2 (*half)[KT_BP], int old,
+                                          int* __restrict__ labels, float* __restrict__ pdist,
+                                          unsigned char* __restrict__ pchg, int* __restrict__ list,
+                                          int* __restrict__ count) {
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int wm = warp / 2, wn = warp % 2;
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            run[mt][h] = top2_shfl(run[mt][h], 1);
+            run[mt][h] = top2_shfl(run[mt][h], 2);
+            if (t == 0) half[wn][wm * 32 + mt * 16 + g + 8 * h] = run[mt][h];
+        }
+    __syncthreads();
+
+    const int tp = tid / 16, l16 = tid % 16;
+    int row[8], lab[8];
+    Top2 mine = Top2{0.0f, 0.0f, 0};
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int q = tp * 8 + i;
+        const Top2 m = top2_merge(half[0][q], half[1][q]);
+        row[i] = p0 + q < n ? (LOCAL ? q : p0 + q) : -1;
+        lab[i] = m.index;
+        if (i == l16) mine = m;
+    }
+    float dist[8], xx[8];
+    km_direct<float, 8, true>(x, ldx, c, ldc, d, row, lab, l16, dist, xx);
+    int mylab = 0;
+    float mydist = 0.0f, myxx = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+        if (i == l16) { mylab = lab[i]; mydist = dist[i]; myxx = xx[i]; }
+    const int myrow = kt_point(p0);
+    bool pending = false;
+    if (l16 < 8 && myrow < n) {
+        const float q = sqrtf(myxx) * sqrtf(cc) * (1.0f + 0x1p-9f + d * 0x1p-22f);
+        const float e = q * (0x1p-9f + (3 * d + 16) * 0x1p-21f) + cc * 0x1p-21f;
+        const float gap = mine.second - mine.best;
+        const bool safe = k == 1 || (mine.best >= -NDGPU_F32_MAX && mine.second <= NDGPU_F32_MAX &&
+                                     gap > 2.0f * e * (1.0f + 0x1p-8f));
+        if (safe) {  // as km_settle; with LOCAL, the previous label was read at the tile's start
+            pchg[myrow] = (LOCAL ? old : labels[myrow]) != mylab;
+            labels[myrow] = mylab;
+            pdist[myrow] = mydist;
+        }
+        pending = !safe;
+    }
+    const unsigned m = __ballot_sync(KM_FULL, pending);
+    if (m) {
+        const int first = __ffs(m) - 1;
+        int base = 0;
+        if (lane == first) base = atomicAdd(count, __popc(m));
+        base = __shfl_sync(KM_FULL, base, first);
+        if (pending) list[base + __popc(m & ((1u << lane) - 1))] = myrow;
+    }
+}
+
+// Any k and d: a block per 128-point tile, the centroids staged 128 × 32 at a time.
 extern "C" __global__ void __launch_bounds__(256, 2)
     kmeans_assign_tf32_f32(const float* __restrict__ x, const float* __restrict__ c,
                            const float* __restrict__ cnorm, int n, int k, int d,
@@ -85,21 +231,14 @@ extern "C" __global__ void __launch_bounds__(256, 2)
     __shared__ __align__(16) u32 cs[KT_BC * KT_LD];
     __shared__ float cn[KT_BC];
     __shared__ Top2 half[2][KT_BP];
-    __shared__ float wmax[8];
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-    const int wm = warp / 2, wn = warp % 2;
     const int p0 = blockIdx.x * KT_BP;
-
-    Top2 run[2][2];  // [m-tile][h]: point wm·32 + 16·mt + g + 8·h
-#pragma unroll
-    for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) run[mt][h] = Top2{Lim<float>::inf(), Lim<float>::inf(), 0};
-    float cmax = 0.0f;
-
+    Top2 run[2][2];
+    kt_reset(run);
+    float cc = 0.0f;
     for (int c0 = 0; c0 < k; c0 += KT_BC) {
         __syncthreads();  // the previous tile's norms are no longer read
-        if (tid < KT_BC) cn[tid] = (c0 + tid < k) ? cnorm[c0 + tid] : 0.0f;
+        kt_norms(cnorm, c0, k, cn);
+        cc = fmaxf(cc, kt_max_norm(cnorm, c0, k));
         if (d == 0) __syncthreads();  // uniform: d is a kernel argument
         float acc[2][8][4] = {};
         for (int d0 = 0; d0 < d; d0 += KT_BD) {
@@ -107,98 +246,76 @@ extern "C" __global__ void __launch_bounds__(256, 2)
             kt_stage(x, c, p0, n, d, d0, xs);
             kt_stage(c, c, c0, k, d, d0, cs);
             __syncthreads();
-#pragma unroll
-            for (int kk = 0; kk < KT_BD; kk += 8) {
-                u32 a[2][4];
-#pragma unroll
-                for (int mt = 0; mt < 2; ++mt) {
-                    const u32* r = xs + (wm * 32 + mt * 16 + g) * KT_LD + kk + t;
-                    a[mt][0] = r[0];
-                    a[mt][1] = r[8 * KT_LD];
-                    a[mt][2] = r[4];
-                    a[mt][3] = r[8 * KT_LD + 4];
-                }
-#pragma unroll
-                for (int nt = 0; nt < 8; ++nt) {
-                    const u32* q = cs + (wn * 64 + nt * 8 + g) * KT_LD + kk + t;
-                    const u32 b[2] = {q[0], q[4]};
-                    mma_tf32(acc[0][nt], a[0], b);
-                    mma_tf32(acc[1][nt], a[1], b);
-                }
-            }
+            kt_mma(xs, cs, acc);
         }
-        // The thread's centroids in increasing index order; C's (g, 2t), (g, 2t+1),
-        // (g+8, 2t), (g+8, 2t+1).
-#pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int q = wn * 64 + nt * 8 + 2 * t + e;
-                if (c0 + q < k) {
-                    cmax = fmaxf(cmax, cn[q]);
-#pragma unroll
-                    for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-                        for (int h = 0; h < 2; ++h)
-                            top2_add(run[mt][h], fmaf(-2.0f, acc[mt][nt][2 * h + e], cn[q]), c0 + q);
-                }
-            }
+        kt_top2(acc, cn, c0, run);
     }
+    kt_finish<false>(x, d, c, d, n, k, d, p0, cc, run, half, 0, labels, pdist, pchg, list, count);
+}
 
-    // The quad's best two, then the two centroid halves through shared memory.
+// k ≤ 128 and 1 ≤ d ≤ 32 (the caller's check): the centroids are staged once (as TF32
+// and as they are), and blocks stride over the point tiles. Each thread copies its
+// elements of the next tile with cp.async (4-byte copies, zero-filled outside X) into one
+// of two raw buffers while the current tile is computed, then converts those same
+// elements into the TF32 tile; the winners' distances read the raw tile and centroids
+// from shared memory. Dynamic shared memory: KT_SMALL_SMEM bytes.
+#define KT_SMALL_SMEM ((2 * KT_BP * KT_RAW + KT_BC * KT_BD + 2 * KT_BP * KT_LD + KT_BC) * 4 + 2 * KT_BP * 12)
+extern "C" __global__ void __launch_bounds__(256, 2)
+    kmeans_assign_tf32_small_f32(const float* __restrict__ x, const float* __restrict__ c,
+                                 const float* __restrict__ cnorm, int n, int k, int d,
+                                 int* __restrict__ labels, float* __restrict__ pdist,
+                                 unsigned char* __restrict__ pchg, int* __restrict__ list,
+                                 int* __restrict__ count) {
+    extern __shared__ __align__(16) unsigned char kt_smem[];
+    float* raw = reinterpret_cast<float*>(kt_smem);  // 2 × KT_BP × KT_RAW
+    float* craw = raw + 2 * KT_BP * KT_RAW;           // KT_BC × KT_BD
+    u32* xs = reinterpret_cast<u32*>(craw + KT_BC * KT_BD);
+    u32* cs = xs + KT_BP * KT_LD;
+    float* cn = reinterpret_cast<float*>(cs + KT_BC * KT_LD);
+    Top2(*half)[KT_BP] = reinterpret_cast<Top2(*)[KT_BP]>(cn + KT_BC);
+    const int lane = threadIdx.x % 32, r1 = threadIdx.x / 32;  // column lane of rows r1 + 8·i
+    const int tiles = (n + KT_BP - 1) / KT_BP;
+    const float shift = lane < d ? c[lane] : 0.0f;
+
+    // This thread's elements of tile p0 into raw buffer b, asynchronously; with a size of
+    // 0 (outside X) nothing is read and the element is zero-filled.
+    auto fetch = [&](int p0, int b) {
+        const float* src = x + (i64)(p0 + r1) * d + lane;
+        const unsigned dst = (unsigned)__cvta_generic_to_shared(raw + (b * KT_BP + r1) * KT_RAW + lane);
 #pragma unroll
-    for (int mt = 0; mt < 2; ++mt)
+        for (int i = 0; i < KT_BP / 8; ++i)
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst + 32 * i * KT_RAW),
+                         "l"(src + 8 * i * d), "r"(p0 + r1 + 8 * i < n && lane < d ? 4 : 0));
+        cp_async_commit();
+    };
+    if (blockIdx.x < tiles) fetch(blockIdx.x * KT_BP, 0);
+    kt_stage(c, c, 0, k, d, 0, cs);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            run[mt][h] = top2_shfl(run[mt][h], 1);
-            run[mt][h] = top2_shfl(run[mt][h], 2);
-            if (t == 0) half[wn][wm * 32 + mt * 16 + g + 8 * h] = run[mt][h];
+    for (int i = 0; i < KT_BC / 8; ++i) {
+        const int q = r1 + 8 * i;
+        craw[q * KT_BD + lane] = q < k && lane < d ? c[q * d + lane] : 0.0f;
+    }
+    kt_norms(cnorm, 0, k, cn);
+    const float cc = kt_max_norm(cnorm, 0, k);
+
+    for (int tile = blockIdx.x, b = 0; tile < tiles; tile += gridDim.x, b ^= 1) {
+        const int p0 = tile * KT_BP;
+        const int old = kt_point(p0) < n ? labels[kt_point(p0)] : 0;
+        const float* cur = raw + b * KT_BP * KT_RAW;
+        cp_async_wait<0>();
+#pragma unroll
+        for (int i = 0; i < KT_BP / 8; ++i) {
+            const int r = r1 + 8 * i;
+            xs[r * KT_LD + lane] = to_tf32(cur[r * KT_RAW + lane] - shift);
         }
-    for (int off = 16; off; off >>= 1) cmax = fmaxf(cmax, __shfl_xor_sync(KM_FULL, cmax, off));
-    if (lane == 0) wmax[warp] = cmax;
-    __syncthreads();
-    float cc = 0.0f;
-#pragma unroll
-    for (int w = 0; w < 8; ++w) cc = fmaxf(cc, wmax[w]);
-
-    // 16 half-warps of 8 points each: the winners' distances and the points' norms.
-    const int tp = tid / 16, l16 = tid % 16;
-    i64 row[8];
-    int lab[8];
-    Top2 mine = Top2{0.0f, 0.0f, 0};
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        const int q = tp * 8 + i;
-        const Top2 m = top2_merge(half[0][q], half[1][q]);
-        row[i] = p0 + q < n ? p0 + q : -1;
-        lab[i] = m.index;
-        if (i == l16) mine = m;
-    }
-    float dist[8], xx[8];
-    km_direct<float, 8, true>(x, c, d, row, lab, l16, dist, xx);
-    i64 myrow = -1;
-    int mylab = 0;
-    float mydist = 0.0f, myxx = 0.0f;
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-        if (i == l16) { myrow = row[i]; mylab = lab[i]; mydist = dist[i]; myxx = xx[i]; }
-    bool pending = false;
-    if (myrow >= 0) {
-        const float q = sqrtf(myxx) * sqrtf(cc) * (1.0f + 0x1p-9f + d * 0x1p-22f);
-        const float e = q * (0x1p-9f + (3 * d + 16) * 0x1p-21f) + cc * 0x1p-21f;
-        const float gap = mine.second - mine.best;
-        const bool safe = k == 1 || (mine.best >= -NDGPU_F32_MAX && mine.second <= NDGPU_F32_MAX &&
-                                     gap > 2.0f * e * (1.0f + 0x1p-8f));
-        if (safe) km_settle(myrow, mylab, mydist, labels, pdist, pchg);
-        pending = !safe;
-    }
-    // The warp's pending points appended with one atomic.
-    const unsigned m = __ballot_sync(KM_FULL, pending);
-    if (m) {
-        const int first = __ffs(m) - 1;
-        int base = 0;
-        if (lane == first) base = atomicAdd(count, __popc(m));
-        base = __shfl_sync(KM_FULL, base, first);
-        if (pending) list[base + __popc(m & ((1u << lane) - 1))] = (int)myrow;
+        __syncthreads();  // the tile (and at first the centroids) written
+        if (tile + (int)gridDim.x < tiles) fetch(p0 + gridDim.x * KT_BP, b ^ 1);
+        float acc[2][8][4] = {};
+        kt_mma(xs, cs, acc);
+        Top2 run[2][2];
+        kt_reset(run);
+        kt_top2(acc, cn, 0, run);
+        kt_finish<true>(cur, KT_RAW, craw, KT_BD, n, k, d, p0, cc, run, half, old, labels, pdist,
+                        pchg, list, count);
     }
 }

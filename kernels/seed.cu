@@ -7,6 +7,9 @@
 // Per k-means++ draw: seed_nearest (weights and block sums), seed_tree_roots up to a
 // single total, seed_pick (one block walks the tree down and writes the pick where the
 // next seed_nearest reads it). The host reads nothing until the last draw.
+// With sample weights w: the leaves are D²·w (seed_nearest_weighted), and a draw whose
+// total is 0 walks the tree of the weights instead (seed_weight_leaves builds its level
+// 0 and first roots; seed_pick_weighted).
 #include "common.cuh"
 
 #define SEED_LEAVES 2048
@@ -48,11 +51,13 @@ __device__ double seed_dist(const T* a, const T* b, int d) {
 // Points of block b: b·2048 + threadIdx.x + 256·q. For each, the centres
 // centres[from .. to) in order: closest[i] and owner[i] (the centre's position in
 // `centres`) take a strictly smaller distance. fresh: no centre yet (closest = +Inf).
-// roots[b] = the block's tree root.
-template <typename T>
+// roots[b] = the block's tree root. With W (sample weights w), the leaf of point i is
+// prod[i] = closest[i]·w[i] (one rounded product, as the host's weighted_d2).
+template <typename T, bool W>
 __device__ void seed_nearest(const T* __restrict__ x, int n, int d, const int* __restrict__ centres,
-                             int from, int to, int fresh, double* __restrict__ closest,
-                             int* __restrict__ owner, double* __restrict__ roots) {
+                             int from, int to, int fresh, const T* __restrict__ wt,
+                             double* __restrict__ closest, int* __restrict__ owner,
+                             double* __restrict__ prod, double* __restrict__ roots) {
     __shared__ double t[2 * SEED_LEAVES];
     const i64 base = (i64)blockIdx.x * SEED_LEAVES;
     for (int l = threadIdx.x; l < SEED_LEAVES; l += SEED_THREADS) {
@@ -69,8 +74,28 @@ __device__ void seed_nearest(const T* __restrict__ x, int n, int d, const int* _
             closest[i] = cl;
             owner[i] = ow;
             w = cl;
+            if (W) {
+                w = __dmul_rn(cl, (double)wt[i]);
+                prod[i] = w;
+            }
         }
         t[SEED_LEAVES + l] = w;
+    }
+    seed_build(t);
+    if (threadIdx.x == 0) roots[blockIdx.x] = t[1];
+}
+
+// The block roots of `in` (len values, as doubles) into roots[b]; with LEAVES, the
+// values also into leaves (the sample weights as level 0 of their tree).
+template <typename V, bool LEAVES>
+__device__ void seed_roots(const V* __restrict__ in, i64 len, double* __restrict__ leaves,
+                           double* __restrict__ roots) {
+    __shared__ double t[2 * SEED_LEAVES];
+    const i64 base = (i64)blockIdx.x * SEED_LEAVES;
+    for (int l = threadIdx.x; l < SEED_LEAVES; l += SEED_THREADS) {
+        const double v = base + l < len ? (double)in[base + l] : 0.0;
+        if (LEAVES && base + l < len) leaves[base + l] = v;
+        t[SEED_LEAVES + l] = v;
     }
     seed_build(t);
     if (threadIdx.x == 0) roots[blockIdx.x] = t[1];
@@ -79,42 +104,18 @@ __device__ void seed_nearest(const T* __restrict__ x, int n, int d, const int* _
 // roots[b] = the tree root of block b of `in` (len values).
 extern "C" __global__ void __launch_bounds__(SEED_THREADS)
     seed_tree_roots(const double* __restrict__ in, i64 len, double* __restrict__ roots) {
-    __shared__ double t[2 * SEED_LEAVES];
-    const i64 base = (i64)blockIdx.x * SEED_LEAVES;
-    for (int l = threadIdx.x; l < SEED_LEAVES; l += SEED_THREADS)
-        t[SEED_LEAVES + l] = base + l < len ? in[base + l] : 0.0;
-    seed_build(t);
-    if (threadIdx.x == 0) roots[blockIdx.x] = t[1];
+    seed_roots<double, false>(in, len, nullptr, roots);
 }
 
-// One D² draw (one block) from the `count` (2 to 4) levels of the sample tree: v0 the
-// weights (len0 of them), each next level the block roots of the one below, the last a
-// single total. : centres[j] = the point that u[j]·total falls in, walking
-// from the top level down (left while the target is below the left sum or the right
-// sum is 0, else right less the left sum), or ⌊u[j]·n⌋ when the total is 0. A total
-// that is not finite sets *status and draws nothing.
-extern "C" __global__ void __launch_bounds__(SEED_THREADS)
-    seed_pick(const double* v0, i64 len0, const double* v1, i64 len1, const double* v2, i64 len2,
-              const double* v3, i64 len3, int count, const double* __restrict__ u, int j, int n,
-              int* __restrict__ centres, int* __restrict__ status) {
-    const double* const lv[4] = {v0, v1, v2, v3};
-    const i64 lens[4] = {len0, len1, len2, len3};
+// Walks the `count` (2 to 4) levels lv (lengths lens) from the top down to the leaf
+// that `target` falls in (left while the target is below the left sum or the right sum
+// is 0, else right less the left sum). Every thread must call it; thread 0's result.
+__device__ i64 seed_walk(const double* const* lv, const i64* lens, int count, double target) {
     __shared__ double t[2 * SEED_LEAVES];
     __shared__ i64 sblock;
     __shared__ double starget;
-    const double total = lv[count - 1][0];
-    if (!isfinite(total)) {
-        if (threadIdx.x == 0) { *status = 1; centres[j] = 0; }
-        return;
-    }
-    if (!(total > 0.0)) {
-        if (threadIdx.x == 0) {
-            const i64 p = (i64)__dmul_rn(u[j], (double)n);
-            centres[j] = (int)(p < n - 1 ? p : n - 1);
-        }
-        return;
-    }
-    if (threadIdx.x == 0) { sblock = 0; starget = __dmul_rn(u[j], total); }
+    __syncthreads();
+    if (threadIdx.x == 0) { sblock = 0; starget = target; }
     for (int level = count - 2; level >= 0; --level) {
         __syncthreads();
         const i64 start = sblock * SEED_LEAVES;
@@ -122,23 +123,75 @@ extern "C" __global__ void __launch_bounds__(SEED_THREADS)
             t[SEED_LEAVES + l] = start + l < lens[level] ? lv[level][start + l] : 0.0;
         seed_build(t);
         if (threadIdx.x == 0) {
-            double target = starget;
+            double tg = starget;
             int h = 1;
             while (h < SEED_LEAVES) {
                 const double left = t[2 * h], right = t[2 * h + 1];
-                if (target < left || right == 0.0) {
+                if (tg < left || right == 0.0) {
                     h = 2 * h;
                 } else {
-                    target = __dsub_rn(target, left);
+                    tg = __dsub_rn(tg, left);
                     h = 2 * h + 1;
                 }
             }
-            starget = target;
+            starget = tg;
             sblock = start + (h - SEED_LEAVES);
         }
     }
     __syncthreads();
-    if (threadIdx.x == 0) centres[j] = (int)sblock;
+    return sblock;
+}
+
+// One D² draw (one block) from the `count` (2 to 4) levels of the sample tree: v0 the
+// weights (len0 of them), each next level the block roots of the one below, the last a
+// single total: centres[j] = the point that u[j]·total falls in (seed_walk), or, when
+// the total is 0, the point that u[j]·(its total) falls in of the fallback tree fb (the
+// sample weights', same lengths) if there is one, else ⌊u[j]·n⌋. A total that is not
+// finite sets *status and draws nothing.
+__device__ void seed_draw(const double* const* lv, const i64* lens, int count,
+                          const double* const* fb, const double* __restrict__ u, int j, int n,
+                          int* __restrict__ centres, int* __restrict__ status) {
+    const double total = lv[count - 1][0];
+    if (!isfinite(total)) {
+        if (threadIdx.x == 0) { *status = 1; centres[j] = 0; }
+        return;
+    }
+    if (!(total > 0.0)) {
+        if (fb != nullptr && fb[count - 1][0] > 0.0) {
+            const i64 p = seed_walk(fb, lens, count, __dmul_rn(u[j], fb[count - 1][0]));
+            if (threadIdx.x == 0) centres[j] = (int)p;
+            return;
+        }
+        if (threadIdx.x == 0) {
+            const i64 p = (i64)__dmul_rn(u[j], (double)n);
+            centres[j] = (int)(p < n - 1 ? p : n - 1);
+        }
+        return;
+    }
+    const i64 p = seed_walk(lv, lens, count, __dmul_rn(u[j], total));
+    if (threadIdx.x == 0) centres[j] = (int)p;
+}
+
+extern "C" __global__ void __launch_bounds__(SEED_THREADS)
+    seed_pick(const double* v0, i64 len0, const double* v1, i64 len1, const double* v2, i64 len2,
+              const double* v3, i64 len3, int count, const double* __restrict__ u, int j, int n,
+              int* __restrict__ centres, int* __restrict__ status) {
+    const double* const lv[4] = {v0, v1, v2, v3};
+    const i64 lens[4] = {len0, len1, len2, len3};
+    seed_draw(lv, lens, count, nullptr, u, j, n, centres, status);
+}
+
+// seed_pick with the sample weights' tree f0..f3 (same lengths) as the fallback.
+extern "C" __global__ void __launch_bounds__(SEED_THREADS)
+    seed_pick_weighted(const double* v0, i64 len0, const double* v1, i64 len1, const double* v2,
+                       i64 len2, const double* v3, i64 len3, int count, const double* f0,
+                       const double* f1, const double* f2, const double* f3,
+                       const double* __restrict__ u, int j, int n, int* __restrict__ centres,
+                       int* __restrict__ status) {
+    const double* const lv[4] = {v0, v1, v2, v3};
+    const double* const fb[4] = {f0, f1, f2, f3};
+    const i64 lens[4] = {len0, len1, len2, len3};
+    seed_draw(lv, lens, count, fb, u, j, n, centres, status);
 }
 
 // SplitMix64's first output from `state`, as a double in [0, 1).
@@ -183,7 +236,18 @@ __device__ void seed_gather(const T* __restrict__ x, int d, const int* __restric
     extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_nearest_##S(          \
         const T* x, int n, int d, const int* centres, int from, int to, int fresh,          \
         double* closest, int* owner, double* roots) {                                       \
-        seed_nearest<T>(x, n, d, centres, from, to, fresh, closest, owner, roots);          \
+        seed_nearest<T, false>(x, n, d, centres, from, to, fresh, nullptr, closest, owner,  \
+                               nullptr, roots);                                             \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_nearest_weighted_##S( \
+        const T* x, int n, int d, const int* centres, int from, int to, int fresh,          \
+        const T* w, double* closest, int* owner, double* prod, double* roots) {             \
+        seed_nearest<T, true>(x, n, d, centres, from, to, fresh, w, closest, owner, prod,   \
+                              roots);                                                       \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(SEED_THREADS)                              \
+        seed_weight_leaves_##S(const T* w, i64 n, double* leaves, double* roots) {          \
+        seed_roots<T, true>(w, n, leaves, roots);                                           \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(SEED_THREADS)                              \
         seed_gather_##S(const T* x, int d, const int* rows, int k, T* c) {                  \

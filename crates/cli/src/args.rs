@@ -41,7 +41,8 @@ pub enum Command {
     /// Time every backend and variant side by side (CUDA events on the GPU, wall clock on
     /// the CPU) after checking each is correct; print a table per op and write
     /// shootout.md, shootout.csv and one SVG plot per op. Without a GPU: the CPU at small
-    /// sizes, in well under a minute.
+    /// sizes, in well under a minute. `--suite shapes`: rectangular GEMMs and grams and
+    /// per-axis reductions too.
     Shootout(ShootoutArgs),
 }
 
@@ -50,10 +51,21 @@ pub enum Command {
 pub struct ShootoutArgs {
     /// Ops, comma separated: matmul, gram, transpose, sum, dot, cholesky, solve (with a
     /// given factor, n right-hand sides), kmeans, chain (gram, Cholesky and a solve on
-    /// resident data), transfer (upload and download) (default: all).
+    /// resident data), transfer (upload and download), and the reductions sumsq and
+    /// argmax (default: those of the suite; the ladders leave out sumsq and argmax).
     #[arg(long, value_delimiter = ',')]
     pub ops: Vec<String>,
-    /// Sizes, comma separated, for every op instead of each op's default ladder.
+    /// The cases. ladders: each op at a ladder of sizes (squares for the matrix ops).
+    /// shapes: matmul as m×k×n and gram (M·Mᵀ of an m×k M) at squares of 64 to 8192 and
+    /// at the rectangular shapes of real workloads (the k-means distance product
+    /// 2²⁰×D×K, 8192×64×8192, 64×8192×64, 1024×1024×64, tall-skinny and short-wide
+    /// grams), and sum, sumsq and argmax whole and along each axis of square, tall-thin
+    /// and short-wide matrices; smaller shapes of the same kinds with --quick and on the
+    /// CPU.
+    #[arg(long, value_enum, default_value = "ladders")]
+    pub suite: SuiteArg,
+    /// Sizes, comma separated, for every op instead of each op's default ladder (not
+    /// with --suite shapes, which has its own shapes).
     #[arg(long, value_delimiter = ',')]
     pub sizes: Option<Vec<usize>>,
     /// Backends, comma separated (cpu, faer, cuda, cublas); default: the GPU backends if
@@ -143,6 +155,13 @@ impl From<PrecisionArg> for ndgpu::Precision {
 }
 
 /// NumPy's names are accepted as aliases.
+/// `ndgpu shootout --suite`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SuiteArg {
+    Ladders,
+    Shapes,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DTypeArg {
     #[value(alias = "float32")]
@@ -283,6 +302,10 @@ pub enum Op {
         /// Starts: start i seeds from seed + i; the fit of least inertia is kept.
         #[arg(long, default_value_t = 1, value_parser = at_least_one)]
         n_init: usize,
+        /// A .npy vector of N sample weights (scikit-learn's sample_weight: finite, at
+        /// least 0, of positive sum): weighted means, inertia and seeding.
+        #[arg(long, value_name = "FILE.npy")]
+        sample_weight: Option<PathBuf>,
         /// Write centroids.npy and labels.npy (int64) into this directory (created if
         /// missing).
         #[arg(long, value_name = "DIR")]

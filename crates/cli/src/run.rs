@@ -18,8 +18,8 @@ struct Described<'a> {
     /// The family whose variant `--variant` selects.
     family: Family,
     common: &'a Common,
-    /// The data inputs, whose dtypes settle the element type (not k-means' --init file,
-    /// which is converted to it whatever its dtype).
+    /// The data inputs, whose dtypes settle the element type (not k-means' --init and
+    /// --sample-weight files, which are converted to it whatever their dtype).
     inputs: Vec<&'a Path>,
     /// The output paths given explicitly.
     outputs: Vec<&'a Path>,
@@ -162,6 +162,7 @@ pub fn run(op: Op) -> Result<()> {
             init,
             n_init,
             shift_tol,
+            sample_weight,
             out_dir,
             centroids,
             labels,
@@ -169,6 +170,10 @@ pub fn run(op: Op) -> Result<()> {
         } => {
             let mut cfg = ops::kmeans_config(*k, *seed, *tol, *max_iter, init)?.n_init(*n_init);
             cfg.shift_tol = *shift_tol;
+            cfg.sample_weight = sample_weight
+                .as_deref()
+                .map(npy::read_vector::<f64>)
+                .transpose()?;
             let dir = |file: &str| out_dir.as_ref().map(|d| d.join(file));
             if let Some(d) = out_dir {
                 std::fs::create_dir_all(d)

@@ -364,6 +364,54 @@ fn kmeans_and_predict() {
 }
 
 #[test]
+fn kmeans_sample_weight() {
+    let d = Dir::new();
+    let x = d.put("x.npy", &two_clusters());
+    // (0, 0) of weight 0 and (1, 1) of weight 3 (an f32 file for f64 data: converted):
+    // the first centroid is (3·(1, 1) + (0, 1) + (1, 0)) / 5 = (0.8, 0.8), and the
+    // inertia 0.68 + 0.68 + 3·0.08 + 4·0.5 = 3.6 (to f64 rounding).
+    let w = d.put("w.npy", &array![0.0f32, 1.0, 1.0, 3.0, 1.0, 1.0, 1.0, 1.0]);
+    let cp = d.out("c.npy");
+    let v = two_clusters_k2(&x, &["--sample-weight", &w, "--centroids", &cp]);
+    let inertia = v["inertia"].as_f64().unwrap();
+    assert!((inertia - 3.6).abs() < 1e-12, "{v}");
+    let c = read2(&cp);
+    let near = |r: usize, p: f64| c.row(r).iter().all(|v| (v - p).abs() < 1e-15);
+    assert!(
+        (near(0, 0.8) && near(1, 10.5)) || (near(1, 0.8) && near(0, 10.5)),
+        "{c}"
+    );
+    // Refused weights: exit code 1, naming the problem.
+    let neg = d.put(
+        "neg.npy",
+        &array![1.0f64, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+    );
+    cpu_fails(
+        &["kmeans", &x, "--k", "2", "--sample-weight", &neg],
+        1,
+        "negative",
+    );
+    let short = d.put("short.npy", &array![1.0f64, 1.0]);
+    cpu_fails(
+        &["kmeans", &x, "--k", "2", "--sample-weight", &short],
+        1,
+        "2 sample weights",
+    );
+    cpu_fails(
+        &[
+            "kmeans",
+            &x,
+            "--k",
+            "2",
+            "--sample-weight",
+            "nosuchfile.npy",
+        ],
+        2,
+        "nosuchfile",
+    );
+}
+
+#[test]
 fn verify_cpu_small_prints_a_table() {
     let out = ndgpu(&["verify", "--backends", "cpu", "--sizes", "small"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -953,4 +1001,111 @@ fn kmeans_json_summarizes_labels() {
     assert!(v["outputs"]["labels"].is_string(), "{v}");
     assert!(v.get("labels_note").is_none(), "{v}");
     assert_eq!(v["cluster_sizes"], serde_json::json!([4, 4]));
+}
+
+#[test]
+fn shootout_shape_suite_on_the_cpu_names_shapes_and_variants() {
+    let d = Dir::new();
+    let out = d.out("shapes");
+    let args = [
+        "shootout",
+        "--suite",
+        "shapes",
+        "--backends",
+        "cpu",
+        "--ops",
+        "matmul,gram,argmax",
+        "--reps",
+        "2",
+        "--no-peer",
+        "--quiet",
+        "--out",
+        &out,
+    ];
+    let stdout = ok(&args);
+    // The tables are printed and written: a line per shape and variant.
+    assert!(
+        stdout.contains("| 4096×32×128 | cpu/reference (default) |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| 1024×16 | cpu/reference (default) |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| 16×65536 axis 1 | cpu/reference (default) |"),
+        "{stdout}"
+    );
+    let md = std::fs::read_to_string(d.path("shapes/shootout.md")).unwrap();
+    assert_eq!(md, stdout);
+    let csv = std::fs::read_to_string(d.path("shapes/shootout.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let shapes: Vec<&str> = rows.iter().map(|r| r[col("shape")]).collect();
+    for want in [
+        "64×64×64",
+        "512×16×512",
+        "16×512×16",
+        "8×16384",
+        "512×512",
+        "65536×16 axis 0",
+    ] {
+        assert!(shapes.contains(&want), "{want}: {shapes:?}");
+    }
+    for r in &rows {
+        assert_eq!(
+            (r[col("variant")], r[col("status")]),
+            ("reference", "ok"),
+            "{r:?}"
+        );
+        assert!(r[col("rate")].parse::<f64>().unwrap() > 0.0, "{r:?}");
+        // The ladder size where the shape is a ladder's (the squares of matmul and
+        // gram), empty elsewhere.
+        let dims: Vec<&str> = r[col("shape")].split('×').collect();
+        let square = r[col("op")] != "argmax" && dims.iter().all(|d| *d == dims[0]);
+        let size = if square { dims[0] } else { "" };
+        assert_eq!(r[col("size")], size, "{r:?}");
+    }
+}
+
+#[test]
+fn shootout_suite_flag_is_checked() {
+    let out = ndgpu(&["shootout", "--suite", "squares"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("invalid value 'squares'") && stderr.contains("shapes"),
+        "{stderr}"
+    );
+    fails(
+        &[
+            "shootout",
+            "--suite",
+            "shapes",
+            "--sizes",
+            "64",
+            "--backends",
+            "cpu",
+        ],
+        2,
+        "--sizes is for the ladders",
+    );
+    fails(
+        &[
+            "shootout",
+            "--suite",
+            "shapes",
+            "--ops",
+            "matmul,cholesky",
+            "--backends",
+            "cpu",
+        ],
+        2,
+        "--suite shapes has no cholesky cases (its ops: matmul, gram, sum, sumsq, argmax)",
+    );
 }

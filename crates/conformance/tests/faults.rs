@@ -53,6 +53,10 @@ enum Fault {
     PredictLastTie,
     /// A centroid with no points moved anyway.
     UpdateMovesEmpty,
+    /// The update takes the plain mean, whatever the sample weights.
+    UpdateIgnoresWeights,
+    /// The inertia is unweighted, whatever the sample weights.
+    InertiaIgnoresWeights,
 }
 
 struct Faulty {
@@ -227,8 +231,15 @@ impl<T: Element> Cholesky<T> for Faulty {
 }
 
 impl<T: Element> KMeans<T> for Faulty {
-    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
-        let mut a = self.cpu.assign_dev(x, c, labels)?;
+    fn assign(
+        &self,
+        x: &Matrix<T>,
+        c: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        labels: &mut Indices,
+    ) -> Result<Assignment> {
+        let w = w.filter(|_| self.fault != Fault::InertiaIgnoresWeights);
+        let mut a = self.cpu.assign_weighted_dev(x, c, w, labels)?;
         let k = c.rows();
         let l = &mut HERE
             .indices_mut::<HostStorage<usize>>("kmeans", "labels", labels)?
@@ -260,9 +271,16 @@ impl<T: Element> KMeans<T> for Faulty {
         }
         Ok(a)
     }
-    fn update(&self, x: &Matrix<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+    fn update(
+        &self,
+        x: &Matrix<T>,
+        labels: &Indices,
+        w: Option<&Matrix<T>>,
+        c: &mut Matrix<T>,
+    ) -> Result<()> {
         let before = HERE.host_view("kmeans", "C", c)?.to_owned();
-        self.cpu.update_dev(x, labels, c)?;
+        let w = w.filter(|_| self.fault != Fault::UpdateIgnoresWeights);
+        self.cpu.update_weighted_dev(x, labels, w, c)?;
         if self.fault == Fault::UpdateMovesEmpty {
             let l = &HERE
                 .indices::<HostStorage<usize>>("kmeans", "labels", labels)?
@@ -338,6 +356,8 @@ fn every_injected_fault_is_caught() {
         (KMeansInertiaOff, Family::KMeans),
         (PredictLastTie, Family::KMeans),
         (UpdateMovesEmpty, Family::KMeans),
+        (UpdateIgnoresWeights, Family::KMeans),
+        (InertiaIgnoresWeights, Family::KMeans),
     ];
     let mut missed = Vec::new();
     for (fault, family) in faults {

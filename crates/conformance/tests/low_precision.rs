@@ -188,39 +188,66 @@ fn nearest<T: Element>(x: ArrayView1<T>, c: ArrayView2<T>) -> (usize, T) {
     best
 }
 
+/// The sample weights as values (every one 1 without weights).
+fn weights<T: Element>(n: usize, w: Option<&Matrix<T>>) -> Result<Vec<T>> {
+    Ok(match w {
+        None => vec![T::one(); n],
+        Some(w) => HERE
+            .host_view("kmeans", "weights", w)?
+            .iter()
+            .copied()
+            .collect(),
+    })
+}
+
 impl<T: Element> KMeans<T> for InT {
-    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
+    fn assign(
+        &self,
+        x: &Matrix<T>,
+        c: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        labels: &mut Indices,
+    ) -> Result<Assignment> {
         check::kmeans_step(x.dim(), c.dim(), labels.len())?;
         let (x, c) = (
             HERE.host_view("kmeans", "X", x)?,
             HERE.host_view("kmeans", "C", c)?,
         );
+        let w = weights(x.nrows(), w)?;
         let labels: &mut HostStorage<usize> = HERE.indices_mut("kmeans", "labels", labels)?;
         let (mut changed, mut inertia) = (0, 0.0);
-        for (row, l) in x.rows().into_iter().zip(labels.data.iter_mut()) {
+        for ((row, l), wi) in x.rows().into_iter().zip(labels.data.iter_mut()).zip(&w) {
             let (j, dist) = nearest(row, c);
             changed += usize::from(*l != j);
             *l = j;
-            inertia += dist.as_f64();
+            inertia += dist.as_f64() * wi.as_f64();
         }
         Ok(Assignment { changed, inertia })
     }
-    fn update(&self, x: &Matrix<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+    fn update(
+        &self,
+        x: &Matrix<T>,
+        labels: &Indices,
+        w: Option<&Matrix<T>>,
+        c: &mut Matrix<T>,
+    ) -> Result<()> {
         check::kmeans_step(x.dim(), c.dim(), labels.len())?;
         let (k, d) = c.dim();
         let x = HERE.host_view("kmeans", "X", x)?;
+        let w = weights(x.nrows(), w)?;
         let labels: &HostStorage<usize> = HERE.indices("kmeans", "labels", labels)?;
         let mut sums = Array2::<T>::zeros((k, d));
-        let mut counts = vec![0usize; k];
-        for (row, &l) in x.rows().into_iter().zip(&labels.data) {
-            counts[l] += 1;
+        let mut mass = vec![T::zero(); k];
+        for ((row, &l), &wi) in x.rows().into_iter().zip(&labels.data).zip(&w) {
+            // Weighted sums in T, as a GPU kernel forms them.
+            mass[l] += wi;
             let mut s = sums.row_mut(l);
-            s += &row;
+            s.zip_mut_with(&row, |s, &v| *s += wi * v);
         }
         let mut c = view_mut("centroids", c)?;
-        for (j, &count) in counts.iter().enumerate() {
-            if count > 0 {
-                let mean = &sums.row(j) / T::from_f64(count as f64);
+        for (j, &m) in mass.iter().enumerate() {
+            if m > T::zero() {
+                let mean = &sums.row(j) / m;
                 c.row_mut(j).assign(&mean);
             }
         }

@@ -3,8 +3,10 @@
 
 use ndarray::{ArrayView1, ArrayView2, Axis};
 
-use crate::kmeans::{Init, KMeansConfig};
 use crate::{Element, Error, Gemm, Result, Trans};
+
+mod kmeans;
+pub use kmeans::*;
 
 /// Checks that op(A)·op(B) is defined and returns `(m, n, k)`.
 ///
@@ -285,131 +287,6 @@ pub fn dot<T>(x: &ArrayView1<T>, y: &ArrayView1<T>) -> Result<usize> {
         ));
     }
     Ok(x.len())
-}
-
-/// Checks a k-means configuration against data of N points × D dimensions.
-///
-/// # Errors
-/// [`Error::InvalidArgument`] for k = 0, k > N, max_iter = 0, tol outside [0, 1], given
-/// centroids of the wrong shape; [`Error::NonFinite`] for NaN/Inf in given centroids.
-pub fn kmeans_config(n: usize, d: usize, config: &KMeansConfig) -> Result<()> {
-    if config.k == 0 {
-        return Err(Error::invalid("kmeans", "k must be at least 1"));
-    }
-    if config.k > n {
-        return Err(Error::invalid(
-            "kmeans",
-            format!(
-                "k = {} is larger than the number of points N = {n}",
-                config.k
-            ),
-        ));
-    }
-    if config.max_iter == 0 {
-        return Err(Error::invalid("kmeans", "max_iter must be at least 1"));
-    }
-    if !(0.0..=1.0).contains(&config.tol) {
-        return Err(Error::invalid(
-            "kmeans",
-            format!("tol = {} is outside [0, 1]", config.tol),
-        ));
-    }
-    if let Some(t) = config.shift_tol {
-        if !(t.is_finite() && t >= 0.0) {
-            return Err(Error::invalid(
-                "kmeans",
-                format!("shift_tol = {t}: it must be finite and at least 0"),
-            ));
-        }
-    }
-    if config.n_init == 0 {
-        return Err(Error::invalid("kmeans", "n_init must be at least 1"));
-    }
-    if let Init::KMeansParallel {
-        oversampling,
-        rounds,
-    } = config.init
-    {
-        if !(oversampling.is_finite() && oversampling > 0.0) {
-            return Err(Error::invalid(
-                "kmeans",
-                format!("k-means|| oversampling = {oversampling}: it must be finite and positive"),
-            ));
-        }
-        if !(1..=64).contains(&rounds) {
-            return Err(Error::invalid(
-                "kmeans",
-                format!("k-means|| rounds = {rounds}: it must be 1 to 64"),
-            ));
-        }
-    }
-    if let Init::Given(c) = &config.init {
-        if c.dim() != (config.k, d) {
-            return Err(Error::invalid(
-                "kmeans",
-                format!(
-                    "given centroids are {}x{}, expected k x D = {}x{d}",
-                    c.nrows(),
-                    c.ncols(),
-                    config.k
-                ),
-            ));
-        }
-        finite("kmeans", "init centroids", &c.view())?;
-    }
-    Ok(())
-}
-
-/// Checks the shapes of `predict`: points N×D, centroids K×D with K ≥ 1.
-///
-/// # Errors
-/// [`Error::InvalidArgument`] for no centroids, [`Error::ShapeMismatch`] for a
-/// dimension mismatch.
-pub fn predict_dims(x: (usize, usize), c: (usize, usize)) -> Result<()> {
-    if c.0 == 0 {
-        return Err(Error::invalid("predict", "no centroids"));
-    }
-    if x.1 != c.1 {
-        return Err(Error::shape(
-            "predict",
-            format!("points have {} dimensions, centroids {}", x.1, c.1),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks the operands of a k-means step: points N×D, centroids K×D (K ≥ 1), N labels.
-///
-/// # Errors
-/// [`Error::InvalidArgument`] for no centroids, [`Error::ShapeMismatch`].
-pub fn kmeans_step(x: (usize, usize), c: (usize, usize), labels: usize) -> Result<()> {
-    if c.0 == 0 {
-        return Err(Error::invalid("kmeans", "no centroids"));
-    }
-    if x.1 != c.1 {
-        return Err(Error::shape(
-            "kmeans",
-            format!("points have {} dimensions, centroids {}", x.1, c.1),
-        ));
-    }
-    if labels != x.0 {
-        return Err(Error::shape(
-            "kmeans",
-            format!("{labels} labels for {} points", x.0),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks `predict`'s host operands. Returns `(n, k, d)`.
-///
-/// # Errors
-/// As [`predict_dims`]; [`Error::NonFinite`].
-pub fn predict<T: Element>(x: &ArrayView2<T>, c: &ArrayView2<T>) -> Result<(usize, usize, usize)> {
-    predict_dims(x.dim(), c.dim())?;
-    finite("predict", "X", x)?;
-    finite("predict", "centroids", c)?;
-    Ok((x.nrows(), c.nrows(), x.ncols()))
 }
 
 /// A host array and a resident matrix of one shape, as [`Memory::upload_into`] and

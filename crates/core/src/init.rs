@@ -15,7 +15,7 @@
 
 use ndarray::{Array2, ArrayView1, ArrayView2};
 
-use crate::kmeans::{Init, KMeansConfig, SplitMix64};
+use crate::kmeans::{sample_weights, Init, KMeansConfig, SplitMix64};
 use crate::{check, Element, Error, Result};
 
 /// Leaves of one block of a [`SampleTree`].
@@ -146,23 +146,32 @@ pub fn nonfinite_total<T: Element>(x: ArrayView2<T>, total: f64) -> Error {
 }
 
 /// D² weights of the points of `x` and the centre each one is nearest to, kept up to
-/// date as centres are added.
+/// date as centres are added; with sample weights, the tree of the weights.
 struct Nearest<'a, T> {
     x: ArrayView2<'a, T>,
     closest: Vec<f64>,
     owner: Vec<usize>,
     centres: Vec<usize>,
+    /// The sample weights (their `T` values in f64) and their tree.
+    weights: Option<(&'a [f64], SampleTree)>,
 }
 
 impl<'a, T: Element> Nearest<'a, T> {
-    fn new(x: ArrayView2<'a, T>) -> Result<Self> {
+    fn new(x: ArrayView2<'a, T>, w: Option<&'a [f64]>) -> Result<Self> {
         let n = x.nrows();
         Ok(Nearest {
             x,
             closest: crate::host::filled_vec("kmeans", n, f64::INFINITY)?,
             owner: crate::host::filled_vec("kmeans", n, 0)?,
             centres: Vec::new(),
+            weights: w.map(|w| (w, SampleTree::new(w))),
         })
+    }
+    /// The first centre ([`first_centre`]).
+    fn start(&mut self, rng: &mut SplitMix64) {
+        let n = self.x.nrows();
+        let first = first_centre(rng, n, self.weights.as_ref().map(|(w, t)| (*w, t)));
+        self.add(&[first]);
     }
     /// Adds the points `rows` as centres, in order.
     fn add(&mut self, rows: &[usize]) {
@@ -179,19 +188,33 @@ impl<'a, T: Element> Nearest<'a, T> {
             }
         }
     }
+    /// The leaves of the D² tree: D²ᵢ, or with weights wᵢ·D²ᵢ (one rounded product).
+    fn leaves(&self) -> Vec<f64> {
+        match &self.weights {
+            None => self.closest.clone(),
+            Some((w, _)) => weighted_d2(&self.closest, w),
+        }
+    }
     /// The D² tree, its total checked.
     fn tree(&self) -> Result<SampleTree> {
-        let tree = SampleTree::new(&self.closest);
+        let tree = SampleTree::new(&self.leaves());
         if !tree.total().is_finite() {
             return Err(nonfinite_total(self.x, tree.total()));
         }
         Ok(tree)
     }
-    /// D² draws from `rng` until there are k centres.
+    /// D² draws from `rng` until there are k centres. With weights, a D² total of 0
+    /// (every point of positive weight on a centre) draws by weight instead, so a point
+    /// of weight 0 is never drawn.
     fn plus_plus(&mut self, rng: &mut SplitMix64, k: usize) -> Result<()> {
+        let n = self.x.nrows();
         while self.centres.len() < k {
             let tree = self.tree()?;
-            let pick = tree.draw(rng.next_f64(), self.x.nrows());
+            let u = rng.next_f64();
+            let pick = match &self.weights {
+                Some((_, wtree)) if tree.total() <= 0.0 => wtree.draw(u, n),
+                _ => tree.draw(u, n),
+            };
             self.add(&[pick]);
         }
         // A non-finite point has no finite distance to anything: caught here when k = 1.
@@ -199,23 +222,85 @@ impl<'a, T: Element> Nearest<'a, T> {
     }
 }
 
+/// The first centre of k-means++ and k-means‖ among `n` points: `rng.below(n)`, or
+/// with sample weights `w` (and their tree) a draw by weight from `rng.next_f64()`.
+/// Weights all equal draw `rng.below(n)` too: a draw by equal weights is uniform, and
+/// so all-ones weights start where no weights do, to the bit.
+pub fn first_centre(rng: &mut SplitMix64, n: usize, w: Option<(&[f64], &SampleTree)>) -> usize {
+    match w {
+        Some((w, tree)) if w.iter().any(|&v| v != w[0]) => tree.draw(rng.next_f64(), n),
+        _ => rng.below(n),
+    }
+}
+
+/// The weight of each of `m` k-means‖ candidates for the reclustering: the number of
+/// points whose nearest centre it is (`owner`, in point order), or with sample weights
+/// `w` the sum of their weights, added in point order.
+pub fn candidate_weights(
+    owner: impl Iterator<Item = usize>,
+    m: usize,
+    w: Option<&[f64]>,
+) -> Vec<f64> {
+    let mut weights = vec![0.0; m];
+    for (i, o) in owner.enumerate() {
+        weights[o] += w.map_or(1.0, |w| w[i]);
+    }
+    weights
+}
+
+/// wᵢ·D²ᵢ in f64, each product rounded once: the leaves of a weighted D² draw.
+pub fn weighted_d2(closest: &[f64], w: &[f64]) -> Vec<f64> {
+    closest.iter().zip(w).map(|(d, w)| d * w).collect()
+}
+
 /// The starting centroids for `config` on host data `x` (checked with
 /// [`check::kmeans_config`]): the given ones, k distinct random points, k-means++ (D²
-/// sampling) or k-means‖. Rounded to `T` once.
+/// sampling) or k-means‖, with `config.sample_weight` converted to `T`
+/// ([`sample_weights`]). Rounded to `T` once.
 ///
 /// # Errors
-/// As [`check::kmeans_config`]; `NonFinite` for NaN or ±Inf in `x` met while seeding.
+/// As [`check::kmeans_config`] and [`sample_weights`]; `NonFinite` for NaN or ±Inf in
+/// `x` met while seeding.
 pub fn init_centroids<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Result<Array2<T>> {
+    check::kmeans_config(x.nrows(), x.ncols(), config)?;
+    let w = sample_weights::<T>(config)?;
+    init_centroids_weighted(x, w.as_ref().map(|w| w.view()), config)
+}
+
+/// [`init_centroids`] with the sample weights given in `T` (`config.sample_weight`
+/// converted by [`sample_weights`]; `None`: unweighted). With weights:
+/// - k-means++: the first centre is drawn by weight ([`first_centre`]: a [`SampleTree`]
+///   over the wᵢ, from the stream's first uniform number; `rng.below(n)` when they are
+///   all equal), each later one by wᵢ·D²ᵢ (the product rounded once in f64); when every
+///   wᵢ·D²ᵢ is 0, by weight (from the same uniform number);
+/// - k-means‖: the first centre as k-means++'s; point i joins in a round when its
+///   uniform number is below ℓ·(wᵢ·D²ᵢ) / Σ wD²; candidates are weighted by the sum of
+///   the weights of the points nearest to each, added in point order;
+/// - random: k distinct points among those of positive weight: [`sample_distinct`] of
+///   k among their number m, mapped to the m points in index order.
+///
+/// # Errors
+/// As [`init_centroids`].
+pub fn init_centroids_weighted<T: Element>(
+    x: ArrayView2<T>,
+    w: Option<ArrayView1<T>>,
+    config: &KMeansConfig,
+) -> Result<Array2<T>> {
     let (n, d) = x.dim();
     check::kmeans_config(n, d, config)?;
+    let wf: Option<Vec<f64>> = w.map(|w| w.iter().map(|v| v.as_f64()).collect());
+    if let Some(w) = &wf {
+        check::weights_dim(n, (w.len(), 1))?;
+    }
+    let wf = wf.as_deref();
     let k = config.k;
     let mut rng = SplitMix64::new(config.seed);
     let rows = match &config.init {
         Init::Given(c) => return Ok(c.mapv(T::from_f64)),
-        Init::Random => sample_distinct(&mut rng, n, k)?,
+        Init::Random => random_rows(&mut rng, n, k, wf)?,
         Init::KMeansPlusPlus => {
-            let mut near = Nearest::new(x)?;
-            near.add(&[rng.below(n)]);
+            let mut near = Nearest::new(x.view(), wf)?;
+            near.start(&mut rng);
             near.plus_plus(&mut rng, k)?;
             near.centres
         }
@@ -223,16 +308,17 @@ pub fn init_centroids<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Re
             oversampling,
             rounds,
         } => {
-            let mut near = Nearest::new(x)?;
-            near.add(&[rng.below(n)]);
+            let mut near = Nearest::new(x.view(), wf)?;
+            near.start(&mut rng);
             let ell = oversampling * k as f64;
             for round in 0..*rounds {
                 let phi = near.tree()?.total();
                 if phi == 0.0 {
                     break;
                 }
+                let leaves = near.leaves();
                 let new: Vec<usize> = (0..n)
-                    .filter(|&i| parallel_pick(config.seed, round, i, near.closest[i], ell, phi))
+                    .filter(|&i| parallel_pick(config.seed, round, i, leaves[i], ell, phi))
                     .collect();
                 near.add(&new);
             }
@@ -242,16 +328,41 @@ pub fn init_centroids<T: Element>(x: ArrayView2<T>, config: &KMeansConfig) -> Re
             } else {
                 near.tree()?;
                 let m = near.centres.len();
-                let mut weights = vec![0.0; m];
-                for &o in &near.owner {
-                    weights[o] += 1.0;
-                }
+                let weights = candidate_weights(near.owner.iter().copied(), m, wf);
                 let cand = Array2::from_shape_fn((m, d), |(r, c)| x[[near.centres[r], c]].as_f64());
                 return Ok(recluster(cand.view(), &weights, k, &mut rng).mapv(T::from_f64));
             }
         }
     };
     Ok(Array2::from_shape_fn((k, d), |(r, c)| x[[rows[r], c]]))
+}
+
+/// The rows of a random start: k distinct indices below n ([`sample_distinct`]), or
+/// with weights `w`, k distinct among the m points of positive weight (drawn as
+/// `sample_distinct(rng, m, k)`, mapped to those points in index order).
+///
+/// # Errors
+/// `InvalidArgument` for fewer than k points of positive weight; out of memory.
+pub fn random_rows(
+    rng: &mut SplitMix64,
+    n: usize,
+    k: usize,
+    w: Option<&[f64]>,
+) -> Result<Vec<usize>> {
+    let Some(w) = w else {
+        return sample_distinct(rng, n, k);
+    };
+    let positive: Vec<usize> = (0..n).filter(|&i| w[i] > 0.0).collect();
+    if positive.len() < k {
+        return Err(Error::invalid(
+            "kmeans",
+            format!("{} points of positive weight, k = {k}", positive.len()),
+        ));
+    }
+    Ok(sample_distinct(rng, positive.len(), k)?
+        .into_iter()
+        .map(|j| positive[j])
+        .collect())
 }
 
 /// Σ (aᵢ − bᵢ)² of two f64 rows, as [`sq_dist`] forms it.
@@ -344,42 +455,4 @@ pub fn sample_distinct(rng: &mut SplitMix64, n: usize, k: usize) -> Result<Vec<u
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_tree_draws_in_proportion_to_the_weights() {
-        // Three levels (2048² < 5·10⁶), weight only on a few points.
-        let n = 5_000_000;
-        let mut w = vec![0.0; n];
-        for (i, v) in [(3, 1.0), (2047, 2.0), (2048, 1.0), (4_999_999, 4.0)] {
-            w[i] = v;
-        }
-        let t = SampleTree::new(&w);
-        assert_eq!(t.total(), 8.0);
-        assert_eq!(t.pick(0.0), 3);
-        assert_eq!(t.pick(0.99), 3);
-        assert_eq!(t.pick(1.0), 2047);
-        assert_eq!(t.pick(2.5), 2047);
-        assert_eq!(t.pick(3.0), 2048);
-        assert_eq!(t.pick(4.0), 4_999_999);
-        assert_eq!(t.pick(7.99), 4_999_999);
-        // Past the total (rounding of u·total): the last point of positive weight.
-        assert_eq!(t.pick(8.0), 4_999_999);
-    }
-
-    #[test]
-    fn all_zero_weights_draw_uniformly() {
-        let t = SampleTree::new(&[0.0; 10]);
-        assert_eq!(t.total(), 0.0);
-        assert_eq!(t.draw(0.0, 10), 0);
-        assert_eq!(t.draw(0.95, 10), 9);
-    }
-
-    #[test]
-    fn one_weight_is_its_own_total() {
-        let t = SampleTree::new(&[2.5]);
-        assert_eq!(t.total(), 2.5);
-        assert_eq!(t.pick(1.0), 0);
-    }
-}
+mod tests;

@@ -66,6 +66,11 @@ pub struct KMeansConfig {
     /// Starts (≥ 1): start i seeds from `seed + i`, and the fit of least inertia is kept
     /// (the first of equals). Given centroids make one start.
     pub n_init: usize,
+    /// Weight of each point (scikit-learn's `sample_weight`): N values, finite, ≥ 0,
+    /// of positive total; converted to the element type once ([`sample_weights`]), and
+    /// every backend computes with those values. `None`: every weight 1, and the
+    /// unweighted computation (bit for bit).
+    pub sample_weight: Option<Array1<f64>>,
 }
 
 impl KMeansConfig {
@@ -79,7 +84,13 @@ impl KMeansConfig {
             seed: 0,
             n_init: 1,
             shift_tol: None,
+            sample_weight: None,
         }
+    }
+    /// Sets the weight of each point (scikit-learn's `sample_weight`).
+    pub fn sample_weight(mut self, w: Array1<f64>) -> Self {
+        self.sample_weight = Some(w);
+        self
     }
     /// Sets the tolerance on centroid movement (scikit-learn's `tol`).
     pub fn shift_tol(mut self, shift_tol: f64) -> Self {
@@ -188,17 +199,45 @@ impl SplitMix64 {
 }
 
 /// The update step's last part on the host: each centroid (row of the k×d `centroids`)
-/// becomes the mean of its points from their f64 `sums` (k×d) and `counts` (k), rounded
-/// once; a centroid with no points stays where it was.
-pub fn write_means<T: Element>(sums: &[f64], counts: &[usize], centroids: &mut [T]) {
-    let d = if counts.is_empty() {
+/// becomes the mean of its points from their f64 `sums` (k×d, of wᵢ·xᵢ) and `mass` (k:
+/// the counts, or the sums of the weights), rounded once; a centroid of mass 0 (no
+/// points, or only points of weight 0) stays where it was.
+pub fn write_means<T: Element>(sums: &[f64], mass: &[f64], centroids: &mut [T]) {
+    let d = if mass.is_empty() {
         0
     } else {
-        centroids.len() / counts.len()
+        centroids.len() / mass.len()
     };
-    for (j, &count) in counts.iter().enumerate().filter(|(_, &c)| c > 0) {
+    for (j, &m) in mass.iter().enumerate().filter(|(_, &m)| m > 0.0) {
         for col in 0..d {
-            centroids[j * d + col] = T::from_f64(sums[j * d + col] / count as f64);
+            centroids[j * d + col] = T::from_f64(sums[j * d + col] / m);
         }
     }
+}
+
+/// The sample weights of `config` converted to `T` (once, as scikit-learn does); every
+/// backend computes with these values. `None` when the config has none.
+///
+/// # Errors
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a weight that
+/// overflows `T`, or when no weight (for `Init::Random`: fewer than k) stays positive
+/// in `T`; the config's own checks are [`check::kmeans_config`](crate::check::kmeans_config)'s.
+pub fn sample_weights<T: Element>(config: &KMeansConfig) -> crate::Result<Option<Array1<T>>> {
+    let Some(w) = &config.sample_weight else {
+        return Ok(None);
+    };
+    let wt = w.mapv(T::from_f64);
+    if let Some((i, v)) = wt.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(crate::Error::invalid(
+            "kmeans",
+            format!(
+                "sample weight {i} = {:e} overflows {} ({v})",
+                w[i],
+                T::DTYPE
+            ),
+        ));
+    }
+    let positive = wt.iter().filter(|&&v| v > T::zero()).count();
+    crate::check::positive_weights(positive, config)?;
+    Ok(Some(wt))
 }

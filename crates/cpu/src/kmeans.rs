@@ -3,7 +3,9 @@
 //! for step. Centroids live in the element type between steps (as they do on a
 //! device); each is recomputed as the f64 mean of its points and rounded once.
 //! Distances are direct squared differences in f64, which are exact up to one rounding
-//! per term and never go negative.
+//! per term and never go negative. With sample weights (their element-type values in
+//! f64), a centroid is Σ wᵢ·xᵢ / Σ wᵢ (each product rounded once, sums in point order)
+//! and the inertia Σ ‖xᵢ − c‖²·wᵢ.
 
 use ndgpu_core::backend::HostStorage;
 use ndgpu_core::{Assignment, Element, Error, Indices, KMeans, Matrix, Result};
@@ -27,48 +29,86 @@ fn nearest(x: &[f64], c: &[f64], k: usize) -> (usize, f64) {
 }
 
 impl<T: Element> KMeans<T> for CpuBackend {
-    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
+    fn assign(
+        &self,
+        x: &Matrix<T>,
+        c: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        labels: &mut Indices,
+    ) -> Result<Assignment> {
         let (xs, c) = (
             HERE.host_view("kmeans", "X", x)?,
             HERE.host_view("kmeans", "centroids", c)?,
         );
+        let w = w
+            .map(|w| HERE.host_view("kmeans", "sample weights", w))
+            .transpose()?;
         let (k, d) = c.dim();
         let c = to_f64(&c);
         let c = c.as_slice().expect("to_f64 gives a C-ordered array");
         let labels: &mut HostStorage<usize> = HERE.indices_mut("kmeans", "labels", labels)?;
         let mut point = vec![0.0f64; d];
         let (mut changed, mut inertia) = (0usize, 0.0f64);
-        for (row, label) in xs.rows().into_iter().zip(labels.data.iter_mut()) {
+        for (i, (row, label)) in xs
+            .rows()
+            .into_iter()
+            .zip(labels.data.iter_mut())
+            .enumerate()
+        {
             point.iter_mut().zip(row).for_each(|(p, v)| *p = v.as_f64());
             let (j, dist) = nearest(&point, c, k);
             // UNLABELED is never a centroid's index: every point counts in step one.
             changed += usize::from(*label != j);
             *label = j;
-            inertia += dist;
+            inertia += match w {
+                None => dist,
+                Some(w) => dist * w[[i, 0]].as_f64(),
+            };
         }
         Ok(Assignment { changed, inertia })
     }
 
-    fn update(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
+    fn update(
+        &self,
+        x: &Matrix<T>,
+        labels: &Indices,
+        w: Option<&Matrix<T>>,
+        centroids: &mut Matrix<T>,
+    ) -> Result<()> {
         let (k, d) = centroids.dim();
         let xs = HERE.host_view("kmeans", "X", x)?;
         let labels: &HostStorage<usize> = HERE.indices("kmeans", "labels", labels)?;
+        let w = w
+            .map(|w| HERE.host_view("kmeans", "sample weights", w))
+            .transpose()?;
         let mut sums = vec![0.0f64; k * d];
-        let mut counts = vec![0usize; k];
-        for (row, &j) in xs.rows().into_iter().zip(&labels.data) {
+        let mut mass = vec![0.0f64; k];
+        for (i, (row, &j)) in xs.rows().into_iter().zip(&labels.data).enumerate() {
             if j >= k {
                 return Err(Error::invalid(
                     "kmeans",
                     format!("label {j} names no centroid (k = {k}): assign the points first"),
                 ));
             }
-            counts[j] += 1;
-            for (s, v) in sums[j * d..(j + 1) * d].iter_mut().zip(row) {
-                *s += v.as_f64();
+            let sums = &mut sums[j * d..(j + 1) * d];
+            match w {
+                // Exactly the unweighted sums: a count, and the coordinates.
+                None => {
+                    mass[j] += 1.0;
+                    sums.iter_mut().zip(row).for_each(|(s, v)| *s += v.as_f64());
+                }
+                // wᵢ and wᵢ·xᵢ, the product rounded once in f64.
+                Some(w) => {
+                    let wi = w[[i, 0]].as_f64();
+                    mass[j] += wi;
+                    sums.iter_mut()
+                        .zip(row)
+                        .for_each(|(s, v)| *s += wi * v.as_f64());
+                }
             }
         }
         let c: &mut HostStorage<T> = HERE.matrix_mut("kmeans", "centroids", centroids)?;
-        ndgpu_core::kmeans::write_means(&sums, &counts, &mut c.data);
+        ndgpu_core::kmeans::write_means(&sums, &mass, &mut c.data);
         Ok(())
     }
 }

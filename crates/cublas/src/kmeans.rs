@@ -5,7 +5,8 @@
 //! `1·(‖c‖²)ᵀ` (k = 1, exact) fills every row with the centroid norms, then
 //! `S ← −2·X·Cᵀ + 1·S`. The norms are per-row dot products (strided-batched GEMM).
 //! The runtime's `assign_from_scores` then takes the argmin per row, counts label changes
-//! and adds ‖x‖² back for the inertia; its `update` moves the centroids.
+//! and adds ‖x‖² back for the inertia (times the sample weights, when there are); its
+//! `update` moves the centroids (to weighted means with weights).
 
 use ndarray::Axis;
 use ndgpu_core::{Assignment, Indices, KMeans, KMeansConfig, Matrix, Result, Trans};
@@ -34,13 +35,30 @@ impl<T: BlasElement> KMeans<T> for CublasBackend {
         shift(gpu, a, b)
     }
 
-    fn seed_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<Matrix<T>> {
+    fn seed_weighted_dev(
+        &self,
+        x: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        config: &KMeansConfig,
+    ) -> Result<Matrix<T>> {
         let x = self.gpu.dm(self.here(), "kmeans", "X", x)?;
-        Ok(self.gpu.matrix(seed(&self.gpu, x, config)?))
+        let w = w
+            .map(|w| self.gpu.dm(self.here(), "kmeans", "sample weights", w))
+            .transpose()?;
+        Ok(self.gpu.matrix(seed(&self.gpu, x, w, config)?))
     }
 
-    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
+    fn assign(
+        &self,
+        x: &Matrix<T>,
+        c: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        labels: &mut Indices,
+    ) -> Result<Assignment> {
         let (gpu, here) = (&self.gpu, self.here());
+        let w = w
+            .map(|w| gpu.dm(here, "kmeans", "sample weights", w))
+            .transpose()?;
         let x = gpu.dm(here, "kmeans", "X", x)?;
         let c = gpu.dm(here, "kmeans", "centroids", c)?;
         let labels = here
@@ -93,16 +111,25 @@ impl<T: BlasElement> KMeans<T> for CublasBackend {
                 )?;
             }
         }
-        assign_from_scores(gpu, &scores, &x_sq, labels)
+        assign_from_scores(gpu, &scores, &x_sq, w.map(|w| &w.data), labels)
     }
 
-    fn update(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
+    fn update(
+        &self,
+        x: &Matrix<T>,
+        labels: &Indices,
+        w: Option<&Matrix<T>>,
+        centroids: &mut Matrix<T>,
+    ) -> Result<()> {
         let (gpu, here) = (&self.gpu, self.here());
+        let w = w
+            .map(|w| gpu.dm(here, "kmeans", "sample weights", w))
+            .transpose()?;
         let x = gpu.dm(here, "kmeans", "X", x)?;
         let labels = here
             .indices::<IndexStorage>("kmeans", "labels", labels)?
             .labels()?;
         let c = gpu.dm_mut(here, "kmeans", "centroids", centroids)?;
-        update(gpu, x, labels, c)
+        update(gpu, x, labels, w.map(|w| &w.data), c)
     }
 }

@@ -7,7 +7,7 @@
 //! summation order, hence the bits, are the same on every run.
 
 use crate::push_args;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 use ndgpu_core::{Assignment, Error, Result};
 
 use crate::kernels::KernelFile;
@@ -54,13 +54,22 @@ pub struct Plan {
     pub g: usize,
     kb: usize,
     db: usize,
+    /// Bytes of one count: an `i32`, or a `T` with sample weights.
+    mass: usize,
 }
 
 impl Plan {
-    /// The chunking for N points, K centroids, D dimensions in `T`.
-    pub fn new<T: CudaElement>(n: usize, k: usize, d: usize) -> Plan {
+    /// The chunking for N points, K centroids, D dimensions in `T`; `weighted`: with
+    /// sample weights (the counts are sums of weights in `T`). The points of a chunk
+    /// do not depend on `weighted`.
+    pub fn new<T: CudaElement>(n: usize, k: usize, d: usize, weighted: bool) -> Plan {
         let db = d.clamp(1, 128);
-        let kb = (PARTIAL_SMEM / (WARPS * (db * std::mem::size_of::<T>() + 4))).clamp(1, k);
+        let mass = if weighted {
+            std::mem::size_of::<T>()
+        } else {
+            4
+        };
+        let kb = (PARTIAL_SMEM / (WARPS * (db * std::mem::size_of::<T>() + mass))).clamp(1, k);
         let gmax = (PARTIAL_CAP / (k * d).max(1)).max(1);
         let chunk = n.div_ceil(gmax).max(MIN_CHUNK);
         Plan {
@@ -68,10 +77,35 @@ impl Plan {
             g: n.div_ceil(chunk).max(1),
             kb,
             db,
+            mass,
         }
     }
     fn smem<T>(&self) -> u32 {
-        (WARPS * self.kb * (self.db * std::mem::size_of::<T>() + 4)) as u32
+        (WARPS * self.kb * (self.db * std::mem::size_of::<T>() + self.mass)) as u32
+    }
+}
+
+/// The per-chunk masses of the update (G×K): point counts, or with sample weights the
+/// sums of the weights in `T`.
+#[derive(Debug)]
+pub enum Masses<T> {
+    /// Point counts.
+    Counts(CudaSlice<i32>),
+    /// Sums of sample weights.
+    Weights(CudaSlice<T>),
+}
+
+impl<T: CudaElement> Masses<T> {
+    /// `len` masses of the kind of `weighted`.
+    ///
+    /// # Errors
+    /// Out of memory.
+    pub fn alloc(gpu: &Gpu, len: usize, weighted: bool) -> Result<Self> {
+        Ok(if weighted {
+            Masses::Weights(gpu.alloc("kmeans", len)?)
+        } else {
+            Masses::Counts(gpu.alloc("kmeans", len)?)
+        })
     }
 }
 
@@ -147,10 +181,11 @@ pub fn assign_from_scores<T: CudaElement>(
     gpu: &Gpu,
     scores: &DeviceMatrix<T>,
     x_sq_norms: &CudaSlice<T>,
+    w: Option<&CudaSlice<T>>,
     labels: &mut CudaSlice<i32>,
 ) -> Result<Assignment> {
     let n = scores.rows;
-    if x_sq_norms.len() < n || labels.len() < n {
+    if x_sq_norms.len() < n || labels.len() < n || w.is_some_and(|w| w.len() < n) {
         return Err(Error::shape(
             "kmeans",
             format!(
@@ -167,20 +202,26 @@ pub fn assign_from_scores<T: CudaElement>(
     let mut block_stats = gpu.alloc::<f64>("kmeans", 2 * nb)?;
     let mut stats = gpu.alloc::<f64>("kmeans", 2)?;
     let (ni, ki) = (dim_i32("kmeans", n)?, dim_i32("kmeans", scores.cols)?);
-    let (f, name) = kernel(gpu, format!("kmeans_assign_scores_{}", T::SUFFIX))?;
+    let which = if w.is_some() { "_weighted" } else { "" };
+    let (f, name) = kernel(gpu, format!("kmeans_assign_scores{which}_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; &scores.data, x_sq_norms, &ni, &ki, &mut *labels, &mut block_stats);
-    // SAFETY: (const T* s, const T* xsq, int n, int k, int* labels, double* block_stats):
-    // s n×k, xsq and labels at least n (checked above), block_stats 2 per block of 8
-    // points.
+    push_args!(b; &scores.data, x_sq_norms);
+    if let Some(w) = w {
+        push_args!(b; w);
+    }
+    push_args!(b; &ni, &ki, &mut *labels, &mut block_stats);
+    // SAFETY: (const T* s, const T* xsq, [const T* w,] int n, int k, int* labels, double*
+    // block_stats): s n×k, xsq, w and labels at least n (checked above), block_stats 2
+    // per block of 8 points.
     unsafe { go(b, &name, cfg((nb as u32, 1, 1), 0))? };
     stats_sum(gpu, &block_stats, nb, &mut stats)?;
     read_stats(gpu, &stats)
 }
 
 /// Moves each centroid (rows of `c`, K×D) to the mean of the points of `x` (N×D) that
-/// `labels` gives it; a centroid with no points stays where it is. The sums are formed
-/// in an order fixed by N, K and D, so the result is bitwise reproducible.
+/// `labels` gives it (with sample weights `w`, N of them: Σ wᵢxᵢ / Σ wᵢ); a centroid
+/// with no points (of no weight) stays where it is. The sums are formed in an order
+/// fixed by N, K and D, so the result is bitwise reproducible.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] for more clusters than the kernel's grid takes; out of
@@ -189,36 +230,33 @@ pub fn update<T: CudaElement>(
     gpu: &Gpu,
     x: &DeviceMatrix<T>,
     labels: &CudaSlice<i32>,
+    w: Option<&CudaSlice<T>>,
     c: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let (n, d, k) = (x.rows, x.cols, c.rows);
     if n == 0 || d == 0 {
         return Ok(());
     }
-    let plan = Plan::new::<T>(n, k, d);
+    let plan = Plan::new::<T>(n, k, d, w.is_some());
     let mut partial = gpu.alloc::<T>("kmeans", plan.g * k * d)?;
-    let mut pcount = gpu.alloc::<i32>("kmeans", plan.g * k)?;
+    let mut masses = Masses::alloc(gpu, plan.g * k, w.is_some())?;
     let (xv, lv) = (x.data.slice(0..n * d), labels.slice(0..n));
-    let rows = Rows::new(&xv, &lv, d);
-    accumulate_chunks(
-        gpu,
-        &plan,
-        rows,
-        k,
-        &mut partial.slice_mut(..),
-        &mut pcount.slice_mut(..),
-    )?;
-    finalize(gpu, &plan, &partial, &pcount, c)
+    let wv = w.map(|w| w.slice(0..n));
+    let rows = Rows::new(&xv, &lv, wv.as_ref(), d);
+    accumulate_chunks(gpu, &plan, rows, k, &mut partial, &mut masses, 0)?;
+    finalize(gpu, &plan, &partial, &masses, c)
 }
 
-/// Consecutive points of X (row-major, `n`×`d`) and their labels, starting at the first
-/// point of a chunk.
+/// Consecutive points of X (row-major, `n`×`d`), their labels and sample weights,
+/// starting at the first point of a chunk.
 #[derive(Debug, Clone, Copy)]
 pub struct Rows<'a, 'b, T> {
     /// The points.
     pub x: &'a CudaView<'b, T>,
     /// Their labels.
     pub labels: &'a CudaView<'b, i32>,
+    /// Their sample weights, if any.
+    pub w: Option<&'a CudaView<'b, T>>,
     /// How many.
     pub n: usize,
     /// Dimensions.
@@ -226,38 +264,56 @@ pub struct Rows<'a, 'b, T> {
 }
 
 impl<'a, 'b, T> Rows<'a, 'b, T> {
-    /// The points of `x` (`labels.len()` rows of `d`) with their labels.
-    pub fn new(x: &'a CudaView<'b, T>, labels: &'a CudaView<'b, i32>, d: usize) -> Self {
+    /// The points of `x` (`labels.len()` rows of `d`) with their labels and weights.
+    pub fn new(
+        x: &'a CudaView<'b, T>,
+        labels: &'a CudaView<'b, i32>,
+        w: Option<&'a CudaView<'b, T>>,
+        d: usize,
+    ) -> Self {
         let n = labels.len();
-        Rows { x, labels, n, d }
+        Rows { x, labels, w, n, d }
     }
 }
 
-/// The per-chunk sums and counts of the chunks that `rows` covers (⌈n / chunk⌉ of them,
-/// the last possibly short), written to the start of `partial` (chunks × K × D) and
-/// `pcount` (chunks × K). A chunk's sum is formed in the same order wherever its points
-/// are stored, so shards that start at chunk boundaries give the partials of the whole.
+/// The per-chunk sums and masses of the chunks that `rows` covers (⌈n / chunk⌉ of them,
+/// the last possibly short), written to `partial` (G × K × D) and `masses` (G × K) from
+/// chunk `first` on. A chunk's sum is formed in the same order wherever its points are
+/// stored, so shards that start at chunk boundaries give the partials of the whole.
+/// With weights in `rows`, the masses are [`Masses::Weights`] and the sums of w·x.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for more clusters than the kernel's grid takes;
-/// [`Error::ShapeMismatch`] for views too short; driver errors.
+/// [`Error::InvalidArgument`] for more clusters than the kernel's grid takes, or masses
+/// of the other kind; [`Error::ShapeMismatch`] for views too short; driver errors.
 pub fn accumulate_chunks<T: CudaElement>(
     gpu: &Gpu,
     plan: &Plan,
     rows: Rows<'_, '_, T>,
     k: usize,
-    partial: &mut CudaViewMut<'_, T>,
-    pcount: &mut CudaViewMut<'_, i32>,
+    partial: &mut CudaSlice<T>,
+    masses: &mut Masses<T>,
+    first: usize,
 ) -> Result<()> {
-    let Rows { x, labels, n, d } = rows;
+    let Rows { x, labels, w, n, d } = rows;
     let chunks = n.div_ceil(plan.chunk);
     if n == 0 || d == 0 {
         return Ok(());
     }
+    let masses_len = match &*masses {
+        Masses::Counts(m) => m.len(),
+        Masses::Weights(m) => m.len(),
+    };
+    if w.is_some() != matches!(masses, Masses::Weights(_)) {
+        return Err(Error::invalid(
+            "kmeans",
+            "sample weights and the kind of masses of the update differ",
+        ));
+    }
     if x.len() < n * d
         || labels.len() < n
-        || partial.len() < chunks * k * d
-        || pcount.len() < chunks * k
+        || w.is_some_and(|w| w.len() < n)
+        || partial.len() < (first + chunks) * k * d
+        || masses_len < (first + chunks) * k
     {
         return Err(Error::shape(
             "kmeans",
@@ -278,20 +334,42 @@ pub fn accumulate_chunks<T: CudaElement>(
         dim_i32("kmeans", k)?,
     );
     let (chunk, kb, db) = (plan.chunk as i32, plan.kb as i32, plan.db as i32);
-    let (f, name) = kernel(gpu, format!("kmeans_accumulate_partials_{}", T::SUFFIX))?;
+    let which = if w.is_some() { "_weighted" } else { "" };
+    let (f, name) = kernel(
+        gpu,
+        format!("kmeans_accumulate_partials{which}_{}", T::SUFFIX),
+    )?;
+    let mut partial = partial.slice_mut(first * k * d..);
     let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; x, labels, &ni, &di, &ki, &chunk, &kb, &db, partial, pcount);
-    // SAFETY: (x, labels, n, d, k, chunk, kb, db, partial, pcount): grid (chunks,
+    push_args!(b; x, labels);
+    if let Some(w) = w {
+        push_args!(b; w);
+    }
+    push_args!(b; &ni, &di, &ki, &chunk, &kb, &db, &mut partial);
+    let (mut counts, mut weights);
+    match masses {
+        Masses::Counts(m) => {
+            counts = m.slice_mut(first * k..);
+            push_args!(b; &mut counts);
+        }
+        Masses::Weights(m) => {
+            weights = m.slice_mut(first * k..);
+            push_args!(b; &mut weights);
+        }
+    }
+    // SAFETY: (x, labels, [w,] n, d, k, chunk, kb, db, partial, masses): grid (chunks,
     // ⌈k/kb⌉, ⌈d/db⌉) with chunks·chunk ≥ n; x holds n×d, labels n values in [0, k)
-    // (written by an assignment); partial holds chunks×k×d, pcount chunks×k (checked
-    // above); the dynamic shared memory is 8·kb·(db·size_of T + 4) bytes ≤ 40 KB, as the
-    // kernel lays it out.
+    // (written by an assignment), w n; partial holds chunks×k×d and the masses chunks×k
+    // from chunk `first` on (checked above), ints, or T with weights (checked above);
+    // the dynamic shared memory is 8·kb·(db·size_of T + size of a mass) bytes ≤ 40 KB,
+    // as the kernel lays it out.
     let grid = (chunks as u32, gy as u32, gz as u32);
     unsafe { go(b, &name, cfg(grid, plan.smem::<T>())) }
 }
 
 /// Moves each centroid to the sum of the `plan.g` chunk partials divided by the sum of
-/// the counts, adding them in chunk order; a centroid with no points stays.
+/// the masses, adding them in chunk order; a centroid with no points (of no weight)
+/// stays.
 ///
 /// # Errors
 /// Driver errors.
@@ -299,7 +377,7 @@ pub fn finalize<T: CudaElement>(
     gpu: &Gpu,
     plan: &Plan,
     partial: &CudaSlice<T>,
-    pcount: &CudaSlice<i32>,
+    masses: &Masses<T>,
     c: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let (g, k, d) = (
@@ -308,11 +386,20 @@ pub fn finalize<T: CudaElement>(
         dim_i32("kmeans", c.cols)?,
     );
     let grid = (blocks(c.len(), 32), 1, 1);
-    let (f, name) = kernel(gpu, format!("kmeans_finalize_{}", T::SUFFIX))?;
+    let which = match masses {
+        Masses::Counts(_) => "",
+        Masses::Weights(_) => "_weighted",
+    };
+    let (f, name) = kernel(gpu, format!("kmeans_finalize{which}_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; partial, pcount, &g, &k, &d, &mut c.data);
-    // SAFETY: (const T* partial, const int* pcount, int g, int k, int d, T* c): one block
-    // per 32 of the k×d centroid coordinates, guarded by k·d; partial holds g×k×d,
-    // pcount g×k.
+    push_args!(b; partial);
+    match masses {
+        Masses::Counts(m) => push_args!(b; m),
+        Masses::Weights(m) => push_args!(b; m),
+    }
+    push_args!(b; &g, &k, &d, &mut c.data);
+    // SAFETY: (const T* partial, const int*/const T* masses, int g, int k, int d, T* c):
+    // one block per 32 of the k×d centroid coordinates, guarded by k·d; partial holds
+    // g×k×d, the masses g×k (of the kernel's type: the entry point follows the kind).
     unsafe { go(b, &name, cfg(grid, 0)) }
 }

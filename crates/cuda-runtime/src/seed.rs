@@ -6,8 +6,12 @@
 use crate::push_args;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use ndarray::Array2;
-use ndgpu_core::init::{nonfinite_total, recluster, sample_distinct, TREE_LEAVES};
-use ndgpu_core::{check, Init, KMeansConfig, Result, SplitMix64};
+use ndgpu_core::init::{
+    candidate_weights, first_centre, nonfinite_total, random_rows, recluster, SampleTree,
+    TREE_LEAVES,
+};
+use ndgpu_core::kmeans::sample_weights;
+use ndgpu_core::{check, Error, Init, KMeansConfig, Result, SplitMix64};
 
 use crate::kernels::KernelFile;
 use crate::kmeans::cfg;
@@ -16,28 +20,50 @@ use crate::launch::{blocks, dim_i32};
 use crate::{driver, CudaElement, DeviceMatrix, Gpu};
 
 /// The starting centroids of `config` for `x` (N×D): given, random, k-means++ or
-/// k-means‖, equal to the host reference's.
+/// k-means‖, equal to the host reference's ([`ndgpu_core::init::init_centroids_weighted`]).
+/// `w`: the sample weights (N×1) of `config.sample_weight` in `T`, resident; the host
+/// converts the config's too (the same values), for the first centre, a random start
+/// and the k-means‖ candidates' weights.
 ///
 /// # Errors
-/// As [`ndgpu_core::init_centroids`]; out of memory; driver errors.
+/// As [`ndgpu_core::init_centroids`]; `InvalidArgument` when `w` and the config's
+/// weights are not both there or both absent; out of memory; driver errors.
 pub fn seed<T: CudaElement>(
     gpu: &Gpu,
     x: &DeviceMatrix<T>,
+    w: Option<&DeviceMatrix<T>>,
     config: &KMeansConfig,
 ) -> Result<DeviceMatrix<T>> {
     let (n, d) = x.dim();
     check::kmeans_config(n, d, config)?;
+    let hw: Option<Vec<f64>> =
+        sample_weights::<T>(config)?.map(|w| w.iter().map(|v| v.as_f64()).collect());
+    if let Some(w) = w {
+        check::weights_dim(n, w.dim())?;
+    }
+    if w.is_some() != hw.is_some() {
+        return Err(Error::invalid(
+            "kmeans",
+            "resident sample weights without config.sample_weight, or the other way round",
+        ));
+    }
+    let hw = hw.as_deref();
+    let dw = w.map(|w| &w.data);
     let k = config.k;
     let mut rng = SplitMix64::new(config.seed);
+    let first = |rng: &mut SplitMix64| {
+        let tree = hw.map(SampleTree::new);
+        first_centre(rng, n, hw.zip(tree.as_ref()))
+    };
     match &config.init {
         Init::Given(c) => upload(gpu, &c.mapv(T::from_f64)),
         Init::Random => {
-            let rows = sample_distinct(&mut rng, n, k)?;
+            let rows = random_rows(&mut rng, n, k, hw)?;
             gather(gpu, x, &to_i32(&rows)?)
         }
         Init::KMeansPlusPlus => {
-            let mut s = Seeder::new(gpu, x, k)?;
-            s.start(rng.below(n))?;
+            let mut s = Seeder::new(gpu, x, dw, k)?;
+            s.start(first(&mut rng))?;
             s.plus_plus(&mut rng, k)?;
             let rows = s.centres.clone();
             gather(gpu, x, &rows)
@@ -46,8 +72,8 @@ pub fn seed<T: CudaElement>(
             oversampling,
             rounds,
         } => {
-            let mut s = Seeder::new(gpu, x, k)?;
-            s.start(rng.below(n))?;
+            let mut s = Seeder::new(gpu, x, dw, k)?;
+            s.start(first(&mut rng))?;
             let ell = oversampling * k as f64;
             let (ni, select) = (dim_i32("kmeans", n)?, s.function("seed_select")?);
             let mut flags = gpu.alloc::<u8>("kmeans", n)?;
@@ -58,9 +84,9 @@ pub fn seed<T: CudaElement>(
                 }
                 let r = round as i32;
                 let mut b = gpu.stream().launch_builder(&select);
-                push_args!(b; &s.closest, &ni, &config.seed, &r, &ell, &phi, &mut flags);
-                // SAFETY: (closest, n, seed, round, ell, phi, flags): closest and flags
-                // hold n each; one thread per point, guarded by n.
+                push_args!(b; s.leaves(), &ni, &config.seed, &r, &ell, &phi, &mut flags);
+                // SAFETY: (leaves, n, seed, round, ell, phi, flags): the tree's leaves
+                // (D² or D²·w) and flags hold n each; one thread per point, guarded by n.
                 unsafe { go(b, "seed_select", cfg((blocks(n, 256), 1, 1), 0))? };
                 let picked = gpu.download_slice(&flags, n)?;
                 let new: Vec<i32> = (0..n as i32).filter(|&i| picked[i as usize] != 0).collect();
@@ -73,21 +99,13 @@ pub fn seed<T: CudaElement>(
             }
             s.total()?;
             let m = s.centres.len();
-            let mut counts = gpu
-                .stream()
-                .alloc_zeros::<i32>(m)
-                .map_err(|e| driver("kmeans: allocating counts", e))?;
-            let f = s.function("seed_owner_counts")?;
-            let mut b = gpu.stream().launch_builder(&f);
-            push_args!(b; &s.owner, &ni, &mut counts);
-            // SAFETY: (owner, n, counts): owner holds n positions below m (written by
-            // seed_nearest), counts m; one thread per point, guarded by n.
-            unsafe { go(b, "seed_owner_counts", cfg((blocks(n, 256), 1, 1), 0))? };
-            let weights: Vec<f64> = gpu
-                .download_slice(&counts, m)?
-                .into_iter()
-                .map(f64::from)
-                .collect();
+            let weights = match hw {
+                Some(hw) => {
+                    let owner = gpu.download_slice(&s.owner, n)?;
+                    candidate_weights(owner.iter().map(|&o| o as usize), m, Some(hw))
+                }
+                None => owner_counts(gpu, &s, m)?,
+            };
             let rows = s.centres.clone();
             let cand = gather(gpu, x, &rows)?;
             let cand = gpu.download_slice(&cand.data, m * d)?;
@@ -96,6 +114,33 @@ pub fn seed<T: CudaElement>(
             upload(gpu, &c.mapv(T::from_f64))
         }
     }
+}
+
+/// The number of points whose nearest centre each of the `m` centres is (integer
+/// atomics: exact in any order), as f64.
+fn owner_counts<T: CudaElement>(gpu: &Gpu, s: &Seeder<'_, T>, m: usize) -> Result<Vec<f64>> {
+    let ni = dim_i32("kmeans", s.x.rows)?;
+    let mut counts = gpu
+        .stream()
+        .alloc_zeros::<i32>(m)
+        .map_err(|e| driver("kmeans: allocating counts", e))?;
+    let f = s.function("seed_owner_counts")?;
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; &s.owner, &ni, &mut counts);
+    // SAFETY: (owner, n, counts): owner holds n positions below m (written by
+    // seed_nearest), counts m; one thread per point, guarded by n.
+    unsafe {
+        go(
+            b,
+            "seed_owner_counts",
+            cfg((blocks(s.x.rows, 256), 1, 1), 0),
+        )?
+    };
+    Ok(gpu
+        .download_slice(&counts, m)?
+        .into_iter()
+        .map(f64::from)
+        .collect())
 }
 
 /// Row indices as the kernels' ints.
@@ -153,10 +198,67 @@ struct Seeder<'a, T> {
     cap: usize,
     /// Set by a draw that met a total that is not finite.
     status: CudaSlice<i32>,
+    /// With sample weights: theirs, the leaves D²·w, and their own tree (all levels).
+    weighted: Option<Weighted<'a, T>>,
+}
+
+/// The sample weights of a seeding and what they add to the device state.
+struct Weighted<'a, T> {
+    w: &'a CudaSlice<T>,
+    /// D²·w of each point: level 0 of the D² tree.
+    prod: CudaSlice<f64>,
+    /// The tree of the weights, levels 0.. (a draw's fallback when Σ D²·w is 0).
+    tree: Vec<CudaSlice<f64>>,
+}
+
+/// Fills the levels 1.. of a tree (`upper`, lengths `lens[1..]`) from level 1 up.
+fn roots_up(gpu: &Gpu, upper: &mut [CudaSlice<f64>], lens: &[usize]) -> Result<()> {
+    let f = gpu.function(KernelFile::SEED, "seed_tree_roots")?;
+    for l in 2..lens.len() {
+        let (below, above) = upper.split_at_mut(l - 1);
+        let len = lens[l - 1] as i64;
+        let mut b = gpu.stream().launch_builder(&f);
+        push_args!(b; &below[l - 2], &len, &mut above[0]);
+        // SAFETY: (in, len, roots): in holds len values, roots ⌈len / 2048⌉, one per
+        // block.
+        unsafe { go(b, "seed_tree_roots", cfg((lens[l] as u32, 1, 1), 0))? };
+    }
+    Ok(())
+}
+
+impl<'a, T: CudaElement> Weighted<'a, T> {
+    /// The weights' tree built on the device (levels of lengths `lens`).
+    fn new(gpu: &Gpu, w: &'a CudaSlice<T>, lens: &[usize]) -> Result<Self> {
+        let n = lens[0];
+        let mut tree = lens
+            .iter()
+            .map(|&l| gpu.alloc::<f64>("kmeans", l))
+            .collect::<Result<Vec<_>>>()?;
+        let name = format!("seed_weight_leaves_{}", T::SUFFIX);
+        let f = gpu.function(KernelFile::SEED, &name)?;
+        let (leaves, upper) = tree.split_at_mut(1);
+        let len = n as i64;
+        let mut b = gpu.stream().launch_builder(&f);
+        push_args!(b; w, &len, &mut leaves[0], &mut upper[0]);
+        // SAFETY: (w, n, leaves, roots): w and leaves hold n, roots ⌈n / 2048⌉, one per
+        // block.
+        unsafe { go(b, &name, cfg((lens[1] as u32, 1, 1), 0))? };
+        roots_up(gpu, upper, lens)?;
+        Ok(Weighted {
+            w,
+            prod: gpu.alloc("kmeans", n)?,
+            tree,
+        })
+    }
 }
 
 impl<'a, T: CudaElement> Seeder<'a, T> {
-    fn new(gpu: &'a Gpu, x: &'a DeviceMatrix<T>, k: usize) -> Result<Self> {
+    fn new(
+        gpu: &'a Gpu,
+        x: &'a DeviceMatrix<T>,
+        w: Option<&'a CudaSlice<T>>,
+        k: usize,
+    ) -> Result<Self> {
         let n = x.rows;
         let mut lens = vec![n];
         while lens.len() < 2 || *lens.last().expect("a level") > 1 {
@@ -170,6 +272,7 @@ impl<'a, T: CudaElement> Seeder<'a, T> {
             .stream()
             .alloc_zeros::<i32>(1)
             .map_err(|e| driver("kmeans: allocating the seeding status", e))?;
+        let weighted = w.map(|w| Weighted::new(gpu, w, &lens)).transpose()?;
         Ok(Seeder {
             gpu,
             x,
@@ -181,7 +284,16 @@ impl<'a, T: CudaElement> Seeder<'a, T> {
             dev_centres: gpu.alloc("kmeans", k)?,
             cap: k,
             status,
+            weighted,
         })
+    }
+
+    /// Level 0 of the D² tree: the D² weights, or D²·w with sample weights.
+    fn leaves(&self) -> &CudaSlice<f64> {
+        match &self.weighted {
+            None => &self.closest,
+            Some(wd) => &wd.prod,
+        }
     }
 
     fn function(&self, name: &str) -> Result<CudaFunction> {
@@ -229,26 +341,26 @@ impl<'a, T: CudaElement> Seeder<'a, T> {
             dim_i32("kmeans", to)?,
             i32::from(fresh),
         );
-        let name = format!("seed_nearest_{}", T::SUFFIX);
+        let which = if self.weighted.is_some() {
+            "_weighted"
+        } else {
+            ""
+        };
+        let name = format!("seed_nearest{which}_{}", T::SUFFIX);
         let f = self.function(&name)?;
         let mut b = self.gpu.stream().launch_builder(&f);
-        push_args!(b; &self.x.data, &ni, &di, &self.dev_centres, &fi, &ti, &fr, &mut self.closest,
-            &mut self.owner, &mut self.upper[0]);
-        // SAFETY: (x, n, d, centres, from, to, fresh, closest, owner, roots): x n×d,
-        // centres[from..to) rows of x (written before this launch), closest and owner n,
-        // roots ⌈n / 2048⌉ (one per block); 256 threads per block of 2048 points.
-        unsafe { go(b, &name, cfg((self.lens[1] as u32, 1, 1), 0))? };
-        let f = self.function("seed_tree_roots")?;
-        for l in 2..self.lens.len() {
-            let (below, above) = self.upper.split_at_mut(l - 1);
-            let len = self.lens[l - 1] as i64;
-            let mut b = self.gpu.stream().launch_builder(&f);
-            push_args!(b; &below[l - 2], &len, &mut above[0]);
-            // SAFETY: (in, len, roots): in holds len values, roots ⌈len / 2048⌉, one per
-            // block.
-            unsafe { go(b, "seed_tree_roots", cfg((self.lens[l] as u32, 1, 1), 0))? };
+        push_args!(b; &self.x.data, &ni, &di, &self.dev_centres, &fi, &ti, &fr);
+        match &mut self.weighted {
+            None => push_args!(b; &mut self.closest, &mut self.owner, &mut self.upper[0]),
+            Some(wd) => push_args!(b; wd.w, &mut self.closest, &mut self.owner, &mut wd.prod,
+                &mut self.upper[0]),
         }
-        Ok(())
+        // SAFETY: (x, n, d, centres, from, to, fresh, [w,] closest, owner, [prod,] roots):
+        // x n×d, centres[from..to) rows of x (written before this launch), w, closest,
+        // owner and prod n, roots ⌈n / 2048⌉ (one per block); 256 threads per block of
+        // 2048 points.
+        unsafe { go(b, &name, cfg((self.lens[1] as u32, 1, 1), 0))? };
+        roots_up(self.gpu, &mut self.upper, &self.lens)
     }
 
     /// The tree's total, read back; an error if it is not finite.
@@ -281,28 +393,43 @@ impl<'a, T: CudaElement> Seeder<'a, T> {
                 self.dev_centres = self.gpu.alloc("kmeans", k)?;
                 self.upload_centres()?;
             }
-            let f = self.function("seed_pick")?;
+            let which = if self.weighted.is_some() {
+                "seed_pick_weighted"
+            } else {
+                "seed_pick"
+            };
+            let f = self.function(which)?;
             let ni = dim_i32("kmeans", n)?;
             let count = self.lens.len() as i32;
+            let top = self.lens.len() - 1;
             for j in from..k {
                 let ji = j as i32;
+                let leaves = match &self.weighted {
+                    None => &self.closest,
+                    Some(wd) => &wd.prod,
+                };
                 let lv = |l: usize| {
                     if l == 0 {
-                        &self.closest
+                        leaves
                     } else {
                         &self.upper[l - 1]
                     }
                 };
                 let len = |l: usize| *self.lens.get(l).unwrap_or(&0) as i64;
-                let level = |l: usize| lv(l.min(self.lens.len() - 1));
+                let level = |l: usize| lv(l.min(top));
                 let (l0, l1, l2, l3) = (len(0), len(1), len(2), len(3));
                 let mut b = self.gpu.stream().launch_builder(&f);
-                push_args!(b; level(0), &l0, level(1), &l1, level(2), &l2, level(3), &l3, &count,
-                    &u, &ji, &ni, &mut self.dev_centres, &mut self.status);
-                // SAFETY: (v0, len0, .., v3, len3, count, u, j, n, centres, status): the
-                // first `count` levels hold their lengths' values (levels past count are
-                // never read), u holds k, centres k (j < k), status 1; one block.
-                unsafe { go(b, "seed_pick", cfg((1, 1, 1), 0))? };
+                push_args!(b; level(0), &l0, level(1), &l1, level(2), &l2, level(3), &l3, &count);
+                if let Some(wd) = &self.weighted {
+                    let fb = |l: usize| &wd.tree[l.min(top)];
+                    push_args!(b; fb(0), fb(1), fb(2), fb(3));
+                }
+                push_args!(b; &u, &ji, &ni, &mut self.dev_centres, &mut self.status);
+                // SAFETY: (v0, len0, .., v3, len3, count, [f0, .., f3,] u, j, n, centres,
+                // status): the first `count` levels (of both trees, which have the same
+                // lengths) hold their lengths' values (levels past count are never
+                // read), u holds k, centres k (j < k), status 1; one block.
+                unsafe { go(b, which, cfg((1, 1, 1), 0))? };
                 self.nearest(j, j + 1, false)?;
             }
             let picked = self.gpu.download_slice(&self.dev_centres, k)?;

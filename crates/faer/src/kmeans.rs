@@ -8,7 +8,9 @@
 //! index. Blocks run in parallel; their counts and inertias are added in block order.
 //! Update: each block of points sums its points per centroid in f64; the blocks' sums
 //! are added in block order, and each centroid becomes the mean of its points, rounded
-//! once (a centroid with no points stays).
+//! once (a centroid with no points stays). With sample weights, the sums are of wᵢ·xᵢ
+//! and wᵢ (as the reference forms them), and each distance of the inertia is multiplied
+//! by its weight in f64.
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Par};
@@ -28,9 +30,25 @@ fn norms<T: Element>(data: &[T], d: usize) -> Vec<T> {
         .collect()
 }
 
+/// The sample weights (the N×1 matrix's values), if any.
+fn weights<T: Element>(w: Option<&Matrix<T>>) -> Result<Option<&[T]>> {
+    w.map(|w| {
+        let s: &HostStorage<T> = HERE.matrix("kmeans", "sample weights", w)?;
+        Ok(&s.data[..])
+    })
+    .transpose()
+}
+
 impl<T: FaerElement> KMeans<T> for FaerBackend {
-    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
+    fn assign(
+        &self,
+        x: &Matrix<T>,
+        c: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        labels: &mut Indices,
+    ) -> Result<Assignment> {
         let (n, d) = x.dim();
+        let w = weights(w)?;
         let k = c.rows();
         let xs: &HostStorage<T> = HERE.matrix("kmeans", "X", x)?;
         let cs: &HostStorage<T> = HERE.matrix("kmeans", "centroids", c)?;
@@ -64,7 +82,10 @@ impl<T: FaerElement> KMeans<T> for FaerBackend {
                     Par::Seq,
                 );
                 let (mut changed, mut inertia) = (0usize, 0.0f64);
-                for ((label, row), &xn) in out.iter_mut().zip(dots.chunks(k)).zip(&x_norms) {
+                let rows_w = w.map(|w| &w[start..start + rows]);
+                for (i, ((label, row), &xn)) in
+                    out.iter_mut().zip(dots.chunks(k)).zip(&x_norms).enumerate()
+                {
                     let mut best = (0usize, T::infinity());
                     for (j, (&m2xc, &cn)) in row.iter().zip(&c_norms).enumerate() {
                         let v = xn + m2xc + cn;
@@ -78,7 +99,10 @@ impl<T: FaerElement> KMeans<T> for FaerBackend {
                     }
                     changed += usize::from(*label != best.0);
                     *label = best.0;
-                    inertia += best.1.as_f64();
+                    inertia += match rows_w {
+                        None => best.1.as_f64(),
+                        Some(w) => best.1.as_f64() * w[i].as_f64(),
+                    };
                 }
                 (changed, inertia)
             })
@@ -89,8 +113,15 @@ impl<T: FaerElement> KMeans<T> for FaerBackend {
         Ok(Assignment { changed, inertia })
     }
 
-    fn update(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
+    fn update(
+        &self,
+        x: &Matrix<T>,
+        labels: &Indices,
+        w: Option<&Matrix<T>>,
+        centroids: &mut Matrix<T>,
+    ) -> Result<()> {
         let (k, d) = centroids.dim();
+        let w = weights(w)?;
         let xs: &HostStorage<T> = HERE.matrix("kmeans", "X", x)?;
         let labels: &HostStorage<usize> = HERE.indices("kmeans", "labels", labels)?;
         if let Some(&j) = labels.data.iter().find(|&&j| j >= k) {
@@ -99,31 +130,41 @@ impl<T: FaerElement> KMeans<T> for FaerBackend {
                 format!("label {j} names no centroid (k = {k}): assign the points first"),
             ));
         }
-        let parts: Vec<(Vec<f64>, Vec<usize>)> = labels
+        let parts: Vec<(Vec<f64>, Vec<f64>)> = labels
             .data
             .par_chunks(BLOCK)
             .enumerate()
             .map(|(block, ls)| {
                 let mut sums = vec![0.0f64; k * d];
-                let mut counts = vec![0usize; k];
+                let mut mass = vec![0.0f64; k];
                 for (i, &j) in ls.iter().enumerate() {
-                    let p = (block * BLOCK + i) * d;
-                    counts[j] += 1;
-                    for (s, v) in sums[j * d..(j + 1) * d].iter_mut().zip(&xs.data[p..p + d]) {
-                        *s += v.as_f64();
+                    let i = block * BLOCK + i;
+                    let (p, sums) = (i * d, &mut sums[j * d..(j + 1) * d]);
+                    let points = sums.iter_mut().zip(&xs.data[p..p + d]);
+                    match w {
+                        None => {
+                            mass[j] += 1.0;
+                            points.for_each(|(s, v)| *s += v.as_f64());
+                        }
+                        // wᵢ·xᵢ rounded once in f64, as the reference forms it.
+                        Some(w) => {
+                            let wi = w[i].as_f64();
+                            mass[j] += wi;
+                            points.for_each(|(s, v)| *s += wi * v.as_f64());
+                        }
                     }
                 }
-                (sums, counts)
+                (sums, mass)
             })
             .collect();
         let mut sums = vec![0.0f64; k * d];
-        let mut counts = vec![0usize; k];
-        for (s, c) in parts {
+        let mut mass = vec![0.0f64; k];
+        for (s, m) in parts {
             sums.iter_mut().zip(s).for_each(|(a, b)| *a += b);
-            counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
+            mass.iter_mut().zip(m).for_each(|(a, b)| *a += b);
         }
         let c: &mut HostStorage<T> = HERE.matrix_mut("kmeans", "centroids", centroids)?;
-        ndgpu_core::kmeans::write_means(&sums, &counts, &mut c.data);
+        ndgpu_core::kmeans::write_means(&sums, &mass, &mut c.data);
         Ok(())
     }
 }

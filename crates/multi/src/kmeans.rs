@@ -1,13 +1,14 @@
 //! k-means over the ranks. Each rank assigns its points against its copy of the
 //! centroids. The update sums the points of each chunk of the one-device plan
 //! ([`Plan`]) on the rank where the chunk starts (a chunk that runs past the rank's last
-//! row is first assembled there from the next ranks), gathers every chunk's sums on
+//! row is first assembled there from the next ranks; with sample weights, split as X
+//! is, the weights too), gathers every chunk's sums (and counts or weights) on
 //! every rank with NCCL, and has each rank add them in chunk order: the sums, hence the
 //! centroids, are bitwise those of one device.
 
 use cudarc::driver::{CudaSlice, CudaViewMut};
 use ndgpu_core::{Assignment, Indices, KMeans, Matrix, Result};
-use ndgpu_cuda_runtime::kmeans::{accumulate_chunks, finalize, Plan, Rows};
+use ndgpu_cuda_runtime::kmeans::{accumulate_chunks, finalize, Masses, Plan, Rows};
 use ndgpu_cuda_runtime::IndexStorage;
 
 use crate::layout::{split, unlike, Layout};
@@ -24,9 +25,17 @@ impl MultiBackend {
 }
 
 impl<T: MultiElement> KMeans<T> for MultiBackend {
-    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
+    fn assign(
+        &self,
+        x: &Matrix<T>,
+        c: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        labels: &mut Indices,
+    ) -> Result<Assignment> {
         let offsets = split(x.rows(), self.ranks.len());
         let xs = self.rows_on("kmeans", x, &offsets)?;
+        // The sample weights split as X is.
+        let ws = w.map(|w| self.rows_on("kmeans", w, &offsets)).transpose()?;
         let cs = self.everywhere("kmeans", c)?;
         let ls = self
             .here()
@@ -39,7 +48,9 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
             if xs[r].get().rows() == 0 && r > 0 {
                 return Ok(Assignment::default());
             }
-            rank.ops::<T>().assign_dev(xs[r].get(), cs[r].get(), l)
+            let w = ws.as_ref().map(|ws| ws[r].get());
+            rank.ops::<T>()
+                .assign_weighted_dev(xs[r].get(), cs[r].get(), w, l)
         })?;
         Ok(found
             .into_iter()
@@ -50,12 +61,21 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
     }
 
     /// The deterministic update of the one-device backends, whatever k-means variant the
-    /// ranks have selected.
-    fn update(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
+    /// ranks have selected (with sample weights: their weighted update, the weights split
+    /// as X is).
+    fn update(
+        &self,
+        x: &Matrix<T>,
+        labels: &Indices,
+        w: Option<&Matrix<T>>,
+        centroids: &mut Matrix<T>,
+    ) -> Result<()> {
         let ((n, d), k) = (x.dim(), centroids.rows());
         let ranks = self.ranks.len();
         let offsets = split(n, ranks);
         let xs = self.rows_on("kmeans", x, &offsets)?;
+        let ws = w.map(|w| self.rows_on("kmeans", w, &offsets)).transpose()?;
+        let weighted = ws.is_some();
         let ls = self.spread_indices("kmeans", "labels", labels)?;
         if ls.offsets != offsets {
             return Err(unlike("kmeans", "X", "the labels"));
@@ -63,7 +83,7 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
         if n == 0 || d == 0 {
             return Ok(());
         }
-        let plan = Plan::new::<T>(n, k, d);
+        let plan = Plan::new::<T>(n, k, d, weighted);
         let chunk = plan.chunk;
         // Rank r sums the chunks that start in its rows.
         let first = |r: usize| offsets[r].div_ceil(chunk);
@@ -73,13 +93,11 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
         for (r, rank) in self.ranks.iter().enumerate() {
             let gpu = &rank.gpu;
             let mut partial = gpu.alloc::<T>("kmeans", plan.g * k * d)?;
-            let mut pcount = gpu.alloc::<i32>("kmeans", plan.g * k)?;
+            let mut masses = Masses::alloc(gpu, plan.g * k, weighted)?;
             let (c0, c1) = (pieces[r].start, pieces[r].end);
             // The sums of the chunks that `rows` covers, from chunk c on.
             let mut sum_from = |rows: Rows<'_, '_, T>, c: usize| {
-                let (p, q) = (c * k * d, c * k);
-                let (p, q) = (&mut partial.slice_mut(p..), &mut pcount.slice_mut(q..));
-                accumulate_chunks(gpu, &plan, rows, k, p, q)
+                accumulate_chunks(gpu, &plan, rows, k, &mut partial, &mut masses, c)
             };
             if c0 < c1 {
                 let (lo, hi) = (offsets[r], offsets[r + 1]);
@@ -91,16 +109,25 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
                 };
                 let xr = self.dm(r, xs[r].get())?;
                 let lr = self.rank_labels(r, &ls.parts[r])?;
+                let wr = match &ws {
+                    Some(ws) => Some(self.dm(r, ws[r].get())?),
+                    None => None,
+                };
                 if c0 < whole_end {
                     let (s, e) = (c0 * chunk - lo, (whole_end * chunk).min(n) - lo);
                     let (xv, lv) = (xr.data.slice(s * d..e * d), lr.slice(s..e));
-                    sum_from(Rows::new(&xv, &lv, d), c0)?;
+                    let wv = wr.map(|w| w.data.slice(s..e));
+                    sum_from(Rows::new(&xv, &lv, wv.as_ref(), d), c0)?;
                 }
                 if whole_end < c1 {
                     let c = whole_end;
                     let (s, e) = (c * chunk, ((c + 1) * chunk).min(n));
                     let mut tx = gpu.alloc::<T>("kmeans", (e - s) * d)?;
                     let mut tl = gpu.alloc::<i32>("kmeans", e - s)?;
+                    let mut tw = match weighted {
+                        true => Some(gpu.alloc::<T>("kmeans", e - s)?),
+                        false => None,
+                    };
                     for q in r..ranks {
                         let (qs, qe) = (offsets[q].max(s), offsets[q + 1].min(e));
                         if qs >= qe {
@@ -117,13 +144,23 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
                             (q, &lq.slice(qs - base..qe - base)),
                             (r, &mut tl.slice_mut(qs - s..qe - s)),
                         )?;
+                        if let (Some(ws), Some(tw)) = (&ws, &mut tw) {
+                            self.copy_view(
+                                (
+                                    q,
+                                    &self.dm(q, ws[q].get())?.data.slice(qs - base..qe - base),
+                                ),
+                                (r, &mut tw.slice_mut(qs - s..qe - s)),
+                            )?;
+                        }
                     }
                     let (xv, lv) = (tx.slice(..), tl.slice(..));
-                    sum_from(Rows::new(&xv, &lv, d), c)?;
+                    let wv = tw.as_ref().map(|w| w.slice(..));
+                    sum_from(Rows::new(&xv, &lv, wv.as_ref(), d), c)?;
                 }
             }
             partials.push(partial);
-            counts.push(pcount);
+            counts.push(masses);
         }
         if ranks > 1 {
             let scale =
@@ -131,9 +168,25 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
             let mut views: Vec<CudaViewMut<'_, T>> =
                 partials.iter_mut().map(|p| p.slice_mut(..)).collect();
             self.comms.gather_pieces(&mut views, &scale(k * d))?;
-            let mut views: Vec<CudaViewMut<'_, i32>> =
-                counts.iter_mut().map(|p| p.slice_mut(..)).collect();
-            self.comms.gather_pieces(&mut views, &scale(k))?;
+            if weighted {
+                let mut views: Vec<CudaViewMut<'_, T>> = counts
+                    .iter_mut()
+                    .filter_map(|m| match m {
+                        Masses::Weights(m) => Some(m.slice_mut(..)),
+                        Masses::Counts(_) => None,
+                    })
+                    .collect();
+                self.comms.gather_pieces(&mut views, &scale(k))?;
+            } else {
+                let mut views: Vec<CudaViewMut<'_, i32>> = counts
+                    .iter_mut()
+                    .filter_map(|m| match m {
+                        Masses::Counts(m) => Some(m.slice_mut(..)),
+                        Masses::Weights(_) => None,
+                    })
+                    .collect();
+                self.comms.gather_pieces(&mut views, &scale(k))?;
+            }
         }
         let layout = self
             .spread("kmeans", "centroids", centroids)?

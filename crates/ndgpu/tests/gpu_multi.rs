@@ -42,7 +42,7 @@ fn blobs(n: usize, d: usize, k: usize, seed: u64) -> (Array2<f32>, Array2<f64>) 
 }
 
 /// N = 100,003 splits inside a chunk of the update (a chunk assembled from two ranks);
-/// N = 2¹⁸ splits on a chunk boundary.
+/// N = 2¹⁸ splits on a chunk boundary. Unweighted and with sample weights.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn kmeans_on_the_group_is_bitwise_that_of_one_device() {
@@ -50,23 +50,30 @@ fn kmeans_on_the_group_is_bitwise_that_of_one_device() {
     let all = group("cuda");
     for (n, d, k) in [(100_003, 32, 128), (1 << 18, 16, 64), (5_000, 3, 7)] {
         let (x, start) = blobs(n, d, k, n as u64);
-        let config = KMeansConfig::new(k)
+        let plain = KMeansConfig::new(k)
             .max_iter(6)
             .tol(0.0)
             .init(Init::Given(start));
-        let a = one.kmeans(x.view(), &config).unwrap();
-        let b = all.kmeans(x.view(), &config).unwrap();
-        assert_eq!(a.labels, b.labels, "labels, n = {n}");
-        assert_eq!(a.iterations, b.iterations);
-        let same = a
-            .centroids
-            .iter()
-            .zip(&b.centroids)
-            .all(|(p, q)| p.to_bits() == q.to_bits());
-        assert!(same, "centroids differ in their bits, n = {n}");
-        // The inertia is summed per rank and then over ranks: f64 rounding of the order.
-        let rel = (a.inertia - b.inertia).abs() / a.inertia;
-        assert!(rel <= 1e-12, "inertia {} vs {}", a.inertia, b.inertia);
+        // And with sample weights, split as X is (every eleventh 0).
+        let w = ndgpu::ndarray::Array1::from_shape_fn(n, |i| match i % 11 {
+            5 => 0.0,
+            r => 0.25 + 0.5 * r as f64,
+        });
+        for config in [plain.clone(), plain.sample_weight(w)] {
+            let a = one.kmeans(x.view(), &config).unwrap();
+            let b = all.kmeans(x.view(), &config).unwrap();
+            assert_eq!(a.labels, b.labels, "labels, n = {n}");
+            assert_eq!(a.iterations, b.iterations);
+            let same = a
+                .centroids
+                .iter()
+                .zip(&b.centroids)
+                .all(|(p, q)| p.to_bits() == q.to_bits());
+            assert!(same, "centroids differ in their bits, n = {n}");
+            // The inertia is summed per rank and then over ranks: f64 rounding of the order.
+            let rel = (a.inertia - b.inertia).abs() / a.inertia;
+            assert!(rel <= 1e-12, "inertia {} vs {}", a.inertia, b.inertia);
+        }
     }
 }
 

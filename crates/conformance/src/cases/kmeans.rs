@@ -6,13 +6,14 @@
 //! legitimately part, so only the properties of each result are checked there.
 
 use ndarray::{array, Array2, ArrayView2};
+use ndgpu_core::kmeans::sample_weights;
 use ndgpu_core::{Element, Error, Init, KMeans, KMeansConfig, KMeansResult, Ops};
 use ndgpu_cpu::CpuBackend;
 
 use super::Shapes;
 use crate::compare::{
-    centroid_ratio, check_kmeans_shape, check_nearest, check_predict_agrees, history_ratio,
-    inertia_ratio,
+    centroid_ratio, check_kmeans_shape, check_nearest, check_predict_agrees,
+    weighted_centroid_ratio, weighted_history_ratio, weighted_inertia_ratio,
 };
 use crate::data::{blobs, uniform_points, Laid, Layout, Rng};
 use crate::report::{Recorder, Verdict};
@@ -20,6 +21,7 @@ use crate::Sizes;
 
 mod seeding;
 mod special;
+mod weighted;
 
 /// (k, points per blob, d).
 const BLOBS_SMALL: Shapes<3> = &[[3, 40, 2], [5, 20, 7], [1, 30, 3], [4, 33, 1], [2, 50, 33]];
@@ -27,6 +29,13 @@ const BLOBS_MEDIUM: Shapes<3> = &[[8, 625, 16], [10, 500, 33]];
 /// (N, d, k), including k = N.
 const UNIFORM_SMALL: Shapes<3> = &[[300, 4, 6], [97, 2, 7], [129, 31, 5], [33, 3, 33]];
 const UNIFORM_MEDIUM: Shapes<3> = &[[5000, 8, 10], [2000, 33, 31]];
+
+/// The sample weights of `config` as every backend computes with them (their values in
+/// `T`), in f64; `None` without weights (or when the config refuses them).
+pub(crate) fn weights_of<T: Element>(config: &KMeansConfig) -> Option<Vec<f64>> {
+    let w = sample_weights::<T>(config).ok().flatten()?;
+    Some(w.iter().map(|v| v.as_f64()).collect())
+}
 
 /// Checks everything a single result must satisfy, including `predict` on it.
 pub(crate) fn check_properties<T: Element, B: Ops<T> + ?Sized>(
@@ -43,14 +52,15 @@ pub(crate) fn check_properties<T: Element, B: Ops<T> + ?Sized>(
     if let Err(e) = check_nearest(x, r.centroids.view(), r.labels.view()) {
         v.require(false, || format!("labels: {e}"));
     }
-    let ir = inertia_ratio(x, r);
+    let w = weights_of::<T>(config);
+    let ir = weighted_inertia_ratio(x, w.as_deref(), r);
     v.ratio(ir, || {
         format!(
             "inertia {:e} is not that of the labels (error/tolerance {ir:.3e})",
             r.inertia
         )
     });
-    let hr = history_ratio(x, &r.inertia_history);
+    let hr = weighted_history_ratio(x, w.as_deref(), &r.inertia_history);
     v.ratio(hr, || {
         format!(
             "inertia increased: {:?} (error/tolerance {hr:.3e})",
@@ -68,6 +78,7 @@ pub(crate) fn check_properties<T: Element, B: Ops<T> + ?Sized>(
 pub(crate) fn check_same_as_cpu<T: Element>(
     v: &mut Verdict,
     x: ArrayView2<T>,
+    config: &KMeansConfig,
     r: &KMeansResult<T>,
     cpu: &KMeansResult<T>,
 ) {
@@ -93,14 +104,17 @@ pub(crate) fn check_same_as_cpu<T: Element>(
             )
         },
     );
-    let cr = centroid_ratio(x, r.centroids.view(), cpu.centroids.view());
+    let cr = match config.sample_weight {
+        None => centroid_ratio(x, r.centroids.view(), cpu.centroids.view()),
+        Some(_) => weighted_centroid_ratio(x, r.centroids.view(), cpu.centroids.view()),
+    };
     v.ratio(cr, || {
         format!("centroids differ from the cpu reference (error/tolerance {cr:.3e})")
     });
 }
 
 /// Whether `labels` put every blob in its own cluster.
-fn recovers(labels: &[usize], blob: &[usize], k: usize) -> bool {
+pub(crate) fn recovers(labels: &[usize], blob: &[usize], k: usize) -> bool {
     let mut label_of = vec![None; k];
     let mut used = vec![false; k];
     for (&l, &b) in labels.iter().zip(blob) {
@@ -118,7 +132,7 @@ fn recovers(labels: &[usize], blob: &[usize], k: usize) -> bool {
 
 /// One run on `b` and on the CPU, both checked; with `compare` the two trajectories
 /// must also agree.
-fn run_case<T: Element, B: Ops<T> + ?Sized>(
+pub(crate) fn run_case<T: Element, B: Ops<T> + ?Sized>(
     v: &mut Verdict,
     b: &B,
     x: ArrayView2<T>,
@@ -131,7 +145,7 @@ fn run_case<T: Element, B: Ops<T> + ?Sized>(
     };
     check_properties(v, b, x, config, &r);
     if v.passed() && compare {
-        check_same_as_cpu(v, x, &r, &c);
+        check_same_as_cpu(v, x, config, &r, &c);
     }
 }
 
@@ -196,6 +210,7 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
     }
     special::run(b, rng, rec);
     seeding::run(b, sizes, rng, rec);
+    weighted::run(b, sizes, rng, rec);
     errors(b, rng, rec);
 }
 

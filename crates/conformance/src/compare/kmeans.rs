@@ -150,13 +150,30 @@ pub fn check_kmeans_shape<T: Element>(
 /// own centroids and labels; allowed is [`tolerance::distance`] per term plus a sum of
 /// N terms. Call after [`check_kmeans_shape`] passed.
 pub fn inertia_ratio<T: Element>(x: ArrayView2<T>, r: &KMeansResult<T>) -> f64 {
+    weighted_inertia_ratio(x, None, r)
+}
+
+/// The weight of point i: `w[i]`, or 1 without weights.
+fn weight(w: Option<&[f64]>, i: usize) -> f64 {
+    w.map_or(1.0, |w| w[i])
+}
+
+/// [`inertia_ratio`] of Σ wᵢ‖xᵢ − c_labelᵢ‖² with sample weights `w` (their values in
+/// the element type): each distance's bound scaled by its weight (the product with the
+/// weight adds one f64 rounding, inside the sum's bound).
+pub fn weighted_inertia_ratio<T: Element>(
+    x: ArrayView2<T>,
+    w: Option<&[f64]>,
+    r: &KMeansResult<T>,
+) -> f64 {
     let (n, d) = x.dim();
     let mut exact = 0.0;
     let mut spread = 0.0;
     for (i, &l) in r.labels.iter().enumerate() {
         let c = r.centroids.row(l);
-        exact += dist2(x.row(i), c);
-        spread += norm2(x.row(i)) + norm2(c);
+        let wi = weight(w, i);
+        exact += wi * dist2(x.row(i), c);
+        spread += wi * (norm2(x.row(i)) + norm2(c));
     }
     let allowed = tolerance::distance::<T>(d) * spread + tolerance::sum::<T>(n) * exact;
     ratio((r.inertia - exact).abs(), allowed)
@@ -177,10 +194,23 @@ pub fn inertia_step_slack<T: Element>() -> f64 {
 /// [`tolerance::distance`]`·(Σ‖xᵢ‖² + N·max‖xᵢ‖²)` (centroids are means of points, so
 /// their norms are at most the largest point's).
 pub fn history_ratio<T: Element>(x: ArrayView2<T>, history: &[f64]) -> f64 {
+    weighted_history_ratio(x, None, history)
+}
+
+/// [`history_ratio`] of a weighted inertia: every point's distance bound scaled by its
+/// weight, `tolerance::distance·(Σwᵢ‖xᵢ‖² + Σwᵢ·max‖xᵢ‖²)` (weighted means are
+/// convex combinations of points too).
+pub fn weighted_history_ratio<T: Element>(
+    x: ArrayView2<T>,
+    w: Option<&[f64]>,
+    history: &[f64],
+) -> f64 {
     let norms: Vec<f64> = x.rows().into_iter().map(norm2).collect();
     let max = norms.iter().copied().fold(0.0, f64::max);
-    let total: f64 = norms.iter().sum();
-    let dist_slack = tolerance::distance::<T>(x.ncols()) * (total + x.nrows() as f64 * max);
+    let (total, mass) = norms.iter().enumerate().fold((0.0, 0.0), |(t, m), (i, v)| {
+        (t + weight(w, i) * v, m + weight(w, i))
+    });
+    let dist_slack = tolerance::distance::<T>(x.ncols()) * (total + mass * max);
     history
         .windows(2)
         .map(|w| {
@@ -206,10 +236,32 @@ pub fn centroid_ratio<T: Element>(
     got: ArrayView2<T>,
     want: ArrayView2<T>,
 ) -> f64 {
+    centroid_ratio_within(x, got, want, tolerance::sum::<T>(x.nrows()))
+}
+
+/// [`centroid_ratio`] of weighted means Σwᵢxᵢ / Σwᵢ: the numerator's sum of N rounded
+/// products and the denominator's sum of N weights each err by at most
+/// `tolerance::sum(N)` relative to Σwᵢ|xᵢ| and Σwᵢ, and both Σwᵢ|xᵢ|/Σwᵢ and the mean
+/// are at most max|x|; with the division's rounding, `(2·tolerance::sum(N) + ε)·max|x|`.
+pub fn weighted_centroid_ratio<T: Element>(
+    x: ArrayView2<T>,
+    got: ArrayView2<T>,
+    want: ArrayView2<T>,
+) -> f64 {
+    let tol = 2.0 * tolerance::sum::<T>(x.nrows()) + T::EPS;
+    centroid_ratio_within(x, got, want, tol)
+}
+
+/// The worst `|got − want| / (tol·max_i |x_i,c|)` over centroid coordinates.
+fn centroid_ratio_within<T: Element>(
+    x: ArrayView2<T>,
+    got: ArrayView2<T>,
+    want: ArrayView2<T>,
+    tol: f64,
+) -> f64 {
     if got.dim() != want.dim() {
         return f64::INFINITY;
     }
-    let tol = tolerance::sum::<T>(x.nrows());
     let col_max: Vec<f64> = x
         .columns()
         .into_iter()

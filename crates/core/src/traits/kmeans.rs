@@ -3,8 +3,8 @@
 use ndarray::{Array1, ArrayView2};
 
 use super::{Memory, Reduce};
-use crate::init::init_centroids;
-use crate::kmeans::{Assignment, Init, KMeansConfig, KMeansFit, KMeansResult};
+use crate::init::init_centroids_weighted;
+use crate::kmeans::{sample_weights, Assignment, Init, KMeansConfig, KMeansFit, KMeansResult};
 use crate::{check, Element, Error, Indices, Matrix, ReduceOp, Result};
 
 /// k-means clustering (Lloyd's algorithm).
@@ -14,7 +14,9 @@ use crate::{check, Element, Error, Indices, Matrix, ReduceOp, Result};
 /// (all of them in the first iteration); (2) stop if that count is at most `tol · N` or
 /// `max_iter` assignments have been made; (3) else move each centroid to the mean of its
 /// points (a centroid with no points stays where it is) and go to (1). So the returned
-/// labels are always those of the nearest returned centroid. Backends implement the two
+/// labels are always those of the nearest returned centroid. With sample weights
+/// (`KMeansConfig::sample_weight`, uploaded once per fit), the means and the inertia are
+/// weighted, and so are the seeding's draws ([`init_centroids`](crate::init_centroids)). Backends implement the two
 /// steps, [`KMeans::assign`] and [`KMeans::update`], which the trait calls after
 /// checking the shapes.
 ///
@@ -37,8 +39,28 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
         centroids: &Matrix<T>,
         labels: &mut Indices,
     ) -> Result<Assignment> {
+        self.assign_weighted_dev(x, centroids, None, labels)
+    }
+
+    /// [`KMeans::assign_dev`] with sample weights `w` (N×1, resident, as
+    /// [`sample_weights`](crate::kmeans::sample_weights) converts them): the inertia is
+    /// Σ wᵢ‖xᵢ − c_labelᵢ‖² (each distance times its weight in f64). `None`: every
+    /// weight 1, by the unweighted code.
+    ///
+    /// # Errors
+    /// As [`KMeans::assign_dev`]; `ShapeMismatch` for weights that are not N×1.
+    fn assign_weighted_dev(
+        &self,
+        x: &Matrix<T>,
+        centroids: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        labels: &mut Indices,
+    ) -> Result<Assignment> {
         check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
-        self.assign(x, centroids, labels)
+        if let Some(w) = w {
+            check::weights_dim(x.rows(), w.dim())?;
+        }
+        self.assign(x, centroids, w, labels)
     }
 
     /// One update step on resident data: each centroid moves to the mean of the points
@@ -48,23 +70,55 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
     /// # Errors
     /// As [`KMeans::assign_dev`].
     fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
-        self.update(x, labels, centroids)
+        self.update_weighted_dev(x, labels, None, centroids)
     }
 
-    /// The backend's part of [`KMeans::assign_dev`], which calls it once the shapes are
-    /// checked (at least one centroid, equal dimensions, N labels). Call `assign_dev`.
+    /// [`KMeans::update_dev`] with sample weights `w` (N×1, resident): each centroid
+    /// moves to Σ wᵢxᵢ / Σ wᵢ over its points; one whose Σ wᵢ is 0 (no points, or only
+    /// points of weight 0) stays where it is. `None`: the unweighted code.
+    ///
+    /// # Errors
+    /// As [`KMeans::assign_weighted_dev`].
+    fn update_weighted_dev(
+        &self,
+        x: &Matrix<T>,
+        labels: &Indices,
+        w: Option<&Matrix<T>>,
+        centroids: &mut Matrix<T>,
+    ) -> Result<()> {
+        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
+        if let Some(w) = w {
+            check::weights_dim(x.rows(), w.dim())?;
+        }
+        self.update(x, labels, w, centroids)
+    }
+
+    /// The backend's part of [`KMeans::assign_weighted_dev`], which calls it once the
+    /// shapes are checked (at least one centroid, equal dimensions, N labels, N×1
+    /// weights). Call `assign_dev` or `assign_weighted_dev`.
     ///
     /// # Errors
     /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
-    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment>;
+    fn assign(
+        &self,
+        x: &Matrix<T>,
+        c: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        labels: &mut Indices,
+    ) -> Result<Assignment>;
 
-    /// The backend's part of [`KMeans::update_dev`], which calls it once the shapes are
-    /// checked. Call `update_dev`.
+    /// The backend's part of [`KMeans::update_weighted_dev`], which calls it once the
+    /// shapes are checked. Call `update_dev` or `update_weighted_dev`.
     ///
     /// # Errors
     /// As [`KMeans::assign`].
-    fn update(&self, x: &Matrix<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()>;
+    fn update(
+        &self,
+        x: &Matrix<T>,
+        labels: &Indices,
+        w: Option<&Matrix<T>>,
+        c: &mut Matrix<T>,
+    ) -> Result<()>;
 
     /// Σ‖a_j − b_j‖² over the rows of two K×D resident matrices, in f64: how far an
     /// update moved the centroids. This default computes it on the host (both come
@@ -83,18 +137,40 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
 
     /// The starting centroids of `config` for a resident `x` (N×D), resident: the given
     /// ones, k distinct random points, k-means++ or k-means‖, as
-    /// [`init_centroids`](crate::init_centroids) defines them to the bit. This default
-    /// seeds on the host (the data comes back once); backends with a device seed there.
+    /// [`init_centroids`](crate::init_centroids) defines them to the bit (with
+    /// `config.sample_weight`, uploaded here). Calls [`KMeans::seed_weighted_dev`].
     ///
     /// # Errors
     /// As [`init_centroids`](crate::init_centroids); device errors.
     fn seed_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<Matrix<T>> {
+        check::kmeans_config(x.rows(), x.cols(), config)?;
+        let w = upload_weights(self, config)?;
+        self.seed_weighted_dev(x, w.as_ref(), config)
+    }
+
+    /// [`KMeans::seed_dev`] with the sample weights already resident: `w` (N×1) holds
+    /// `config.sample_weight` converted to `T` ([`sample_weights`](crate::kmeans::sample_weights)),
+    /// and the draws use its values. This default seeds on the host (the data come back
+    /// once); backends with a device seed there.
+    ///
+    /// # Errors
+    /// As [`KMeans::seed_dev`].
+    fn seed_weighted_dev(
+        &self,
+        x: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        config: &KMeansConfig,
+    ) -> Result<Matrix<T>> {
         let c = match &config.init {
             Init::Given(c) => {
                 check::kmeans_config(x.rows(), x.cols(), config)?;
                 c.mapv(T::from_f64)
             }
-            _ => init_centroids(self.download(x)?.view(), config)?,
+            _ => {
+                let w = w.map(|w| self.download(w)).transpose()?;
+                let w = w.as_ref().map(|w| w.column(0));
+                init_centroids_weighted(self.download(x)?.view(), w, config)?
+            }
         };
         self.upload(c.view())
     }
@@ -115,11 +191,13 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
             Init::Given(_) => 1,
             _ => config.n_init,
         };
+        // The weights go to the device once per fit.
+        let w = upload_weights(self, config)?;
         let mut best: Option<KMeansFit<T>> = None;
         for start in 0..starts {
             let seeded = config.clone().seed(config.seed.wrapping_add(start as u64));
-            let centroids = self.seed_dev(x, &seeded)?;
-            let fit = lloyd(self, x, centroids, config)?;
+            let centroids = self.seed_weighted_dev(x, w.as_ref(), &seeded)?;
+            let fit = lloyd(self, x, w.as_ref(), centroids, config)?;
             if best.as_ref().is_none_or(|b| fit.inertia < b.inertia) {
                 best = Some(fit);
             }
@@ -169,11 +247,22 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
     }
 }
 
+/// The sample weights of `config` in `T`, resident (N×1), or `None`.
+fn upload_weights<T: Element, B: Memory<T> + ?Sized>(
+    b: &B,
+    config: &KMeansConfig,
+) -> Result<Option<Matrix<T>>> {
+    sample_weights::<T>(config)?
+        .map(|w| b.upload(w.view().insert_axis(ndarray::Axis(1))))
+        .transpose()
+}
+
 /// Lloyd's iteration from `centroids`, as the trait's documentation states it, with the
 /// centroid-movement stop when `config.shift_tol` is set.
 fn lloyd<T: Element, B: KMeans<T> + ?Sized>(
     b: &B,
     x: &Matrix<T>,
+    w: Option<&Matrix<T>>,
     mut centroids: Matrix<T>,
     config: &KMeansConfig,
 ) -> Result<KMeansFit<T>> {
@@ -185,7 +274,7 @@ fn lloyd<T: Element, B: KMeans<T> + ?Sized>(
     let mut labels = b.unlabeled(n)?;
     let mut history = Vec::new();
     let assign = |c: &Matrix<T>, labels: &mut Indices, history: &mut Vec<f64>| {
-        let a = b.assign_dev(x, c, labels)?;
+        let a = b.assign_weighted_dev(x, c, w, labels)?;
         finite_inertia(b, "kmeans", x, c, a)?;
         history.push(a.inertia);
         Ok::<_, Error>(a)
@@ -202,7 +291,7 @@ fn lloyd<T: Element, B: KMeans<T> + ?Sized>(
             Some(_) => Some(b.copy(&centroids)?),
             None => None,
         };
-        b.update_dev(x, &labels, &mut centroids)?;
+        b.update_weighted_dev(x, &labels, w, &mut centroids)?;
         if let (Some(bound), Some(old)) = (shift_bound, old) {
             if b.shift_dev(&old, &centroids)? <= bound {
                 assign(&centroids, &mut labels, &mut history)?;

@@ -13,7 +13,7 @@ use crate::Sizes;
 use ndgpu_cpu::CpuBackend;
 
 /// (N, d, k): k = N, d = 1, several blocks of the sample tree (2048 leaves each).
-const SMALL: Shapes<3> = &[
+pub(super) const SMALL: Shapes<3> = &[
     [300, 4, 6],
     [97, 2, 7],
     [129, 31, 5],
@@ -21,7 +21,7 @@ const SMALL: Shapes<3> = &[
     [2049, 1, 4],
 ];
 /// Past 2048² points the tree has four levels.
-const MEDIUM: Shapes<3> = &[[5000, 8, 10], [20000, 33, 64], [4_194_305, 1, 3]];
+pub(super) const MEDIUM: Shapes<3> = &[[5000, 8, 10], [20000, 33, 64], [4_194_305, 1, 3]];
 
 /// The starts a backend's `seed_dev` gives, downloaded.
 fn seeded<T: Element, B: Ops<T> + ?Sized>(
@@ -34,7 +34,7 @@ fn seeded<T: Element, B: Ops<T> + ?Sized>(
 }
 
 /// Requires the backend's start to be the reference's, bit for bit.
-fn same_start<T: Element, B: Ops<T> + ?Sized>(
+pub(super) fn same_start<T: Element, B: Ops<T> + ?Sized>(
     v: &mut Verdict,
     b: &B,
     x: &Array2<T>,
@@ -61,7 +61,7 @@ fn same_start<T: Element, B: Ops<T> + ?Sized>(
 
 /// The inits compared: k-means++, k-means‖ with many candidates, k-means‖ with at most
 /// k (k-means++ draws the rest), random.
-fn inits() -> [Init; 4] {
+pub(super) fn inits() -> [Init; 4] {
     [
         Init::KMeansPlusPlus,
         Init::kmeans_parallel(),
@@ -127,7 +127,7 @@ fn shift<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorde
                 return;
             };
             super::check_properties(v, b, x.view(), &config, &r);
-            super::check_same_as_cpu(v, x.view(), &r, &c);
+            super::check_same_as_cpu(v, x.view(), &config, &r, &c);
             if let Some(n) = want {
                 v.require(r.iterations == n && r.converged, || {
                     format!(

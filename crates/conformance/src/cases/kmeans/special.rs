@@ -73,7 +73,7 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mu
         if !v.passed() {
             return;
         }
-        check_same_as_cpu(v, x.view(), &r, &c);
+        check_same_as_cpu(v, x.view(), &config, &r, &c);
         let kept = (0..3).all(|col| r.centroids[[2, col]].as_f64() == far[col]);
         v.require(kept, || {
             format!("empty cluster's centroid moved to {}", r.centroids.row(2))
@@ -138,7 +138,7 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mu
                         return;
                     };
                     check_properties(v, b, twice.view(), &config, &r);
-                    check_same_as_cpu(v, twice.view(), &r, &c);
+                    check_same_as_cpu(v, twice.view(), &config, &r, &c);
                     v.require(r.centroids == c.centroids && r.inertia == c.inertia, || {
                         format!(
                             "centroids {} inertia {}, cpu reference {} inertia {}",

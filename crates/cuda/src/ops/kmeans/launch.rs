@@ -3,10 +3,11 @@
 //! scratch buffers of an assignment. The score assignment, the statistics sum and the
 //! deterministic update are the runtime's (`ndgpu_cuda_runtime::kmeans`).
 
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use ndgpu_core::Result;
 use ndgpu_cuda_runtime::kernels::KernelFile;
-use ndgpu_cuda_runtime::kmeans::{cfg, kernel, stats_sum};
+use ndgpu_cuda_runtime::kmeans::{cfg, kernel, stats_sum, Masses};
 use ndgpu_cuda_runtime::launch::go;
 use ndgpu_cuda_runtime::push_args;
 use ndgpu_cuda_runtime::{blocks, dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
@@ -97,47 +98,82 @@ pub(super) fn assign_direct<T: CudaElement>(
     gpu: &Gpu,
     x: &DeviceMatrix<T>,
     c: &DeviceMatrix<T>,
+    w: Option<&CudaSlice<T>>,
     labels: &mut CudaSlice<i32>,
     stats: &mut CudaSlice<f64>,
 ) -> Result<()> {
     let (n, k, d) = dims(x, c)?;
-    let (f, name) = kernel(gpu, format!("kmeans_assign_direct_{}", T::SUFFIX))?;
+    let which = if w.is_some() { "_weighted" } else { "" };
+    let (f, name) = kernel(gpu, format!("kmeans_assign_direct{which}_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; &x.data, &c.data, &n, &k, &d, labels, stats);
-    // SAFETY: (const T* x, const T* c, int n, int k, int d, int* labels, double* stats):
-    // x is n×d, c k×d, labels n, stats 2; one thread per point, guarded by n.
+    push_args!(b; &x.data, &c.data);
+    if let Some(w) = w {
+        push_args!(b; w);
+    }
+    push_args!(b; &n, &k, &d, labels, stats);
+    // SAFETY: (const T* x, const T* c, [const T* w,] int n, int k, int d, int* labels,
+    // double* stats): x is n×d, c k×d, w and labels n, stats 2; one thread per point,
+    // guarded by n.
     unsafe { go(b, &name, cfg((blocks(x.rows, 256), 1, 1), 0)) }
 }
 
+/// Report 000's update sums: with sample weights `w`, of w·x into `sums` and of w into
+/// `masses` (its `Weights`), else of x and counts (`Counts`).
 pub(super) fn accumulate_atomic<T: CudaElement>(
     gpu: &Gpu,
     x: &DeviceMatrix<T>,
     labels: &CudaSlice<i32>,
+    w: Option<&CudaSlice<T>>,
     sums: &mut CudaSlice<T>,
-    counts: &mut CudaSlice<i32>,
+    masses: &mut Masses<T>,
 ) -> Result<()> {
     let (n, d) = (dim_i32("kmeans", x.rows)?, dim_i32("kmeans", x.cols)?);
-    let (f, name) = kernel(gpu, format!("kmeans_accumulate_atomic_{}", T::SUFFIX))?;
+    let which = if w.is_some() { "_weighted" } else { "" };
+    let (f, name) = kernel(
+        gpu,
+        format!("kmeans_accumulate_atomic{which}_{}", T::SUFFIX),
+    )?;
     let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; &x.data, labels, &n, &d, sums, counts);
-    // SAFETY: (const T* x, const int* labels, int n, int d, T* sums, int* counts): labels
-    // hold n values in [0, k) (written by an assignment), sums k×d, counts k.
+    push_args!(b; &x.data, labels);
+    match (w, masses) {
+        (None, Masses::Counts(m)) => push_args!(b; &n, &d, sums, m),
+        (Some(w), Masses::Weights(m)) => push_args!(b; w, &n, &d, sums, m),
+        _ => {
+            return Err(ndgpu_core::Error::invalid(
+                "kmeans",
+                "masses of the other kind",
+            ))
+        }
+    }
+    // SAFETY: (const T* x, const int* labels, [const T* w,] int n, int d, T* sums, int*
+    // counts / T* wsum): labels hold n values in [0, k) (written by an assignment), w n,
+    // sums k×d, the masses k, of the entry point's type (matched above).
     unsafe { go(b, &name, cfg((blocks(x.rows, 256), 1, 1), 0)) }
 }
 
 pub(super) fn divide<T: CudaElement>(
     gpu: &Gpu,
     sums: &CudaSlice<T>,
-    counts: &CudaSlice<i32>,
+    masses: &Masses<T>,
     c: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let (k, d) = (dim_i32("kmeans", c.rows)?, dim_i32("kmeans", c.cols)?);
     let grid = (blocks(c.len(), 256), 1, 1);
-    let (f, name) = kernel(gpu, format!("kmeans_divide_{}", T::SUFFIX))?;
+    let which = match masses {
+        Masses::Counts(_) => "",
+        Masses::Weights(_) => "_weighted",
+    };
+    let (f, name) = kernel(gpu, format!("kmeans_divide{which}_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; sums, counts, &k, &d, &mut c.data);
-    // SAFETY: (const T* sums, const int* counts, int k, int d, T* c): one thread per
-    // element of the k×d centroids, guarded by k·d.
+    push_args!(b; sums);
+    match masses {
+        Masses::Counts(m) => push_args!(b; m),
+        Masses::Weights(m) => push_args!(b; m),
+    }
+    push_args!(b; &k, &d, &mut c.data);
+    // SAFETY: (const T* sums, const int* counts / const T* wsum, int k, int d, T* c):
+    // one thread per element of the k×d centroids, guarded by k·d; the masses hold k,
+    // of the entry point's type.
     unsafe { go(b, &name, cfg(grid, 0)) }
 }
 
@@ -186,8 +222,15 @@ pub(super) fn assign_fused<T: CudaElement>(
     unsafe { go(b, &name, cfg((grid as u32, 1, 1), 0)) }
 }
 
+/// Bytes of dynamic shared memory of `kmeans_assign_tf32_small_f32` (`KT_SMALL_SMEM` in
+/// kmeans_tc.cu): two raw point tiles, the raw centroids, the TF32 point and centroid
+/// tiles, the norms and the two halves' best pairs.
+const TF32_SMALL_SMEM: u32 = (2 * 128 * 34 + 128 * 32 + 2 * 128 * 36 + 128) * 4 + 2 * 128 * 12;
+
 /// The tensor-core assignment (f32): settles the points whose best TF32 score is clear
 /// of the second by the error bound, lists the others in `ties` (count zeroed first).
+/// With k ≤ 128 and 1 ≤ d ≤ 32, the kernel that stages the centroids once and strides
+/// over the point tiles (two blocks per SM), else one block per 128 points.
 pub(super) fn assign_tf32<T: CudaElement>(
     gpu: &Gpu,
     x: &DeviceMatrix<T>,
@@ -198,16 +241,31 @@ pub(super) fn assign_tf32<T: CudaElement>(
 ) -> Result<()> {
     let (n, k, d) = dims(x, c)?;
     zero(gpu, &mut ties.count)?;
-    let name = "kmeans_assign_tf32_f32".to_string();
-    let f = gpu.function(KernelFile::KMEANS_TC, &name)?;
+    let tiles = x.rows.div_ceil(128);
+    let small = c.rows <= 128 && (1..=32).contains(&x.cols);
+    let (name, grid, smem) = if small {
+        let name = "kmeans_assign_tf32_small_f32";
+        (name, tiles.min(2 * gpu.sm_count()?), TF32_SMALL_SMEM)
+    } else {
+        ("kmeans_assign_tf32_f32", tiles, 0)
+    };
+    let f = gpu.function(KernelFile::KMEANS_TC, name)?;
+    if small {
+        f.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            smem as i32,
+        )
+        .map_err(|e| driver(format!("{name}: granting {smem} B of shared memory"), e))?;
+    }
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &x.data, &c.data, &ws.cnorm, &n, &k, &d, labels, &mut ws.pdist,
         &mut ws.pchg, &mut ties.list, &mut ties.count);
     // SAFETY: (const float* x, const float* c, const float* cnorm, int n, int k, int d,
     // int* labels, float* pdist, unsigned char* pchg, int* list, int* count): T is f32
     // (the caller's check); x n×d, c k×d, cnorm k, labels, pdist, pchg and list n, count
-    // 1 (zeroed above); one block per 128 points, loads guarded by n, k, d.
-    unsafe { go(b, &name, cfg((x.rows.div_ceil(128) as u32, 1, 1), 0)) }
+    // 1 (zeroed above); loads guarded by n, k, d; blocks stride over the 128-point tiles;
+    // the small kernel only where k ≤ 128 and 1 ≤ d ≤ 32, with its shared memory granted.
+    unsafe { go(b, name, cfg((grid as u32, 1, 1), smem)) }
 }
 
 /// The (inertia, changed) pair of the per-point arrays, summed in a fixed order into
@@ -215,16 +273,22 @@ pub(super) fn assign_tf32<T: CudaElement>(
 pub(super) fn point_stats<T: CudaElement>(
     gpu: &Gpu,
     n: usize,
+    w: Option<&CudaSlice<T>>,
     ws: &mut Workspace<T>,
 ) -> Result<()> {
     let nb = stats_blocks(n);
     let ni = dim_i32("kmeans", n)?;
-    let (f, name) = kernel(gpu, format!("kmeans_point_stats_{}", T::SUFFIX))?;
+    let which = if w.is_some() { "_weighted" } else { "" };
+    let (f, name) = kernel(gpu, format!("kmeans_point_stats{which}_{}", T::SUFFIX))?;
     let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; &ws.pdist, &ws.pchg, &ni, &mut ws.block_stats);
-    // SAFETY: (const T* pdist, const unsigned char* pchg, int n, double* block_stats):
-    // pdist and pchg hold n (every point settled by the assignment just queued),
-    // block_stats 2·nb; grid-stride loop guarded by n.
+    push_args!(b; &ws.pdist, &ws.pchg);
+    if let Some(w) = w {
+        push_args!(b; w);
+    }
+    push_args!(b; &ni, &mut ws.block_stats);
+    // SAFETY: (const T* pdist, const unsigned char* pchg, [const T* w,] int n, double*
+    // block_stats): pdist, pchg and w hold n (every point settled by the assignment just
+    // queued), block_stats 2·nb; grid-stride loop guarded by n.
     unsafe { go(b, &name, cfg((nb as u32, 1, 1), 0))? };
     stats_sum(gpu, &ws.block_stats, nb, &mut ws.stats)
 }

@@ -2,9 +2,8 @@
 //!
 //! | variant | assignment | update |
 //! |---|---|---|
+//! | `tensor_core` (default) | f32: TF32 scores on tensor cores settle the points whose winner they prove; the near ties go to the fused kernel (same bits as `fused`); f64 and devices without TF32 `mma` run `fused` | as `fused` |
 //! | `fused` | ‖c‖² − 2·x·c over 128×128 tiles in shared memory, fused with the argmin; no N×K matrix | per-chunk sums in shared memory, chunks added in a fixed order: bitwise reproducible |
-//! | `auto` (default) | `tensor_core` where D > 32 or K ≤ 16, else `fused` (the crossover measured on the H200: docs/kmeans.md); the same bits either way | as `fused` |
-//! | `tensor_core` | f32: TF32 scores on tensor cores settle the points whose winner they prove; the near ties go to the fused kernel (same bits as `fused`) | as `fused` |
 //! | `atomic` | report 000: one thread per point, direct differences | report 000: atomicAdd of each point into the sums, a division kernel |
 //!
 //! The iteration is the one written once on [`KMeans`]; this backend gives its two
@@ -17,7 +16,7 @@ use cudarc::driver::CudaSlice;
 use ndgpu_core::{
     Assignment, Backend, DType, Error, Family, Indices, KMeans, KMeansConfig, Matrix, Result,
 };
-use ndgpu_cuda_runtime::kmeans::{read_stats, shift, update};
+use ndgpu_cuda_runtime::kmeans::{read_stats, shift, update, Masses};
 use ndgpu_cuda_runtime::seed::seed;
 use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu, IndexStorage};
 
@@ -25,12 +24,13 @@ use crate::CudaBackend;
 use launch::{Ties, Workspace};
 
 /// Variants, default (fastest measured) first.
-pub const VARIANTS: &[&str] = &["auto", "tensor_core", "fused", "atomic"];
+pub const VARIANTS: &[&str] = &["tensor_core", "fused", "atomic"];
 
 /// Kernels the default variant launches.
 pub const DEFAULT_KERNELS: &[&str] = &[
     "kmeans_centroid_norms_f32",
     "kmeans_assign_tf32_f32",
+    "kmeans_assign_tf32_small_f32",
     "kmeans_assign_fused_f32",
     "kmeans_assign_fused_list_f32",
     "kmeans_point_stats_f32",
@@ -42,22 +42,27 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "kmeans_accumulate_partials_f64",
     "kmeans_finalize_f64",
     "kmeans_stats_sum_f64",
+    // With sample weights.
+    "kmeans_point_stats_weighted_f32",
+    "kmeans_point_stats_weighted_f64",
+    "kmeans_accumulate_partials_weighted_f32",
+    "kmeans_accumulate_partials_weighted_f64",
+    "kmeans_finalize_weighted_f32",
+    "kmeans_finalize_weighted_f64",
 ];
 
 /// Determinism and scope.
 pub const NOTE: &str = "kmeans: fused is bitwise reproducible run to run: distances \
      ‖c‖² − 2·x·c fused with the argmin, inertia by direct differences for the chosen \
      centroid, centroid sums and statistics combined in a fixed order (the order depends on \
-     N, K, D only). tensor_core gives the same bits as fused: f32 scores on TF32 \
+     N, K, D only). tensor_core (default) gives the same bits as fused: f32 scores on TF32 \
      tensor cores (sm_80 and later) settle each point whose best score is clear of the \
      second by a proven error bound, and the fused kernel assigns the rest; f64, and devices \
-     without TF32 mma, run fused. auto (default) runs tensor_core where D > 32 or K ≤ 16, \
-     where it measured faster on the H200, and fused elsewhere. atomic (report 000) adds with float atomics, so its \
+     without TF32 mma, run fused. atomic (report 000) adds with float atomics, so its \
      centroids and inertia may differ in the last bits from run to run.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
-    Auto,
     TensorCore,
     Fused,
     Atomic,
@@ -65,7 +70,6 @@ enum Variant {
 
 fn parse(variant: &str) -> Result<Variant> {
     match variant {
-        "auto" => Ok(Variant::Auto),
         "tensor_core" => Ok(Variant::TensorCore),
         "fused" => Ok(Variant::Fused),
         "atomic" => Ok(Variant::Atomic),
@@ -83,66 +87,86 @@ fn tensor_cores(gpu: &Gpu) -> bool {
     crate::ops::matmul::tensor_cores_present(gpu, Family::KMeans, "tensor_core").is_ok()
 }
 
-/// One assignment with variant `v` on resident data.
+/// One assignment with variant `v` on resident data (with sample weights `w`, the
+/// inertia is weighted: only the statistics' kernel differs).
 fn assign<T: CudaElement>(
     gpu: &Gpu,
     v: Variant,
     x: &DeviceMatrix<T>,
     c: &DeviceMatrix<T>,
+    w: Option<&CudaSlice<T>>,
     labels: &mut CudaSlice<i32>,
 ) -> Result<Assignment> {
     if x.rows == 0 {
         return Ok(Assignment::default());
     }
     let mut ws = Workspace::new(gpu, x.rows, c.rows)?;
-    let v = match v {
-        Variant::Auto if x.cols > 32 || c.rows <= 16 => Variant::TensorCore,
-        Variant::Auto => Variant::Fused,
-        v => v,
-    };
     match v {
         Variant::TensorCore if T::DTYPE == DType::F32 && tensor_cores(gpu) => {
             launch::centroid_norms(gpu, c, &mut ws.cnorm)?;
             let mut ties = Ties::new(gpu, x.rows)?;
             launch::assign_tf32(gpu, x, c, labels, &mut ws, &mut ties)?;
             launch::assign_fused(gpu, x, c, labels, &mut ws, Some(&ties))?;
-            launch::point_stats(gpu, x.rows, &mut ws)?;
+            launch::point_stats(gpu, x.rows, w, &mut ws)?;
         }
-        Variant::Auto | Variant::Fused | Variant::TensorCore => {
+        Variant::Fused | Variant::TensorCore => {
             launch::centroid_norms(gpu, c, &mut ws.cnorm)?;
             launch::assign_fused(gpu, x, c, labels, &mut ws, None)?;
-            launch::point_stats(gpu, x.rows, &mut ws)?;
+            launch::point_stats(gpu, x.rows, w, &mut ws)?;
         }
         Variant::Atomic => {
             launch::zero(gpu, &mut ws.stats)?;
-            launch::assign_direct(gpu, x, c, labels, &mut ws.stats)?;
+            launch::assign_direct(gpu, x, c, w, labels, &mut ws.stats)?;
         }
     }
     read_stats(gpu, &ws.stats)
 }
 
-/// One centroid update with variant `v` on resident data (nothing moves when D = 0).
+/// One centroid update with variant `v` on resident data, weighted with `w` (nothing
+/// moves when D = 0).
 fn update_with<T: CudaElement>(
     gpu: &Gpu,
     v: Variant,
     x: &DeviceMatrix<T>,
     labels: &CudaSlice<i32>,
+    w: Option<&CudaSlice<T>>,
     c: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     if x.rows == 0 || x.cols == 0 {
         return Ok(());
     }
     match v {
-        Variant::Auto | Variant::Fused | Variant::TensorCore => update(gpu, x, labels, c),
+        Variant::Fused | Variant::TensorCore => update(gpu, x, labels, w, c),
         Variant::Atomic => {
             let (k, d) = c.dim();
             let mut sums = gpu.alloc::<T>("kmeans", k * d)?;
-            let mut counts = launch::alloc_i32(gpu, k)?;
+            let mut masses = match w {
+                None => Masses::Counts(launch::alloc_i32(gpu, k)?),
+                Some(_) => {
+                    let mut m = gpu.alloc::<T>("kmeans", k)?;
+                    launch::zero(gpu, &mut m)?;
+                    Masses::Weights(m)
+                }
+            };
             launch::zero(gpu, &mut sums)?;
-            launch::accumulate_atomic(gpu, x, labels, &mut sums, &mut counts)?;
-            launch::divide(gpu, &sums, &counts, c)
+            launch::accumulate_atomic(gpu, x, labels, w, &mut sums, &mut masses)?;
+            launch::divide(gpu, &sums, &masses, c)
         }
     }
+}
+
+/// The resident sample weights' device buffer, if any.
+fn weights<'a, T: CudaElement>(
+    backend: &'a CudaBackend,
+    w: Option<&'a Matrix<T>>,
+) -> Result<Option<&'a CudaSlice<T>>> {
+    w.map(|w| {
+        let w = backend
+            .gpu()
+            .dm(backend.here(), "kmeans", "sample weights", w)?;
+        Ok(&w.data)
+    })
+    .transpose()
 }
 
 impl<T: CudaElement> KMeans<T> for CudaBackend {
@@ -153,31 +177,53 @@ impl<T: CudaElement> KMeans<T> for CudaBackend {
         shift(gpu, a, b)
     }
 
-    fn seed_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<Matrix<T>> {
+    fn seed_weighted_dev(
+        &self,
+        x: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        config: &KMeansConfig,
+    ) -> Result<Matrix<T>> {
         let gpu = self.gpu();
         let x = gpu.dm(self.here(), "kmeans", "X", x)?;
-        Ok(gpu.matrix(seed(gpu, x, config)?))
+        let w = w
+            .map(|w| gpu.dm(self.here(), "kmeans", "sample weights", w))
+            .transpose()?;
+        Ok(gpu.matrix(seed(gpu, x, w, config)?))
     }
 
-    fn assign(&self, x: &Matrix<T>, c: &Matrix<T>, labels: &mut Indices) -> Result<Assignment> {
+    fn assign(
+        &self,
+        x: &Matrix<T>,
+        c: &Matrix<T>,
+        w: Option<&Matrix<T>>,
+        labels: &mut Indices,
+    ) -> Result<Assignment> {
         let v = parse(self.variant(Family::KMeans))?;
+        let w = weights(self, w)?;
         let (gpu, here) = (self.gpu(), self.here());
         let x = gpu.dm(here, "kmeans", "X", x)?;
         let c = gpu.dm(here, "kmeans", "centroids", c)?;
         let labels = here
             .indices_mut::<IndexStorage>("kmeans", "labels", labels)?
             .labels_mut()?;
-        assign(gpu, v, x, c, labels)
+        assign(gpu, v, x, c, w, labels)
     }
 
-    fn update(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
+    fn update(
+        &self,
+        x: &Matrix<T>,
+        labels: &Indices,
+        w: Option<&Matrix<T>>,
+        centroids: &mut Matrix<T>,
+    ) -> Result<()> {
         let v = parse(self.variant(Family::KMeans))?;
+        let w = weights(self, w)?;
         let (gpu, here) = (self.gpu(), self.here());
         let x = gpu.dm(here, "kmeans", "X", x)?;
         let labels = here
             .indices::<IndexStorage>("kmeans", "labels", labels)?
             .labels()?;
         let c = gpu.dm_mut(here, "kmeans", "centroids", centroids)?;
-        update_with(gpu, v, x, labels, c)
+        update_with(gpu, v, x, labels, w, c)
     }
 }

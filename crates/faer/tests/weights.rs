@@ -1,0 +1,198 @@
+//! Sample weights on the two CPU backends: all-ones weights are no weights (to the
+//! bit), integer weights are duplicated points, weight 0 is a removed point, and no
+//! start holds a point of weight 0.
+//!
+//! The data are small multiples of 1/8, so every weighted sum and every sum of copies is
+//! exact in f64 (a few dozen bits at most): the means, hence the centroids and the
+//! labels, are then equal to the bit, and only the inertias (sums of rounded squared
+//! distances) differ, within the error bounds stated where they are compared.
+
+use ndarray::{Array1, Array2, Axis};
+use ndgpu_conformance::data::{uniform_points, Rng};
+use ndgpu_core::{init_centroids, tolerance, Element, Init, KMeans, KMeansConfig, KMeansResult};
+use ndgpu_cpu::CpuBackend;
+use ndgpu_faer::FaerBackend;
+
+/// Three separated groups of points on the 1/8 grid, N×2.
+fn grid_blobs<T: Element>(rng: &mut Rng, n: usize) -> Array2<T> {
+    Array2::from_shape_fn((n, 2), |(i, c)| {
+        let centre = [0.0, 40.0, -40.0][i % 3] + if c == 1 { 20.0 } else { 0.0 };
+        T::from_f64(centre + (rng.below(33) as f64 - 16.0) / 8.0)
+    })
+}
+
+/// The first point of each of the three groups as given centroids.
+fn firsts<T: Element>(x: &Array2<T>) -> Init {
+    Init::Given(Array2::from_shape_fn((3, 2), |(j, c)| x[[j, c]].as_f64()))
+}
+
+/// How far two inertias of the same fit may differ: each is a sum of M rounded
+/// nonnegative terms in f64 (`tolerance::sum::<f64>(M)` relative, for either), plus,
+/// for a backend whose per-point distances depend on the point's place in a block
+/// (faer's GEMM), twice [`tolerance::distance`] for `T` on every term.
+fn inertia_slack<T: Element>(
+    exact_distances: bool,
+    m: usize,
+    x: &Array2<T>,
+    w: &[f64],
+    r: &KMeansResult<T>,
+) -> f64 {
+    let sums = 2.0 * tolerance::sum::<f64>(m) * r.inertia;
+    if exact_distances {
+        return sums;
+    }
+    let norm2 = |v: ndarray::ArrayView1<T>| v.iter().map(|a| a.as_f64().powi(2)).sum::<f64>();
+    let spread: f64 = x
+        .rows()
+        .into_iter()
+        .zip(&r.labels)
+        .zip(w)
+        .map(|((p, &l), wi)| wi * (norm2(p) + norm2(r.centroids.row(l))))
+        .sum();
+    sums + 2.0 * tolerance::distance::<T>(x.ncols()) * spread
+}
+
+/// Runs `$check` on the reference (whose distances do not depend on where a point is:
+/// `true`) and on faer, for f32 and f64, each from its own seed.
+macro_rules! on_both {
+    ($check:ident) => {
+        let (cpu, faer) = (CpuBackend::new(), FaerBackend::new());
+        $check::<f32, _>(&cpu, true, &mut Rng::new(1));
+        $check::<f64, _>(&cpu, true, &mut Rng::new(2));
+        $check::<f32, _>(&faer, false, &mut Rng::new(3));
+        $check::<f64, _>(&faer, false, &mut Rng::new(4));
+    };
+}
+
+fn ones_are_no_weights<T: Element, B: KMeans<T> + ?Sized>(b: &B, _exact: bool, rng: &mut Rng) {
+    let x = uniform_points::<T>(rng, 500, 3);
+    let inits = [
+        Init::KMeansPlusPlus,
+        Init::kmeans_parallel(),
+        Init::Random,
+        Init::Given(Array2::from_shape_fn((7, 3), |(j, c)| x[[j, c]].as_f64())),
+    ];
+    for init in inits {
+        for seed in 0..4 {
+            let config = KMeansConfig::new(7).init(init.clone()).seed(seed).tol(0.0);
+            let plain = b.kmeans(x.view(), &config).unwrap();
+            let ones = config.clone().sample_weight(Array1::ones(500));
+            let weighted = b.kmeans(x.view(), &ones).unwrap();
+            assert_eq!(plain, weighted, "init {} seed {seed}", init.name());
+        }
+    }
+}
+
+#[test]
+fn all_ones_weights_are_no_weights_to_the_bit() {
+    on_both!(ones_are_no_weights);
+}
+
+fn duplicates<T: Element, B: KMeans<T> + ?Sized>(b: &B, exact: bool, rng: &mut Rng) {
+    let n = 120;
+    let x = grid_blobs::<T>(rng, n);
+    let counts: Vec<usize> = (0..n).map(|_| 1 + rng.below(4)).collect();
+    let w: Vec<f64> = counts.iter().map(|&c| c as f64).collect();
+    let copies: Vec<usize> = (0..n)
+        .flat_map(|i| std::iter::repeat_n(i, counts[i]))
+        .collect();
+    let dup = x.select(Axis(0), &copies);
+    let config = KMeansConfig::new(3).init(firsts(&x)).tol(0.0);
+    let weighted = config.clone().sample_weight(Array1::from(w.clone()));
+    let (r, d) = (
+        b.kmeans(x.view(), &weighted).unwrap(),
+        b.kmeans(dup.view(), &config).unwrap(),
+    );
+    assert_eq!(r.centroids, d.centroids);
+    let dup_labels: Vec<usize> = copies.iter().map(|&i| r.labels[i]).collect();
+    assert_eq!(dup_labels, d.labels.to_vec());
+    assert_eq!(r.iterations, d.iterations);
+    let slack = inertia_slack(exact, copies.len(), &x, &w, &r);
+    for (a, b) in r.inertia_history.iter().zip(&d.inertia_history) {
+        assert!(
+            (a - b).abs() <= slack,
+            "inertia {a} vs duplicated {b} (slack {slack:e})"
+        );
+    }
+}
+
+#[test]
+fn integer_weights_are_duplicated_points() {
+    on_both!(duplicates);
+}
+
+fn removals<T: Element, B: KMeans<T> + ?Sized>(b: &B, exact: bool, rng: &mut Rng) {
+    let n = 150;
+    let x = grid_blobs::<T>(rng, n);
+    // Every fifth point (none of the three given centroids) weighs 0.
+    let w: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i % 5 != 4))).collect();
+    let kept: Vec<usize> = (0..n).filter(|&i| w[i] > 0.0).collect();
+    let xk = x.select(Axis(0), &kept);
+    let config = KMeansConfig::new(3).init(firsts(&x)).tol(0.0);
+    let r = b
+        .kmeans(
+            x.view(),
+            &config.clone().sample_weight(Array1::from(w.clone())),
+        )
+        .unwrap();
+    let k = b.kmeans(xk.view(), &config).unwrap();
+    assert_eq!(r.centroids, k.centroids);
+    let kept_labels: Vec<usize> = kept.iter().map(|&i| r.labels[i]).collect();
+    assert_eq!(kept_labels, k.labels.to_vec());
+    // The same terms, and zeros: within the sums' bound (the distances of faer's
+    // blocks aside).
+    let slack = inertia_slack(exact, n, &x, &w, &r);
+    assert!(
+        (r.inertia - k.inertia).abs() <= slack,
+        "{} vs {}",
+        r.inertia,
+        k.inertia
+    );
+}
+
+#[test]
+fn weight_zero_is_a_removed_point() {
+    on_both!(removals);
+}
+
+fn starts<T: Element, B: KMeans<T> + ?Sized>(b: &B, _exact: bool, rng: &mut Rng) {
+    let n = 200;
+    let x = uniform_points::<T>(rng, n, 2);
+    // One point in four of positive weight; and only two, for k = 3 (the draws past
+    // them fall back to the weights).
+    let quarter = Array1::from_shape_fn(n, |i| if i % 4 == 2 { 0.5 + i as f64 } else { 0.0 });
+    let two = Array1::from_shape_fn(n, |i| f64::from(u8::from(i == 17 || i == 150)));
+    let sparse_parallel = Init::KMeansParallel {
+        oversampling: 0.05,
+        rounds: 1,
+    };
+    for (w, k) in [(quarter, 8), (two, 3)] {
+        for init in [Init::KMeansPlusPlus, sparse_parallel.clone(), Init::Random] {
+            if matches!(init, Init::Random) && w.iter().filter(|&&v| v > 0.0).count() < k {
+                continue;
+            }
+            for seed in 0..20 {
+                let config = KMeansConfig::new(k)
+                    .init(init.clone())
+                    .seed(seed)
+                    .sample_weight(w.clone());
+                let c = init_centroids(x.view(), &config).unwrap();
+                let on_b = b.seed_dev(&b.upload(x.view()).unwrap(), &config).unwrap();
+                assert_eq!(b.download(&on_b).unwrap(), c);
+                for row in c.rows() {
+                    let i = x.rows().into_iter().position(|p| p == row).unwrap();
+                    assert!(
+                        w[i] > 0.0,
+                        "init {} seed {seed}: point {i} of weight 0",
+                        init.name()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn no_start_holds_a_point_of_weight_zero() {
+    on_both!(starts);
+}
