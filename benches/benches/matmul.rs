@@ -1,4 +1,5 @@
-//! Criterion benches of matmul (n×n×n GEMM) on every backend and variant (see `common`).
+//! Criterion benches of matmul (n×n×n GEMM, and the shape suite's m×k×n GEMMs) on every
+//! backend and variant (see `common`).
 
 mod common;
 

@@ -6,12 +6,17 @@
 //! the device is synchronized inside the timed region); group `<op>/transfers` times
 //! the ndarray-level calls (upload, kernels, download) with the wall clock. Without
 //! one: group `<op>` times the CPU reference at small sizes, resident in host memory.
+//! Besides a ladder's sizes, each op runs the other shapes of the shootout's shape suite
+//! (`Suite::Shapes`: rectangular GEMMs and grams, reductions of matrices whole and along
+//! each axis), at full size on a GPU, at the host's small shapes without one; their
+//! benchmark ids carry the shape (`1048576x32x1024`, `16x16777216@1`).
 //! Every implementation is checked at each size before it is benchmarked; a wrong one
 //! is left out with a message.
 //!
 //! `cargo bench` runs the benchmarks; `cargo test --benches` (no `--bench` argument,
-//! criterion's test mode) runs each once at the smallest size, which is what CI does.
-//! `NDGPU_BENCH_SIZES=1024,4096` overrides the sizes.
+//! criterion's test mode) runs each once at the smallest size and the small shapes
+//! (those of the quick run on a GPU, the host's without one), which is what CI does.
+//! `NDGPU_BENCH_SIZES=1024,4096` sets the ladder's sizes (the other shapes stay).
 
 use std::time::Duration;
 
@@ -26,6 +31,7 @@ use ndgpu_shootout::host::call;
 use ndgpu_shootout::resident::Cases;
 use ndgpu_shootout::selection::{case_key, copy_source, precision_of, select_variant, variants_of};
 use ndgpu_shootout::SEED;
+use ndgpu_shootout::{Shape, Suite};
 
 /// A run slower than this is left to the shootout: criterion needs at least ten.
 const MAX_RUN_S: f64 = 1.0;
@@ -87,31 +93,45 @@ fn test_mode() -> bool {
     args.iter().any(|a| a == "--test") || !args.iter().any(|a| a == "--bench")
 }
 
-fn sizes(op: Op, gpu: bool) -> Vec<usize> {
-    if let Ok(list) = std::env::var("NDGPU_BENCH_SIZES") {
-        match list.split(',').map(|s| s.trim().parse()).collect() {
-            Ok(v) => return v,
-            Err(e) => eprintln!("NDGPU_BENCH_SIZES={list}: {e}; using the defaults"),
-        }
-    }
-    let ladder = op.default_sizes(match gpu {
+/// The ladder's sizes (two on a GPU: criterion times each benchmark for seconds), then
+/// the shape suite's other shapes.
+fn shapes(op: Op, gpu: bool) -> Vec<Shape> {
+    let target = match gpu {
         true if test_mode() => Target::GpuQuick,
         true => Target::Gpu,
         false => Target::Cpu,
-    });
-    if test_mode() {
-        return ladder[..1].to_vec();
+    };
+    let ladder = op.default_sizes(target);
+    let mut sizes = match (test_mode(), gpu) {
+        (true, _) => ladder[..1].to_vec(),
+        (false, false) => ladder,
+        (false, true) => vec![ladder[ladder.len() / 2], ladder[ladder.len() - 1]],
+    };
+    if let Ok(list) = std::env::var("NDGPU_BENCH_SIZES") {
+        match list.split(',').map(|s| s.trim().parse()).collect() {
+            Ok(v) => sizes = v,
+            Err(e) => eprintln!("NDGPU_BENCH_SIZES={list}: {e}; using the defaults"),
+        }
     }
-    if !gpu {
-        return ladder;
-    }
-    // Criterion times each benchmark for seconds: two sizes per op, mid and top.
-    vec![ladder[ladder.len() / 2], ladder[ladder.len() - 1]]
+    let others = Suite::Shapes
+        .shapes(op, target)
+        .into_iter()
+        .filter(|s| s.size().is_none());
+    sizes
+        .into_iter()
+        .map(|n| op.shape(n))
+        .chain(others)
+        .collect()
+}
+
+/// The benchmark's parameter: the ladder's size, or the shape's ASCII spec.
+fn param(shape: Shape) -> String {
+    shape.size().map_or_else(|| shape.spec(), |n| n.to_string())
 }
 
 /// Work per iteration: elements = FLOPs for compute-bound ops, bytes for the rest.
-fn throughput(op: Op, n: usize) -> Throughput {
-    let work = op.work(n, std::mem::size_of::<f32>()).round() as u64;
+fn throughput(op: Op, shape: Shape) -> Throughput {
+    let work = op.work(shape, std::mem::size_of::<f32>()).round() as u64;
     if op.bandwidth_bound() {
         Throughput::Bytes(work)
     } else {
@@ -170,11 +190,13 @@ fn implementations(
 
 fn resident(c: &mut Criterion, group: &mut [Box<dyn Backend>], op: Op, info: Option<&DeviceInfo>) {
     let mut g = crit_group(c, op.name());
-    for n in sizes(op, info.is_some()) {
-        let inputs = Inputs::<f32>::generate(op, n, SEED);
+    for shape in shapes(op, info.is_some()) {
+        let n = param(shape);
+        let inputs = Inputs::<f32>::generate(op, shape, SEED);
         let reference = Reference::new(&inputs);
-        let mut cases = Cases::new(info.map_or(1, |i| i.rotation(traffic(op, n, 4))));
-        g.throughput(throughput(op, n));
+        let copies = info.map_or(1, |i| i.rotation(traffic(op, shape, 4)));
+        let mut cases = Cases::new(op, shape, copies);
+        g.throughput(throughput(op, shape));
         for (bi, variant, ceiling) in implementations(group, op, info.is_some()) {
             let name = match ceiling {
                 true => format!("copy/{variant}"),
@@ -184,14 +206,14 @@ fn resident(c: &mut Criterion, group: &mut [Box<dyn Backend>], op: Op, info: Opt
                 select_variant(&mut *group[bi], op, variant).expect("a listed variant");
             }
             let ops: &dyn Ops<f32> = &*group[bi];
-            let case = match cases.get(ops, case_key(op, bi, variant, ceiling), op, &inputs) {
+            let case = match cases.get(ops, case_key(op, bi, variant, ceiling), &inputs) {
                 Ok(case) => case,
                 Err(why) => {
-                    eprintln!("{op} n={n} {name}: skipped: {why}");
+                    eprintln!("{op} {n} {name}: skipped: {why}");
                     continue;
                 }
             };
-            let src = copy_source(&inputs).filter(|_| ceiling);
+            let src = copy_source(op, shape, &inputs).filter(|_| ceiling);
             let math = match ceiling {
                 true => Precision::Ieee,
                 false => precision_of(&*group[bi], op, variant),
@@ -202,21 +224,21 @@ fn resident(c: &mut Criterion, group: &mut [Box<dyn Backend>], op: Op, info: Opt
                 Ok(Err(wrong)) => Some(format!("wrong result: {wrong}")),
                 Err(e) => Some(e.to_string()),
             } {
-                eprintln!("{op} n={n} {name}: left out: {why}");
+                eprintln!("{op} {n} {name}: left out: {why}");
                 continue;
             }
             match case.time_runs(ops, 1, 1) {
                 Ok(t) if t <= MAX_RUN_S || test_mode() => {}
                 Ok(t) => {
-                    eprintln!("{op} n={n} {name}: left out: {t:.1} s per run");
+                    eprintln!("{op} {n} {name}: left out: {t:.1} s per run");
                     continue;
                 }
                 Err(e) => {
-                    eprintln!("{op} n={n} {name}: left out: {e}");
+                    eprintln!("{op} {n} {name}: left out: {e}");
                     continue;
                 }
             }
-            g.bench_with_input(BenchmarkId::new(&name, n), &n, |b, _| {
+            g.bench_with_input(BenchmarkId::new(&name, &n), &n, |b, _| {
                 b.iter_custom(|iters| {
                     let secs = case
                         .time_runs(ops, 0, iters as usize)
@@ -231,9 +253,10 @@ fn resident(c: &mut Criterion, group: &mut [Box<dyn Backend>], op: Op, info: Opt
 
 fn transfers(c: &mut Criterion, group: &mut [Box<dyn Backend>], op: Op) {
     let mut g = crit_group(c, &format!("{}/transfers", op.name()));
-    for n in sizes(op, true) {
-        let inputs = Inputs::<f32>::generate(op, n, SEED);
-        g.throughput(throughput(op, n));
+    for shape in shapes(op, true) {
+        let n = param(shape);
+        let inputs = Inputs::<f32>::generate(op, shape, SEED);
+        g.throughput(throughput(op, shape));
         for (bi, variant, _) in implementations(group, op, false) {
             let name = format!("{}/{variant}", group[bi].name());
             select_variant(&mut *group[bi], op, variant).expect("a listed variant");
@@ -244,11 +267,11 @@ fn transfers(c: &mut Criterion, group: &mut [Box<dyn Backend>], op: Op) {
                 .and_then(|out| Reference::new(&inputs).check_with(&out, math));
             match verdict {
                 Ok(()) => {
-                    g.bench_with_input(BenchmarkId::new(&name, n), &inputs, |b, inputs| {
+                    g.bench_with_input(BenchmarkId::new(&name, &n), &inputs, |b, inputs| {
                         b.iter(|| call(ops, inputs).expect("a checked call"))
                     });
                 }
-                Err(why) => eprintln!("{name} n={n}: left out: {why}"),
+                Err(why) => eprintln!("{name} {n}: left out: {why}"),
             }
         }
     }

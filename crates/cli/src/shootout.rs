@@ -3,9 +3,9 @@
 use std::io::Write;
 
 use ndgpu::DType;
-use ndgpu_shootout::{Op, ShootoutOptions, Status};
+use ndgpu_shootout::{Op, ShootoutOptions, Status, Suite};
 
-use crate::args::{DTypeArg, ShootoutArgs};
+use crate::args::{DTypeArg, ShootoutArgs, SuiteArg};
 use crate::error::{Failure, Result};
 
 pub fn shootout(args: &ShootoutArgs) -> Result<()> {
@@ -22,8 +22,28 @@ pub fn shootout(args: &ShootoutArgs) -> Result<()> {
             return Err(Failure::usage("--sizes must be positive"));
         }
     }
+    let suite = match args.suite {
+        SuiteArg::Ladders => Suite::Ladders,
+        SuiteArg::Shapes => Suite::Shapes,
+    };
+    if suite == Suite::Shapes {
+        if args.sizes.is_some() {
+            return Err(Failure::usage(
+                "--sizes is for the ladders: --suite shapes runs its own shapes",
+            ));
+        }
+        let of_suite = suite.ops();
+        if let Some(op) = ops.iter().find(|op| !of_suite.contains(op)) {
+            let names: Vec<&str> = of_suite.iter().map(|o| o.name()).collect();
+            return Err(Failure::usage(format!(
+                "--suite shapes has no {op} cases (its ops: {})",
+                names.join(", ")
+            )));
+        }
+    }
     let opts = ShootoutOptions {
         ops,
+        suite,
         sizes: args.sizes.clone(),
         backends: args.backends.clone(),
         variants: args.variants.clone(),

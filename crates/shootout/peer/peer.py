@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
-"""The peers of `ndgpu shootout`: the same ops, sizes and dtype through PyTorch on the
+"""The peers of `ndgpu shootout`: the same ops, shapes and dtype through PyTorch on the
 same GPU (`--lib torch`), or through NumPy (and SciPy, where the op needs it) on the host
 (`--lib numpy`), measured the way the shootout measures (a checked first run that also
 warms up, CUDA events around the timed region on the GPU and the wall clock on the host,
 back-to-back runs for short ones, enough copies of small inputs to rotate through twice
 the L2, the median of the samples).
 
-    python3 crates/shootout/peer/peer.py --lib torch --op chain --sizes 1024,4096 --dtype f32 \\
+    python3 crates/shootout/peer/peer.py --lib torch --op chain --shapes 1024,4096 --dtype f32 \\
         --reps 20 --budget 2.0
+    python3 crates/shootout/peer/peer.py --lib torch --op matmul --shapes 1048576x32x1024,64x8192x64
+    python3 crates/shootout/peer/peer.py --lib torch --op sumsq --shapes 16x16777216@1,8192x8192
 
-Prints one JSON object per size on stdout:
-    {"op", "size", "status": "ok" | "failed" | "skipped", "median_s", "min_s", "max_s",
+A shape is the shootout's `Shape::spec`: `MxKxN` for matmul (A M×K times B K×N), `MxK`
+for gram (M·Mᵀ of an M×K M), `RxC` for the reductions (sum, sumsq, argmax) of an R×C
+matrix, whole, or `RxC@0` / `RxC@1` along axis 0 or 1, and one number n for the other
+ops (the order of a square, elements, points).
+
+Prints one JSON object per shape on stdout:
+    {"op", "shape", "status": "ok" | "failed" | "skipped", "median_s", "min_s", "max_s",
      "reps", "batch", "reason", "device", "version"}
 The inputs are drawn by NumPy with the shootout's distributions (not its numbers); each
 result is checked against NumPy in float64 with the shootout's error bounds before it is
@@ -69,19 +76,52 @@ def sample(n, k=16):
     return np.unique(np.linspace(0, max(n - 1, 0), min(n, k)).astype(int))
 
 
+REDUCTIONS = ("sum", "sumsq", "argmax")
+
+
+def parse_shape(op, spec):
+    """(dims, axis) of a shape spec: MxKxN, MxK, RxC[@axis], or n."""
+    dims, _, axis = spec.partition("@")
+    dims = [int(d) for d in dims.split("x")]
+    want = {"matmul": 3, "gram": 2}.get(op, 2 if op in REDUCTIONS else 1)
+    if len(dims) == 1 and want > 1:  # a ladder's n: a square, or one row of n elements
+        dims = [1, dims[0]] if op in REDUCTIONS else dims * want
+    if len(dims) != want:
+        raise ValueError(f"{op} takes {want} dimensions, not {spec!r}")
+    return dims, (int(axis) if axis else None)
+
+
+def work(op, dims):
+    """What a run's time grows with, to predict the next shape's from the last one's."""
+    if op == "matmul":
+        return dims[0] * dims[1] * dims[2]
+    if op == "gram":
+        return dims[0] * dims[0] * dims[1]
+    if op in ("cholesky", "solve", "chain"):
+        return dims[0] ** 3
+    if op == "transpose":
+        return dims[0] ** 2
+    return math.prod(dims)
+
+
 class Case:
     """Inputs of one size (on the host and, in `copies` sets, on the device), one run,
     and the check of its result."""
 
-    def __init__(self, op, n, dtype, seed=0x5EED0001):
-        self.op, self.n, self.dtype = op, n, dtype
-        rng = np.random.default_rng(seed + n)
-        if op in ("matmul",):
-            self.host = [uniform(rng, (n, n), dtype), uniform(rng, (n, n), dtype)]
-        elif op in ("gram", "transpose"):
+    def __init__(self, op, spec, dtype, seed=0x5EED0001):
+        dims, self.axis = parse_shape(op, spec)
+        n = dims[0]
+        self.op, self.dtype = op, dtype
+        rng = np.random.default_rng(seed + math.prod(dims))
+        if op == "matmul":
+            m, k, n = dims
+            self.host = [uniform(rng, (m, k), dtype), uniform(rng, (k, n), dtype)]
+        elif op == "gram":
+            self.host = [uniform(rng, tuple(dims), dtype)]
+        elif op == "transpose":
             self.host = [uniform(rng, (n, n), dtype)]
-        elif op == "sum":
-            self.host = [uniform(rng, (n,), dtype)]
+        elif op in REDUCTIONS:
+            self.host = [uniform(rng, tuple(dims), dtype)]
         elif op == "dot":
             self.host = [uniform(rng, (n,), dtype), uniform(rng, (n,), dtype)]
         elif op == "cholesky":
@@ -122,15 +162,15 @@ class Case:
         s = self.sets[i % len(self.sets)]
         op = self.op
         if torch is None:
-            return run_numpy(op, s)
+            return run_numpy(op, s, self.axis)
         if op == "matmul":
             return s[0] @ s[1]
         if op == "gram":
             return s[0] @ s[0].T
         if op == "transpose":
             return s[0].t().contiguous()
-        if op == "sum":
-            return s[0].sum().item()
+        if op in REDUCTIONS:
+            return run_torch_reduction(op, s[0], self.axis)
         if op == "dot":
             return torch.dot(s[0], s[1]).item()
         if op == "cholesky":
@@ -174,8 +214,10 @@ class Case:
             return None
         if op == "transpose":
             return None if np.array_equal(f(out), h[0].T.astype(np.float64)) else "not Aᵀ"
-        if op in ("sum", "dot"):
-            terms = h[0].astype(np.float64) * (h[1].astype(np.float64) if op == "dot" else 1)
+        if op in REDUCTIONS:
+            return check_reduction(op, h[0], self.axis, f(out), e)
+        if op == "dot":
+            terms = h[0].astype(np.float64) * h[1].astype(np.float64)
             want, mag = terms.sum(), np.abs(terms).sum()
             bound = (len(terms) + 1) * e * mag
             return None if abs(out - want) <= bound else f"{op}: {out} vs {want} (bound {bound:e})"
@@ -214,7 +256,55 @@ class Case:
         return "unchecked"
 
 
-def run_numpy(op, s):
+def run_torch_reduction(op, x, axis):
+    """A reduction of the matrix x through PyTorch: whole (the value or index comes back
+    to the host, as the shootout's whole reductions do) or along an axis (stays on the
+    device). The sum of squares is `vector_norm(...)**2`, one pass over x (`(x*x).sum`
+    would write and read x² too)."""
+    if op == "sum":
+        r = x.sum() if axis is None else x.sum(axis)
+    elif op == "sumsq":
+        r = torch.linalg.vector_norm(x, 2, dim=axis).square()
+    else:
+        r = x.argmax() if axis is None else x.argmax(axis)
+    return r.item() if axis is None else r
+
+
+def run_numpy_reduction(op, x, axis):
+    """The same through NumPy; the sum of squares as one pass (`einsum`)."""
+    if op == "sum":
+        r = x.sum(axis)
+    elif op == "sumsq":
+        r = np.einsum({None: "ij,ij->", 0: "ij,ij->j", 1: "ij,ij->i"}[axis], x, x)
+    else:
+        r = x.argmax(axis)
+    return r.item() if axis is None else r
+
+
+def check_reduction(op, x, axis, got, e):
+    """None if `got` is the reduction of x along axis (None: whole), else why not: every
+    lane's sum within (len + 1)·ε·Σ|terms|, and every index at a largest element of its
+    lane (a tie may go either way)."""
+    x = x.astype(np.float64)
+    if op == "argmax":
+        got = np.asarray(got, dtype=np.int64)
+        if axis is None:
+            ok = x.reshape(-1)[int(got)] == x.max()
+        else:
+            picked = np.take_along_axis(x, np.expand_dims(got, axis), axis).squeeze(axis)
+            ok = np.all(picked == x.max(axis))
+        return None if ok else "argmax: an index is not at its lane's largest element"
+    terms = x * x if op == "sumsq" else x
+    want, mag = terms.sum(axis), np.abs(terms).sum(axis)
+    lane = x.size if axis is None else x.shape[axis]
+    bound = (lane + 1) * e * mag
+    err = np.abs(np.asarray(got, dtype=np.float64).reshape(np.shape(want)) - want)
+    if np.all(err <= bound):
+        return None
+    return f"{op}: error {np.max(err / np.maximum(bound, 1e-300)):.3e} × the bound"
+
+
+def run_numpy(op, s, axis=None):
     """One run of `op` through NumPy (SciPy for the triangular solves)."""
     if op == "matmul":
         return s[0] @ s[1]
@@ -222,8 +312,8 @@ def run_numpy(op, s):
         return s[0] @ s[0].T
     if op == "transpose":
         return np.ascontiguousarray(s[0].T)
-    if op == "sum":
-        return float(s[0].sum())
+    if op in REDUCTIONS:
+        return run_numpy_reduction(op, s[0], axis)
     if op == "dot":
         return float(s[0] @ s[1])
     if op == "cholesky":
@@ -268,8 +358,8 @@ def timed(case, start, runs):
     return a.elapsed_time(b) * 1e-3 / runs
 
 
-def measure(op, n, dtype, reps, budget, l2):
-    case = Case(op, n, dtype)
+def measure(op, spec, dtype, reps, budget, l2):
+    case = Case(op, spec, dtype)
     nbytes = sum(h.nbytes for h in case.host)
     copies = 1 if nbytes == 0 or nbytes >= l2 or op == "transfer" else min(64, math.ceil(2 * l2 / nbytes))
     case.upload(copies)
@@ -301,7 +391,7 @@ def measure(op, n, dtype, reps, budget, l2):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--op", required=True)
-    p.add_argument("--sizes", required=True)
+    p.add_argument("--shapes", required=True, help="comma separated, as the module says")
     p.add_argument("--dtype", choices=["f32", "f64"], default="f32")
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--budget", type=float, default=2.0)
@@ -314,8 +404,8 @@ def main():
         l2 = 32 << 20
         base = {"op": args.op, "device": "host CPU", "version": np.__version__}
         if args.op == "transfer":
-            for n in (int(s) for s in args.sizes.split(",")):
-                print(json.dumps(dict(base, size=n, status="skipped", reason="no device to transfer to")))
+            for spec in args.shapes.split(","):
+                print(json.dumps(dict(base, shape=spec, status="skipped", reason="no device to transfer to")))
             return
     else:
         if not torch.cuda.is_available():
@@ -324,25 +414,25 @@ def main():
         props = torch.cuda.get_device_properties(0)
         l2 = getattr(props, "L2_cache_size", 50 << 20)
         base = {"op": args.op, "device": props.name, "version": torch.__version__}
-    previous = None  # (size, seconds) of the last size, to skip sizes predicted too slow
-    for n in (int(s) for s in args.sizes.split(",")):
-        row = dict(base, size=n)
+    previous = None  # (work, seconds) of the last shape, to skip shapes predicted too slow
+    for spec in args.shapes.split(","):
+        row = dict(base, shape=spec)
+        w = work(args.op, parse_shape(args.op, spec)[0])
         if previous is not None:
-            work = lambda m: m ** 3 if args.op in ("matmul", "gram", "cholesky", "solve", "chain") else m
-            predicted = previous[1] * work(n) / work(previous[0])
+            predicted = previous[1] * w / max(previous[0], 1)
             if predicted > args.max_run_s:
                 row.update(status="skipped", reason=f"too slow: about {predicted:.1f} s per run predicted")
                 print(json.dumps(row), flush=True)
                 continue
         try:
-            row.update(measure(args.op, n, dtype, args.reps, args.budget, l2))
+            row.update(measure(args.op, spec, dtype, args.reps, args.budget, l2))
         except Exception as e:  # a failure of one size is a row, not the end of the run
             if torch is not None and isinstance(e, torch.cuda.OutOfMemoryError):
                 row.update(status="skipped", reason=f"out of device memory: {str(e).splitlines()[0]}")
             else:
                 row.update(status="failed", reason=f"{type(e).__name__}: {e}")
         if row.get("status") == "ok":
-            previous = (n, row["median_s"])
+            previous = (w, row["median_s"])
         print(json.dumps(row), flush=True)
         if torch is not None:
             torch.cuda.empty_cache()

@@ -1,28 +1,32 @@
-//! What is measured: the operations, their sizes, and the work (FLOPs or bytes) that
+//! What is measured: the operations, their shapes, and the work (FLOPs or bytes) that
 //! turns a time into a rate.
 
 use std::fmt;
 use std::str::FromStr;
 
-use ndgpu_core::Family;
+use ndgpu_core::{ArgOp, Family, ReduceOp};
+
+use crate::shape::Shape;
 
 /// Dimensions of every k-means case: D = 32 coordinates per point, K = 128 centroids.
 pub const KMEANS_D: usize = 32;
 /// Centroids of every k-means case.
 pub const KMEANS_K: usize = 128;
 
-/// An operation of the shootout. The size `n` of a case means, per op: the order of
-/// the square matrices (matmul, gram, transpose, cholesky), the number of elements
-/// (sum, dot), or the number of points N (kmeans).
+/// An operation of the shootout, run at a [`Shape`] (see [`Op::takes`]). A ladder's
+/// size `n` is the shape [`Op::shape`] makes of it: the order of the square matrices
+/// (matmul, gram, transpose, cholesky, solve, chain), the number of elements (the
+/// reductions, dot, transfer), or the number of points N (kmeans).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Op {
-    /// n×n×n GEMM `C = A·B`.
+    /// GEMM `C = A·B`, A m×k, B k×n (n×n×n on a ladder).
     Matmul,
-    /// `M·Mᵀ` of an n×n `M`.
+    /// `M·Mᵀ` of an m×k `M` (n×n on a ladder).
     Gram,
     /// Out-of-place transpose of an n×n matrix.
     Transpose,
-    /// Sum of n elements.
+    /// Sum of a matrix's elements, whole or along an axis (of n elements, one row, on a
+    /// ladder).
     Sum,
     /// Dot product of two vectors of n elements.
     Dot,
@@ -38,6 +42,20 @@ pub enum Op {
     Chain,
     /// An upload of n elements (a C-ordered host array) and the download of the result.
     Transfer,
+    /// Sum of squares of a matrix's elements, whole or along an axis (as [`Op::Sum`]).
+    SumSq,
+    /// Index of the largest element, whole (flat, row-major) or along an axis (as
+    /// [`Op::Sum`]; 8-byte indices, as NumPy's and PyTorch's).
+    Argmax,
+}
+
+/// What a reduction op computes: a value or an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduction {
+    /// Sum, sum of squares, min, max.
+    Value(ReduceOp),
+    /// Argmin, argmax.
+    Arg(ArgOp),
 }
 
 /// What a rate is measured in.
@@ -78,7 +96,25 @@ pub enum Target {
 
 impl Op {
     /// Every op, in report order.
-    pub const ALL: [Op; 10] = [
+    pub const ALL: [Op; 12] = [
+        Op::Matmul,
+        Op::Gram,
+        Op::Transpose,
+        Op::Sum,
+        Op::SumSq,
+        Op::Argmax,
+        Op::Dot,
+        Op::Cholesky,
+        Op::Solve,
+        Op::KMeans,
+        Op::Chain,
+        Op::Transfer,
+    ];
+
+    /// The ops of the default run (the size ladders), in report order: every op but the
+    /// reductions that only the shape suite runs unless asked for by name (`sumsq`,
+    /// `argmax`).
+    pub const LADDERS: [Op; 10] = [
         Op::Matmul,
         Op::Gram,
         Op::Transpose,
@@ -98,6 +134,8 @@ impl Op {
             Op::Gram => "gram",
             Op::Transpose => "transpose",
             Op::Sum => "sum",
+            Op::SumSq => "sumsq",
+            Op::Argmax => "argmax",
             Op::Dot => "dot",
             Op::Cholesky => "cholesky",
             Op::Solve => "solve",
@@ -119,7 +157,7 @@ impl Op {
             Op::Matmul => Some(Family::MatMul),
             Op::Gram => Some(Family::Gram),
             Op::Transpose => Some(Family::Transpose),
-            Op::Sum | Op::Dot => Some(Family::Reduce),
+            Op::Sum | Op::SumSq | Op::Argmax | Op::Dot => Some(Family::Reduce),
             Op::Cholesky | Op::Solve => Some(Family::Cholesky),
             Op::KMeans => Some(Family::KMeans),
             Op::Chain | Op::Transfer => None,
@@ -129,7 +167,39 @@ impl Op {
     /// Whether the op is limited by memory bandwidth (rated in GB/s against a copy of
     /// the same bytes) rather than by arithmetic (GFLOP/s against the peak).
     pub fn bandwidth_bound(self) -> bool {
-        matches!(self, Op::Transpose | Op::Sum | Op::Dot | Op::Transfer)
+        matches!(
+            self,
+            Op::Transpose | Op::Sum | Op::SumSq | Op::Argmax | Op::Dot | Op::Transfer
+        )
+    }
+
+    /// What a reduction op computes (`None` for the other ops).
+    pub fn reduction(self) -> Option<Reduction> {
+        match self {
+            Op::Sum => Some(Reduction::Value(ReduceOp::Sum)),
+            Op::SumSq => Some(Reduction::Value(ReduceOp::SumSq)),
+            Op::Argmax => Some(Reduction::Arg(ArgOp::ArgMax)),
+            _ => None,
+        }
+    }
+
+    /// The shape of a ladder's size `n`: an n×n×n GEMM, the gram of an n×n M, an n×n
+    /// matrix, a row of n elements reduced whole, n elements, n points.
+    pub fn shape(self, n: usize) -> Shape {
+        match self {
+            Op::Matmul => Shape::gemm(n, n, n),
+            Op::Gram => Shape::gram(n, n),
+            Op::Transpose | Op::Cholesky | Op::Solve | Op::Chain => Shape::Square(n),
+            Op::Sum | Op::SumSq | Op::Argmax => Shape::matrix(1, n, None),
+            Op::Dot | Op::Transfer => Shape::Vector(n),
+            Op::KMeans => Shape::Points(n),
+        }
+    }
+
+    /// Whether the op runs at `shape`: the shape is of the op's kind (that of
+    /// [`Op::shape`]).
+    pub fn takes(self, shape: Shape) -> bool {
+        std::mem::discriminant(&self.shape(1)) == std::mem::discriminant(&shape)
     }
 
     /// The unit of its rate.
@@ -141,22 +211,37 @@ impl Op {
         }
     }
 
-    /// The work of one run at size `n` with elements of `elem_bytes` bytes: FLOPs for
+    /// The work of one run at `shape` with elements of `elem_bytes` bytes: FLOPs for
     /// compute-bound ops, bytes moved for bandwidth-bound ones (see
     /// [`Op::work_formula`]).
-    pub fn work(self, n: usize, elem_bytes: usize) -> f64 {
-        let n = n as f64;
+    ///
+    /// # Panics
+    /// For a shape the op does not take ([`Op::takes`]).
+    pub fn work(self, shape: Shape, elem_bytes: usize) -> f64 {
         let s = elem_bytes as f64;
-        match self {
-            Op::Matmul | Op::Gram => 2.0 * n * n * n,
-            Op::Transpose => 2.0 * n * n * s,
-            Op::Sum => n * s,
-            Op::Dot => 2.0 * n * s,
-            Op::Cholesky => n * n * n / 3.0,
-            Op::Solve => 2.0 * n * n * n,
-            Op::KMeans => 2.0 * n * (KMEANS_K * KMEANS_D) as f64,
-            Op::Chain => 2.0 * n * n * n + n * n * n / 3.0 + 2.0 * n * n * n,
-            Op::Transfer => 2.0 * n * s,
+        let f = |x: usize| x as f64;
+        let kd = (KMEANS_K * KMEANS_D) as f64;
+        match (self, shape) {
+            (Op::Matmul, Shape::Gemm { m, n, k }) => 2.0 * f(m) * f(n) * f(k),
+            (Op::Gram, Shape::Gram { m, k }) => 2.0 * f(m) * f(m) * f(k),
+            (Op::Transpose, Shape::Square(n)) => 2.0 * f(n) * f(n) * s,
+            (Op::Cholesky, Shape::Square(n)) => f(n).powi(3) / 3.0,
+            (Op::Solve, Shape::Square(n)) => 2.0 * f(n).powi(3),
+            (Op::Chain, Shape::Square(n)) => {
+                2.0 * f(n).powi(3) + f(n).powi(3) / 3.0 + 2.0 * f(n).powi(3)
+            }
+            (Op::Sum | Op::SumSq | Op::Argmax, Shape::Matrix { rows, cols, axis }) => {
+                let kept = match axis {
+                    None => 0,
+                    Some(0) => cols,
+                    Some(_) => rows,
+                };
+                let out = if self == Op::Argmax { 8.0 } else { s };
+                f(rows) * f(cols) * s + f(kept) * out
+            }
+            (Op::Dot | Op::Transfer, Shape::Vector(n)) => 2.0 * f(n) * s,
+            (Op::KMeans, Shape::Points(n)) => 2.0 * f(n) * kd,
+            (op, shape) => panic!("{op} does not take the shape {shape:?}"),
         }
     }
 
@@ -169,7 +254,7 @@ impl Op {
                  compute only one triangle, so they do about half of that"
             }
             Op::Transpose => "2·n²·size bytes (each element read once and written once)",
-            Op::Sum => "n·size bytes (each element read once)",
+            Op::Sum | Op::SumSq | Op::Argmax => "n·size bytes (each element read once)",
             Op::Dot => "2n·size bytes (each element of x and y read once)",
             Op::Cholesky => "n³/3 FLOPs (the leading term of the factorization)",
             Op::Solve => "2n³ FLOPs (two triangular solves with n right-hand sides)",
@@ -185,13 +270,36 @@ impl Op {
         }
     }
 
+    /// How [`Op::work`] is counted at any shape, for the reports' tables of shapes (the
+    /// same numbers as [`Op::work_formula`] at a ladder's shapes).
+    pub fn shape_formula(self) -> &'static str {
+        match self {
+            Op::Matmul => "2·m·n·k FLOPs (m×k×n: A m×k times B k×n)",
+            Op::Gram => {
+                "2·m²·k GEMM-equivalent FLOPs (M·Mᵀ of an m×k M); the symmetric kernels \
+                 compute only one triangle, so they do about half of that"
+            }
+            Op::Sum | Op::SumSq => {
+                "rows·cols·size bytes read, plus the result written along an axis \
+                 (cols values for axis 0, rows for axis 1); a shape reads rows×cols for \
+                 the whole matrix, rows×cols axis a along axis a"
+            }
+            Op::Argmax => {
+                "rows·cols·size bytes read, plus the 8-byte indices written along an axis \
+                 (cols for axis 0, rows for axis 1); a shape reads rows×cols for the whole \
+                 matrix, rows×cols axis a along axis a"
+            }
+            _ => self.work_formula(),
+        }
+    }
+
     /// What the size means, for the reports' axes.
     pub fn size_label(self) -> &'static str {
         match self {
             Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky | Op::Solve | Op::Chain => {
                 "n (n×n matrices)"
             }
-            Op::Sum | Op::Dot | Op::Transfer => "n (elements)",
+            Op::Sum | Op::SumSq | Op::Argmax | Op::Dot | Op::Transfer => "n (elements)",
             Op::KMeans => "N (points; D = 32, K = 128)",
         }
     }
@@ -206,9 +314,13 @@ impl Op {
             (Op::Transpose, Target::Gpu) => pow2(10, 14),
             (Op::Transpose, Target::GpuQuick) => pow2(10, 11),
             (Op::Transpose, Target::Cpu) => pow2(8, 10),
-            (Op::Sum | Op::Dot, Target::Gpu) => pow2(20, 28),
-            (Op::Sum | Op::Dot, Target::GpuQuick) => vec![1 << 20, 1 << 22],
-            (Op::Sum | Op::Dot, Target::Cpu) => vec![1 << 16, 1 << 18, 1 << 20],
+            (Op::Sum | Op::SumSq | Op::Argmax | Op::Dot, Target::Gpu) => pow2(20, 28),
+            (Op::Sum | Op::SumSq | Op::Argmax | Op::Dot, Target::GpuQuick) => {
+                vec![1 << 20, 1 << 22]
+            }
+            (Op::Sum | Op::SumSq | Op::Argmax | Op::Dot, Target::Cpu) => {
+                vec![1 << 16, 1 << 18, 1 << 20]
+            }
             (Op::KMeans, Target::Gpu) => pow2(14, 20),
             (Op::KMeans, Target::GpuQuick) => pow2(14, 15),
             (Op::KMeans, Target::Cpu) => pow2(12, 14),
@@ -221,14 +333,23 @@ impl Op {
         }
     }
 
-    /// A small size that is not a multiple of any tile, at which every variant is
-    /// checked against a full host reference before it is timed.
-    pub fn check_size(self) -> usize {
+    /// The largest dimension of the shapes every variant is checked at before it is
+    /// timed ([`Op::check_shape`]).
+    pub fn check_cap(self) -> usize {
         match self {
             Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky | Op::Solve | Op::Chain => 131,
-            Op::Sum | Op::Dot | Op::Transfer => 100_003,
+            Op::Sum | Op::SumSq | Op::Argmax | Op::Dot | Op::Transfer => 100_003,
             Op::KMeans => 1_031,
         }
+    }
+
+    /// A small shape of the same kind and about the same aspect as `shape`, with no
+    /// dimension a multiple of any tile, at which every variant is checked against a full
+    /// host reference before it is timed at `shape`: each dimension capped at
+    /// [`Op::check_cap`] and made odd (131 for every square of 131 and more, as the
+    /// ladders have always been checked; 131×33×131 for 1048576×32×1024).
+    pub fn check_shape(self, shape: Shape) -> Shape {
+        shape.shrunk(self.check_cap())
     }
 }
 
@@ -249,88 +370,4 @@ impl FromStr for Op {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flop_counts() {
-        assert_eq!(Op::Matmul.work(1000, 4), 2e9);
-        assert_eq!(Op::Gram.work(1000, 8), 2e9);
-        assert_eq!(Op::Cholesky.work(300, 4), 9e6);
-        // 2·N·K·D = 2 · 1024 · 128 · 32
-        assert_eq!(Op::KMeans.work(1024, 4), 8_388_608.0);
-    }
-
-    #[test]
-    fn byte_counts() {
-        assert_eq!(Op::Transpose.work(1024, 4), 8_388_608.0);
-        assert_eq!(Op::Transpose.work(1024, 8), 16_777_216.0);
-        assert_eq!(Op::Sum.work(1 << 20, 4), 4_194_304.0);
-        assert_eq!(Op::Dot.work(1 << 20, 8), 16_777_216.0);
-    }
-
-    #[test]
-    fn units_follow_the_bound() {
-        for op in Op::ALL {
-            let expect = if op.bandwidth_bound() {
-                Unit::GBs
-            } else {
-                Unit::GFlops
-            };
-            assert_eq!(op.unit(), expect, "{op}");
-        }
-        assert_eq!(Op::Sum.unit().name(), "GB/s");
-        assert_eq!(Op::Matmul.unit().name(), "GFLOP/s");
-    }
-
-    #[test]
-    fn names_round_trip() {
-        for op in Op::ALL {
-            assert_eq!(op.name().parse::<Op>(), Ok(op));
-        }
-        let err = "gemm".parse::<Op>().unwrap_err();
-        assert!(
-            err.contains("unknown op 'gemm'") && err.contains("matmul"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn default_sizes_are_the_documented_ladders() {
-        assert_eq!(
-            Op::Matmul.default_sizes(Target::Gpu),
-            [256, 512, 1024, 2048, 4096, 8192]
-        );
-        assert_eq!(
-            Op::Transpose.default_sizes(Target::Gpu),
-            [1024, 2048, 4096, 8192, 16384]
-        );
-        let red = Op::Sum.default_sizes(Target::Gpu);
-        assert_eq!((red[0], *red.last().unwrap()), (1 << 20, 1 << 28));
-        let km = Op::KMeans.default_sizes(Target::Gpu);
-        assert_eq!((km[0], *km.last().unwrap()), (1 << 14, 1 << 20));
-        // The CPU ladder stays small enough for a run under a minute on 2 cores.
-        for op in Op::ALL {
-            let max = *op.default_sizes(Target::Cpu).iter().max().unwrap();
-            let limit = match op {
-                Op::Matmul | Op::Gram | Op::Cholesky | Op::Solve => 256,
-                Op::Chain => 128,
-                Op::Transpose => 1024,
-                Op::Sum | Op::Dot | Op::Transfer => 1 << 20,
-                Op::KMeans => 1 << 14,
-            };
-            assert!(max <= limit, "{op}: {max}");
-        }
-    }
-
-    #[test]
-    fn check_sizes_are_not_tile_multiples() {
-        for op in Op::ALL {
-            let n = op.check_size();
-            assert!(n % 2 == 1, "{op}: {n}");
-            if op == Op::KMeans {
-                assert!(n >= KMEANS_K);
-            }
-        }
-    }
-}
+mod tests;

@@ -6,19 +6,20 @@ use ndarray::{Array1, Array2};
 use ndgpu_conformance::data::{cyclic_blobs, dominant_spd, uniform_matrix, uniform_vec};
 use ndgpu_core::{Element, Ops, Result};
 
-use crate::cases::{Op, KMEANS_D, KMEANS_K};
+use crate::cases::{Op, Reduction, KMEANS_D, KMEANS_K};
+use crate::shape::Shape;
 
 /// The host inputs of one case.
 #[derive(Debug, Clone)]
 pub enum Inputs<T> {
-    /// `C = A·B`, both n×n, entries uniform in [-1, 1).
+    /// `C = A·B`, A m×k and B k×n, entries uniform in [-1, 1).
     Gemm {
         /// Left factor.
         a: Array2<T>,
         /// Right factor.
         b: Array2<T>,
     },
-    /// `M·Mᵀ`, M n×n uniform in [-1, 1).
+    /// `M·Mᵀ`, M m×k uniform in [-1, 1).
     Gram {
         /// The matrix.
         m: Array2<T>,
@@ -28,10 +29,15 @@ pub enum Inputs<T> {
         /// The matrix.
         a: Array2<T>,
     },
-    /// `Σ x`, uniform in [-1, 1).
-    Sum {
-        /// The vector.
-        x: Array1<T>,
+    /// A reduction of a matrix uniform in [-1, 1), whole or along an axis (a ladder's
+    /// sum of n elements: one row of n, reduced whole).
+    Reduce {
+        /// The matrix.
+        x: Array2<T>,
+        /// What is computed.
+        reduction: Reduction,
+        /// The axis reduced along; `None`: every element.
+        axis: Option<usize>,
     },
     /// `Σ x·y`, both uniform in [-1, 1).
     Dot {
@@ -84,31 +90,38 @@ pub enum Inputs<T> {
 }
 
 impl<T: Element> Inputs<T> {
-    /// The inputs of `op` at size `n` from `seed`.
-    pub fn generate(op: Op, n: usize, seed: u64) -> Inputs<T> {
+    /// The inputs of `op` at `shape` from `seed`.
+    ///
+    /// # Panics
+    /// For a shape the op does not take ([`Op::takes`]).
+    pub fn generate(op: Op, shape: Shape, seed: u64) -> Inputs<T> {
+        assert!(op.takes(shape), "{op} does not take the shape {shape:?}");
         let seed = seed ^ (op as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        match op {
-            Op::Matmul => Inputs::Gemm {
+        let n = shape.dims()[0];
+        match (op, shape) {
+            (Op::Matmul, Shape::Gemm { m, n, k }) => Inputs::Gemm {
+                a: uniform_matrix(m, k, seed, 1.0),
+                b: uniform_matrix(k, n, seed.wrapping_add(1), 1.0),
+            },
+            (Op::Gram, Shape::Gram { m, k }) => Inputs::Gram {
+                m: uniform_matrix(m, k, seed, 1.0),
+            },
+            (Op::Transpose, _) => Inputs::Transpose {
                 a: uniform_matrix(n, n, seed, 1.0),
-                b: uniform_matrix(n, n, seed.wrapping_add(1), 1.0),
             },
-            Op::Gram => Inputs::Gram {
-                m: uniform_matrix(n, n, seed, 1.0),
+            (_, Shape::Matrix { rows, cols, axis }) => Inputs::Reduce {
+                x: uniform_matrix(rows, cols, seed, 1.0),
+                reduction: op.reduction().expect("an op of matrices is a reduction"),
+                axis,
             },
-            Op::Transpose => Inputs::Transpose {
-                a: uniform_matrix(n, n, seed, 1.0),
-            },
-            Op::Sum => Inputs::Sum {
-                x: Array1::from(uniform_vec(n, seed, 1.0)),
-            },
-            Op::Dot => Inputs::Dot {
+            (Op::Dot, _) => Inputs::Dot {
                 x: Array1::from(uniform_vec(n, seed, 1.0)),
                 y: Array1::from(uniform_vec(n, seed.wrapping_add(1), 1.0)),
             },
-            Op::Cholesky => Inputs::Cholesky {
+            (Op::Cholesky, _) => Inputs::Cholesky {
                 a: dominant_spd(n, seed),
             },
-            Op::Solve => {
+            (Op::Solve, _) => {
                 let mut l: Array2<T> = uniform_matrix(n, n, seed, 1.0);
                 for ((i, j), v) in l.indexed_iter_mut() {
                     if j > i {
@@ -122,11 +135,11 @@ impl<T: Element> Inputs<T> {
                     b: uniform_matrix(n, n, seed.wrapping_add(1), 1.0),
                 }
             }
-            Op::KMeans => {
+            (Op::KMeans, _) => {
                 let (x, centroids) = cyclic_blobs(n.max(KMEANS_K), KMEANS_K, KMEANS_D, seed);
                 Inputs::KMeans { x, centroids }
             }
-            Op::Chain => {
+            (Op::Chain, _) => {
                 let mut m: Array2<T> = uniform_matrix(n, n, seed, 1.0);
                 let shift = T::from_f64(2.0 * (n as f64).sqrt());
                 m.diag_mut().mapv_inplace(|d| d + shift);
@@ -135,12 +148,13 @@ impl<T: Element> Inputs<T> {
                     b: uniform_matrix(n, n, seed.wrapping_add(1), 1.0),
                 }
             }
-            Op::Transfer => {
+            (Op::Transfer, _) => {
                 let cols = if n.is_multiple_of(4096) { 4096 } else { n };
                 Inputs::Transfer {
                     x: uniform_matrix(n / cols.max(1), cols, seed, 1.0),
                 }
             }
+            (op, shape) => unreachable!("{op} takes {shape:?}"),
         }
     }
 
@@ -151,7 +165,7 @@ impl<T: Element> Inputs<T> {
             Inputs::Gemm { a, b } => a.len() + b.len(),
             Inputs::Gram { m } => m.len(),
             Inputs::Transpose { a } | Inputs::Cholesky { a } => a.len(),
-            Inputs::Sum { x } => x.len(),
+            Inputs::Reduce { x, .. } => x.len(),
             Inputs::Dot { x, y } => x.len() + y.len(),
             Inputs::KMeans { x, centroids } => x.len() + centroids.len(),
             Inputs::Chain { m, b } | Inputs::Solve { l: m, b } => m.len() + b.len(),
@@ -202,14 +216,29 @@ mod tests {
 
     #[test]
     fn inputs_have_the_case_shapes() {
-        match Inputs::<f32>::generate(Op::Dot, 1000, 1) {
+        match Inputs::<f32>::generate(Op::Dot, Op::Dot.shape(1000), 1) {
             Inputs::Dot { x, y } => {
                 assert_eq!((x.len(), y.len()), (1000, 1000));
                 assert_ne!(x, y);
             }
             other => panic!("{other:?}"),
         }
-        let g = Inputs::<f64>::generate(Op::Matmul, 16, 1);
+        let g = Inputs::<f64>::generate(Op::Matmul, Op::Matmul.shape(16), 1);
         assert_eq!(g.bytes(), 2 * 16 * 16 * 8);
+        match Inputs::<f32>::generate(Op::Matmul, Shape::gemm(7, 3, 5), 1) {
+            Inputs::Gemm { a, b } => assert_eq!((a.dim(), b.dim()), ((7, 3), (3, 5))),
+            other => panic!("{other:?}"),
+        }
+        match Inputs::<f32>::generate(Op::Gram, Shape::gram(9, 4), 1) {
+            Inputs::Gram { m } => assert_eq!(m.dim(), (9, 4)),
+            other => panic!("{other:?}"),
+        }
+        match Inputs::<f32>::generate(Op::Argmax, Shape::matrix(5, 6, Some(1)), 1) {
+            Inputs::Reduce { x, reduction, axis } => {
+                assert_eq!((x.dim(), axis), ((5, 6), Some(1)));
+                assert_eq!(reduction, Op::Argmax.reduction().unwrap());
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

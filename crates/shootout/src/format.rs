@@ -15,6 +15,18 @@ pub fn format_rate(r: f64) -> String {
     }
 }
 
+/// A time in seconds as milliseconds or microseconds, with about three significant
+/// digits.
+pub fn format_time(secs: f64) -> String {
+    if !secs.is_finite() {
+        "-".into()
+    } else if secs >= 1e-3 {
+        format!("{} ms", format_rate(secs * 1e3))
+    } else {
+        format!("{} µs", format_rate(secs * 1e6))
+    }
+}
+
 /// The lines of a table: each distinct (backend, variant, transfers), first seen first.
 pub fn lines_of<'a>(rows: &[&'a Row]) -> Vec<Vec<&'a Row>> {
     let mut lines: Vec<Vec<&Row>> = Vec::new();
@@ -52,6 +64,14 @@ pub fn pow2_style(sizes: &[usize]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times() {
+        assert_eq!(format_time(0.01234), "12.3 ms");
+        assert_eq!(format_time(2.5), "2500 ms");
+        assert_eq!(format_time(4.2e-5), "42.0 µs");
+        assert_eq!(format_time(f64::NAN), "-");
+    }
 
     #[test]
     fn size_labels() {

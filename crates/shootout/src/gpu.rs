@@ -6,6 +6,7 @@ use ndgpu_core::{DType, Error, Precision, Result};
 use ndgpu_cuda_runtime::Gpu;
 
 use crate::cases::{Op, KMEANS_D, KMEANS_K};
+use crate::shape::Shape;
 
 /// What the ceilings are computed from.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,24 +123,25 @@ impl DeviceInfo {
     }
 }
 
-/// Bytes one run of `op` at size `n` reads and writes (elements of `elem_bytes`): what
+/// Bytes one run of `op` at `shape` reads and writes (elements of `elem_bytes`): what
 /// decides whether its buffers fit in L2.
-pub fn traffic(op: Op, n: usize, elem_bytes: usize) -> usize {
-    let points = n * KMEANS_D + KMEANS_K * KMEANS_D;
-    match op {
-        Op::Matmul => 3 * n * n * elem_bytes,
-        Op::Gram | Op::Transpose => 2 * n * n * elem_bytes,
-        Op::Sum => n * elem_bytes,
-        Op::Dot => 2 * n * elem_bytes,
-        Op::Cholesky => n * n * elem_bytes,
+pub fn traffic(op: Op, shape: Shape, elem_bytes: usize) -> usize {
+    let s = elem_bytes;
+    match (op, shape) {
+        (Op::Matmul, Shape::Gemm { m, n, k }) => (m * k + k * n + m * n) * s,
+        (Op::Gram, Shape::Gram { m, k }) => (m * k + m * m) * s,
+        (Op::Transpose, Shape::Square(n)) => 2 * n * n * s,
+        (Op::Sum | Op::SumSq | Op::Argmax, _) => op.work(shape, s) as usize,
+        (Op::Dot, Shape::Vector(n)) => 2 * n * s,
+        (Op::Cholesky, Shape::Square(n)) => n * n * s,
         // L and B read, X written.
-        Op::Solve => 3 * n * n * elem_bytes,
+        (Op::Solve, Shape::Square(n)) => 3 * n * n * s,
         // The points and centroids, and the labels (i32).
-        Op::KMeans => points * elem_bytes + 4 * n,
+        (Op::KMeans, Shape::Points(n)) => (n * KMEANS_D + KMEANS_K * KMEANS_D) * s + 4 * n,
         // The chain's G, L and X are n×n; a transfer is never rotated (too large, and
         // it moves host memory).
-        Op::Chain => 4 * n * n * elem_bytes,
-        Op::Transfer => usize::MAX,
+        (Op::Chain, Shape::Square(n)) => 4 * n * n * s,
+        _ => usize::MAX,
     }
 }
 
@@ -185,9 +187,23 @@ mod tests {
 
     #[test]
     fn traffic_of_a_run() {
-        assert_eq!(traffic(Op::Matmul, 256, 4), 3 * 256 * 256 * 4);
-        assert_eq!(traffic(Op::Dot, 1 << 20, 8), 16 << 20);
-        assert_eq!(traffic(Op::KMeans, 1000, 4), (1000 + 128) * 32 * 4 + 4000);
+        let at = |op: Op, n: usize, s: usize| traffic(op, op.shape(n), s);
+        assert_eq!(at(Op::Matmul, 256, 4), 3 * 256 * 256 * 4);
+        assert_eq!(at(Op::Gram, 256, 4), 2 * 256 * 256 * 4);
+        assert_eq!(at(Op::Dot, 1 << 20, 8), 16 << 20);
+        assert_eq!(at(Op::Sum, 1 << 20, 4), 4 << 20);
+        assert_eq!(at(Op::KMeans, 1000, 4), (1000 + 128) * 32 * 4 + 4000);
+        assert_eq!(at(Op::Transfer, 1000, 4), usize::MAX);
+        // A, B and C of a rectangular GEMM; M and the m×m result of a gram.
+        let km = Shape::gemm(1 << 20, 32, 128);
+        assert_eq!(
+            traffic(Op::Matmul, km, 4),
+            ((1 << 20) * 32 + 32 * 128 + (1 << 20) * 128) * 4
+        );
+        assert_eq!(
+            traffic(Op::Gram, Shape::gram(32, 1 << 20), 4),
+            (32 * (1 << 20) + 32 * 32) * 4
+        );
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! the GPU backends are timed on "with transfers" (upload, kernels, download).
 
 use ndarray::Axis;
-use ndgpu_core::{Element, Init, KMeansConfig, Ops, ReduceOp, Result};
+use ndgpu_core::{Element, Init, KMeansConfig, Ops, Result};
 
+use crate::cases::Reduction;
 use crate::check::Output;
 use crate::data::Inputs;
 
@@ -20,8 +21,23 @@ pub fn call<T: Element, B: Ops<T> + ?Sized>(backend: &B, inputs: &Inputs<T>) -> 
         Inputs::Gemm { a, b } => Output::Matrix(backend.matmul(a.view(), b.view())?),
         Inputs::Gram { m } => Output::Matrix(backend.gram(m.view())?),
         Inputs::Transpose { a } => Output::Matrix(backend.transpose(a.view())?),
-        Inputs::Sum { x } => {
-            Output::Scalar(backend.reduce(ReduceOp::Sum, x.view().insert_axis(Axis(0)))?)
+        Inputs::Reduce { x, reduction, axis } => {
+            let x = x.view();
+            match (*reduction, axis.map(Axis)) {
+                (Reduction::Value(op), None) => Output::Scalar(backend.reduce(op, x)?),
+                (Reduction::Value(op), Some(a)) => {
+                    let v = backend.reduce_axis(op, x, a)?;
+                    // As the resident form keeps it: 1×cols along axis 0, rows×1 along 1.
+                    Output::Matrix(match a.index() {
+                        0 => v.insert_axis(Axis(0)),
+                        _ => v.insert_axis(Axis(1)),
+                    })
+                }
+                (Reduction::Arg(op), None) => Output::Index(backend.arg_reduce(op, x)?),
+                (Reduction::Arg(op), Some(a)) => {
+                    Output::Indices(backend.arg_reduce_axis(op, x, a)?.to_vec())
+                }
+            }
         }
         Inputs::Dot { x, y } => Output::Scalar(backend.dot(x.view(), y.view())?),
         Inputs::Cholesky { a } => Output::Matrix(backend.cholesky(a.view())?),
@@ -53,6 +69,7 @@ mod tests {
     use super::*;
     use crate::cases::Op;
     use crate::check::Reference;
+    use crate::shape::Shape;
     use ndgpu_cpu::CpuBackend;
 
     /// The CPU backend passes every check at a small size: the checks and the trait
@@ -62,15 +79,27 @@ mod tests {
         let cpu = CpuBackend::new();
         for op in Op::ALL {
             let n = match op {
-                Op::Sum | Op::Dot | Op::Transfer => 1000,
+                Op::Sum | Op::SumSq | Op::Argmax | Op::Dot | Op::Transfer => 1000,
                 Op::KMeans => 300,
                 _ => 33,
             };
-            let inputs = Inputs::<f32>::generate(op, n, 9);
-            let out = call(&cpu, &inputs).unwrap();
-            Reference::new(&inputs)
-                .check(&out)
-                .unwrap_or_else(|e| panic!("{op}: {e}"));
+            let mut shapes = vec![op.shape(n)];
+            if op.reduction().is_some() {
+                shapes.extend([None, Some(0), Some(1)].map(|a| Shape::matrix(37, 29, a)));
+            }
+            if op == Op::Matmul {
+                shapes.push(Shape::gemm(41, 7, 23));
+            }
+            if op == Op::Gram {
+                shapes.extend([Shape::gram(41, 7), Shape::gram(5, 300)]);
+            }
+            for shape in shapes {
+                let inputs = Inputs::<f32>::generate(op, shape, 9);
+                let out = call(&cpu, &inputs).unwrap();
+                Reference::new(&inputs)
+                    .check(&out)
+                    .unwrap_or_else(|e| panic!("{op} {shape}: {e}"));
+            }
         }
     }
 }

@@ -12,9 +12,15 @@
 //! against the peak of the unit a row can use (`gpu::DeviceInfo::peak`: FP32 FMA, TF32 or
 //! FP64 tensor cores). Without a GPU the host backends run at small sizes instead.
 //!
+//! Every case is an op at a [`Shape`]. [`Suite::Ladders`] (the default) runs each op at
+//! a ladder of sizes, squares for the matrix ops ([`Op::shape`]); [`Suite::Shapes`]
+//! (`ndgpu shootout --suite shapes`) runs GEMM as m×k×n and M·Mᵀ of m×k matrices at
+//! squares and at the rectangular shapes of real workloads, and the reductions whole and
+//! along each axis of square, tall-thin and short-wide matrices ([`Suite::shapes`]).
+//!
 //! How it measures:
-//! - every implementation is first checked at a size that is no multiple of a tile,
-//!   then again at each timed size (element-wise bounds from `ndgpu_core::tolerance`,
+//! - every implementation is first checked at a shape whose dimensions are no multiple
+//!   of a tile ([`Op::check_shape`]), then again at each timed shape (element-wise bounds from `ndgpu_core::tolerance`,
 //!   see [`check`]); a wrong one is reported as failed, with the reason, and never timed;
 //! - on resident data through `&dyn Backend` (the backends opened by name through the
 //!   facade, variants chosen with `set_variant`), timed with [`Device::time`]
@@ -55,6 +61,8 @@ pub mod resident;
 pub mod row;
 mod runner;
 pub mod selection;
+pub mod shape;
+pub mod suite;
 pub mod timing;
 
 use std::path::PathBuf;
@@ -67,13 +75,18 @@ pub use cases::{Op, Target, Unit};
 pub use report::write_reports;
 pub use row::{Row, Status};
 pub use runner::{BACKENDS, HOST, HOST_BACKENDS, SEED};
+pub use shape::Shape;
+pub use suite::Suite;
 
 /// What [`run`] measures, and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShootoutOptions {
-    /// The ops to run; empty: all of them.
+    /// The ops to run; empty: those of the suite ([`Suite::ops`]).
     pub ops: Vec<Op>,
-    /// Sizes for every op instead of the default ladders (see [`Op::default_sizes`]).
+    /// The cases: the size ladders, or the shape suite.
+    pub suite: Suite,
+    /// Sizes for every op instead of the default ladders (see [`Op::default_sizes`]);
+    /// ladders only (the shape suite has its own shapes).
     pub sizes: Option<Vec<usize>>,
     /// Backends among `cpu`, `cuda`, `cublas`; empty: the GPU backends when there is a
     /// GPU, else `cpu`. The CPU runs at the small CPU sizes unless `sizes` is given.
@@ -101,6 +114,7 @@ impl Default for ShootoutOptions {
     fn default() -> Self {
         ShootoutOptions {
             ops: Vec::new(),
+            suite: Suite::Ladders,
             sizes: None,
             backends: Vec::new(),
             variants: None,
@@ -120,8 +134,9 @@ impl Default for ShootoutOptions {
 /// # Errors
 /// [`ndgpu_core::Error::UnknownBackend`] for a backend name that is not `cpu`, `cuda`
 /// or `cublas`; [`ndgpu_core::Error::Unavailable`] when a GPU backend was asked for by
-/// name and there is no usable GPU; device errors that leave the device unusable.
-/// A variant that fails or is wrong is a row marked failed, not an error.
+/// name and there is no usable GPU; [`ndgpu_core::Error::InvalidArgument`] for sizes
+/// given to the shape suite, or an op it has no shapes of; device errors that leave the
+/// device unusable. A variant that fails or is wrong is a row marked failed, not an error.
 pub fn run(opts: &ShootoutOptions) -> Result<Vec<Row>> {
     run_dtype(opts, DType::F32)
 }

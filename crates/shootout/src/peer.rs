@@ -1,4 +1,4 @@
-//! The peers: the same ops, sizes and dtype timed through PyTorch on the same GPU, or
+//! The peers: the same ops, shapes and dtype timed through PyTorch on the same GPU, or
 //! through NumPy on the host, by `crates/shootout/peer/peer.py` (embedded here, written to a
 //! temporary file and run with `python3`), measured the shootout's way. Where Python or
 //! the library is missing, the shootout says so in one line and goes on without it.
@@ -9,6 +9,7 @@ use ndgpu_core::DType;
 
 use crate::cases::Op;
 use crate::row::Row;
+use crate::shape::Shape;
 use crate::timing::Stats;
 
 /// A library the shootout compares with.
@@ -60,15 +61,15 @@ pub struct Ask<'a> {
     pub peer: Peer,
     /// The op.
     pub op: Op,
-    /// Its sizes.
-    pub sizes: &'a [usize],
+    /// Its shapes (passed as [`Shape::spec`]s, which the script's rows give back).
+    pub shapes: &'a [Shape],
     /// The element type.
     pub dtype: DType,
-    /// Most timed samples per size.
+    /// Most timed samples per shape.
     pub reps: usize,
-    /// Seconds of timed runs per size.
+    /// Seconds of timed runs per shape.
     pub budget_s: f64,
-    /// A size predicted slower than this per run is skipped.
+    /// A shape predicted slower than this per run is skipped.
     pub max_run_s: f64,
 }
 
@@ -82,11 +83,11 @@ pub fn run(ask: &Ask<'_>, version: &str) -> Result<Vec<Row>, String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let script = dir.join("peer.py");
     std::fs::write(&script, SCRIPT).map_err(|e| format!("writing the peer script: {e}"))?;
-    let sizes: Vec<String> = ask.sizes.iter().map(|n| n.to_string()).collect();
+    let shapes: Vec<String> = ask.shapes.iter().map(|s| s.spec()).collect();
     let out = Command::new("python3")
         .arg(&script)
         .args(["--lib", ask.peer.name()])
-        .args(["--op", ask.op.name(), "--sizes", &sizes.join(",")])
+        .args(["--op", ask.op.name(), "--shapes", &shapes.join(",")])
         .args(["--dtype", ask.dtype.name()])
         .args(["--reps", &ask.reps.to_string()])
         .args(["--budget", &ask.budget_s.to_string()])
@@ -113,7 +114,13 @@ fn row_of(ask: &Ask<'_>, version: &str, line: &str) -> Result<Row, String> {
     let v: serde_json::Value =
         serde_json::from_str(line).map_err(|e| format!("the peer printed {line:?}: {e}"))?;
     let num = |k: &str| v.get(k).and_then(|x| x.as_f64());
-    let size = num("size").ok_or_else(|| format!("the peer printed {line:?}"))? as usize;
+    let spec = v.get("shape").and_then(|s| s.as_str());
+    let shape = ask
+        .shapes
+        .iter()
+        .find(|s| Some(s.spec().as_str()) == spec)
+        .copied()
+        .ok_or_else(|| format!("the peer printed {line:?}: no shape asked for"))?;
     let device = v.get("device").and_then(|d| d.as_str()).unwrap_or("GPU");
     let row = Row::new(
         ask.op,
@@ -121,7 +128,7 @@ fn row_of(ask: &Ask<'_>, version: &str, line: &str) -> Result<Row, String> {
         version,
         true,
         ask.dtype,
-        size,
+        shape,
         false,
         device,
     );
@@ -139,7 +146,7 @@ fn row_of(ask: &Ask<'_>, version: &str, line: &str) -> Result<Row, String> {
                 reps: num("reps").unwrap_or(0.0) as usize,
             };
             let batch = num("batch").unwrap_or(1.0) as usize;
-            let work = ask.op.work(size, ask.dtype.size());
+            let work = ask.op.work(shape, ask.dtype.size());
             row.timed(stats, batch, work)
         }
         Some("skipped") => row.skipped(reason),
@@ -156,7 +163,7 @@ mod tests {
         Ask {
             peer: Peer::Torch,
             op: Op::Chain,
-            sizes: &[64],
+            shapes: &[Shape::Square(64)],
             dtype: DType::F32,
             reps: 3,
             budget_s: 0.1,
@@ -166,15 +173,41 @@ mod tests {
 
     #[test]
     fn peer_lines_become_rows() {
-        let ok = r#"{"op": "chain", "size": 64, "status": "ok", "median_s": 0.002, "min_s": 0.0019, "max_s": 0.003, "reps": 5, "batch": 1, "device": "NVIDIA H200", "torch": "2.11"}"#;
+        let ok = r#"{"op": "chain", "shape": "64", "status": "ok", "median_s": 0.002, "min_s": 0.0019, "max_s": 0.003, "reps": 5, "batch": 1, "device": "NVIDIA H200", "torch": "2.11"}"#;
         let r = row_of(&ask(), "2.11", ok).unwrap();
         assert_eq!((r.backend.as_str(), r.variant.as_str()), ("torch", "2.11"));
-        assert_eq!((r.median_s, r.reps, r.size), (0.002, 5, 64));
+        assert_eq!((r.median_s, r.reps, r.size()), (0.002, 5, Some(64)));
         assert!(r.rate > 0.0 && r.device == "NVIDIA H200");
-        let bad = r#"{"op": "chain", "size": 64, "status": "failed", "reason": "wrong result: x"}"#;
+        let bad =
+            r#"{"op": "chain", "shape": "64", "status": "failed", "reason": "wrong result: x"}"#;
         let r = row_of(&ask(), "2.11", bad).unwrap();
         assert_eq!(r.status, Status::Failed("wrong result: x".into()));
         assert!(row_of(&ask(), "2.11", "not json").is_err());
+        let other = r#"{"op": "chain", "shape": "128", "status": "ok"}"#;
+        assert!(row_of(&ask(), "2.11", other).is_err());
+    }
+
+    #[test]
+    fn peer_rows_keep_their_shapes() {
+        let shapes = [Shape::gemm(1 << 20, 32, 1024), Shape::gemm(64, 8192, 64)];
+        let ask = Ask {
+            op: Op::Matmul,
+            shapes: &shapes,
+            ..ask()
+        };
+        let line = r#"{"shape": "64x8192x64", "status": "ok", "median_s": 1e-4, "min_s": 1e-4, "max_s": 1e-4, "reps": 3, "batch": 4}"#;
+        let r = row_of(&ask, "2.11", line).unwrap();
+        assert_eq!((r.op, r.shape), (Op::Matmul, shapes[1]));
+        // 2·64·64·8192 FLOPs in 0.1 ms.
+        assert!((r.rate - 2.0 * 64.0 * 64.0 * 8192.0 / 1e-4 * 1e-9).abs() < 1e-9);
+        let axis = [Shape::matrix(16, 1 << 24, Some(1))];
+        let ask = Ask {
+            op: Op::SumSq,
+            shapes: &axis,
+            ..ask
+        };
+        let line = r#"{"shape": "16x16777216@1", "status": "skipped", "reason": "too slow"}"#;
+        assert_eq!(row_of(&ask, "2.11", line).unwrap().shape, axis[0]);
     }
 
     #[test]

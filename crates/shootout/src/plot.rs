@@ -47,8 +47,13 @@ struct Frame {
     pow2: bool,
 }
 
-/// Draws `rows` (all of one op) into an SVG file at `path`: rate against log₂ of the
-/// size, on a linear rate axis, or a log one when the rates span more than 50×. Rows
+/// The ladder size of a row of the figure (rows of other shapes are not drawn).
+fn size_of(r: &Row) -> usize {
+    r.size().unwrap_or(0).max(1)
+}
+
+/// Draws `rows` (all of one op, at a ladder's shapes) into an SVG file at `path`: rate
+/// against log₂ of the size, on a linear rate axis, or a log one when the rates span more than 50×. Rows
 /// that were not measured are left out; an op without any measured row still gets a
 /// (blank) figure.
 ///
@@ -58,10 +63,10 @@ pub fn write_svg(op: Op, rows: &[&Row], path: &Path) -> io::Result<()> {
     let ok: Vec<&Row> = rows
         .iter()
         .copied()
-        .filter(|r| r.is_ok() && r.rate.is_finite() && r.rate > 0.0)
+        .filter(|r| r.is_ok() && r.rate.is_finite() && r.rate > 0.0 && r.size().is_some())
         .collect();
     let lines = lines_of(&ok);
-    let sizes: Vec<usize> = ok.iter().map(|r| r.size.max(1)).collect();
+    let sizes: Vec<usize> = ok.iter().map(|r| size_of(r)).collect();
     let log2 = |n: usize| (n as f64).log2();
     let (mut x0, mut x1) = sizes
         .iter()
@@ -175,7 +180,7 @@ where
     for line in lines {
         let mut points: Vec<(f64, f64)> = line
             .iter()
-            .map(|r| ((r.size.max(1) as f64).log2(), r.rate))
+            .map(|r| ((size_of(r) as f64).log2(), r.rate))
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let key = format!("{}/{}", line[0].backend, line[0].variant);

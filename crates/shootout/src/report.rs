@@ -1,5 +1,6 @@
-//! The shootout's reports: one Markdown table per op (rates per size, with the ratio to
-//! the vendor), a CSV of every row, and one SVG figure per op.
+//! The shootout's reports: per op, a Markdown table of its ladder (rates per size, with
+//! the ratio to the vendor) and one of its other shapes (a line per shape and variant),
+//! a CSV of every row, and one SVG figure per op of its ladder.
 
 use std::fmt::Write as _;
 use std::io;
@@ -8,10 +9,12 @@ use std::path::Path;
 use crate::cases::Op;
 use crate::format::{format_rate, lines_of, pow2_style, size_label};
 use crate::row::{Row, Status, COPY, VENDOR};
+use crate::shape::Shape;
 
 /// Writes the reports of `rows` into `out_dir` (created if missing): the tables on
-/// stdout and in `shootout.md`, every row in `shootout.csv`, one figure per op in
-/// `<op>.svg`.
+/// stdout and in `shootout.md`, every row in `shootout.csv`, one figure per op with rows
+/// at a ladder's shapes in `<op>.svg` (rate against size; the other shapes are in the
+/// tables only).
 ///
 /// # Errors
 /// Any I/O error (including a figure that cannot be drawn).
@@ -22,8 +25,13 @@ pub fn write_reports(rows: &[Row], out_dir: &Path) -> io::Result<()> {
     std::fs::write(out_dir.join("shootout.md"), &md)?;
     std::fs::write(out_dir.join("shootout.csv"), csv(rows))?;
     for op in ops_in(rows) {
-        let of_op: Vec<&Row> = rows.iter().filter(|r| r.op == op).collect();
-        crate::plot::write_svg(op, &of_op, &out_dir.join(format!("{}.svg", op.name())))?;
+        let of_op: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.op == op && r.size().is_some())
+            .collect();
+        if !of_op.is_empty() {
+            crate::plot::write_svg(op, &of_op, &out_dir.join(format!("{}.svg", op.name())))?;
+        }
     }
     Ok(())
 }
@@ -69,6 +77,7 @@ pub fn markdown(rows: &[Row]) -> String {
 fn op_table(op: Op, rows: &[&Row]) -> String {
     let mut s = String::new();
     let first = rows[0];
+    let (ladder, others): (Vec<&Row>, Vec<&Row>) = rows.iter().partition(|r| r.size().is_some());
     let mut refs: Vec<String> = Vec::new();
     for r in rows.iter().filter(|r| r.is_vendor()) {
         let name = if r.backend == VENDOR {
@@ -94,7 +103,10 @@ fn op_table(op: Op, rows: &[&Row]) -> String {
          of the timed runs, relative to the median.",
         first.dtype,
         first.device,
-        op.work_formula(),
+        match others.is_empty() {
+            true => op.work_formula(),
+            false => op.shape_formula(),
+        },
         first.unit
     );
     let mut peaks: Vec<(&str, f64)> = Vec::new();
@@ -139,7 +151,37 @@ fn op_table(op: Op, rows: &[&Row]) -> String {
             let _ = writeln!(s, "{note}");
         }
     }
-    let mut sizes: Vec<usize> = rows.iter().map(|r| r.size).collect();
+    let along_an_axis = |r: &&Row| matches!(r.shape, Shape::Matrix { axis: Some(_), .. });
+    if rows.iter().any(|r| r.backend == "cuda" && along_an_axis(r)) {
+        let _ = writeln!(
+            s,
+            "Along an axis, `cuda` runs the same kernels under every variant, picked by \
+             the shape (per row: vector loads, a group of lanes per row, or blocks on \
+             chunks of a long row; per column: a thread per vector of columns, or threads \
+             over columns, in row chunks when the columns are few), so its variants' \
+             lines differ there by noise only."
+        );
+    }
+    let mut problems = Vec::new();
+    if !ladder.is_empty() {
+        s.push_str(&ladder_table(&ladder, &mut problems));
+    }
+    if !others.is_empty() {
+        s.push_str(&shapes::table(&others, &mut problems));
+    }
+    if !problems.is_empty() {
+        s.push('\n');
+        for p in problems {
+            let _ = writeln!(s, "- {p}");
+        }
+    }
+    s
+}
+
+/// The table of a ladder: a line per backend/variant, a column per size.
+fn ladder_table(rows: &[&Row], problems: &mut Vec<String>) -> String {
+    let mut s = String::new();
+    let mut sizes: Vec<usize> = rows.iter().filter_map(|r| r.size()).collect();
     sizes.sort_unstable();
     sizes.dedup();
     s.push_str("\n| backend/variant |");
@@ -150,11 +192,10 @@ fn op_table(op: Op, rows: &[&Row]) -> String {
     s.push_str(" best of ceiling |\n|---|");
     s.push_str(&"---:|".repeat(sizes.len() + 1));
     s.push('\n');
-    let mut problems = Vec::new();
     for line in lines_of(rows) {
         let _ = write!(s, "| {} |", line[0].label());
         for n in &sizes {
-            let cell = match line.iter().find(|r| r.size == *n) {
+            let cell = match line.iter().find(|r| r.size() == Some(*n)) {
                 None => String::new(),
                 Some(r) => match &r.status {
                     Status::Ok => {
@@ -192,12 +233,6 @@ fn op_table(op: Op, rows: &[&Row]) -> String {
             None => s.push_str("  |\n"),
         }
     }
-    if !problems.is_empty() {
-        s.push('\n');
-        for p in problems {
-            let _ = writeln!(s, "- {p}");
-        }
-    }
     s
 }
 
@@ -208,10 +243,10 @@ fn op_note(op: Op) -> Option<&'static str> {
             "A kernel that computes one triangle does half the counted work, so its \
              GEMM-equivalent rate can reach twice the peak."
         }
-        Op::Sum | Op::Dot => {
-            "The reductions return their value to the host, so on a GPU each run \
+        Op::Sum | Op::SumSq | Op::Argmax | Op::Dot => {
+            "The whole reductions return their value to the host, so on a GPU each run \
              includes a device-to-host copy and a synchronization: small sizes are bound \
-             by that latency."
+             by that latency. Reductions along an axis keep their result on the device."
         }
         Op::Cholesky => {
             "Each run factors a fresh copy of the matrix, restored outside the timed \
@@ -250,8 +285,10 @@ fn op_note(op: Op) -> Option<&'static str> {
 /// What the vendor's rows of an op's table run, where it is not the obvious routine.
 fn vendor_note(op: Op) -> Option<&'static str> {
     match op {
-        Op::Sum | Op::Dot => Some(
-            "The vendor's sum is cuBLAS GEMV and DOT against a vector of ones; its dot is DOT.",
+        Op::Sum | Op::SumSq | Op::Argmax | Op::Dot => Some(
+            "The vendor's sum is cuBLAS GEMV and DOT against a vector of ones, its sum of \
+             squares DOT(x, x) (strided-batched 1×1 GEMMs along an axis), its dot DOT; \
+             cuBLAS has no argmax: its rows run the runtime's kernels.",
         ),
         Op::Transpose => Some("The vendor's transpose is cuBLAS GEAM with C = Aᵀ."),
         _ => None,
@@ -281,9 +318,13 @@ fn opt(v: Option<f64>) -> String {
 
 /// Header of [`csv`].
 pub const CSV_HEADER: &str = "op,backend,variant,default_variant,dtype,size,transfers,status,\
-reps,batch,median_s,min_s,max_s,rate,unit,vs_vendor,ceiling,ceiling_of,of_ceiling,device,reason";
+reps,batch,median_s,min_s,max_s,rate,unit,vs_vendor,ceiling,ceiling_of,of_ceiling,device,reason,\
+shape";
 
-/// Every row as CSV (times in seconds, rates in `unit`, empty where not measured).
+/// Every row as CSV (times in seconds, rates in `unit`, empty where not measured). `size`
+/// is the ladder size of the row's shape (empty for the other shapes); `shape` its
+/// label, m×k×n for a GEMM, m×k for the M of a gram, with the axis of a reduction (the
+/// last column, so that the columns of earlier reports keep their places).
 pub fn csv(rows: &[Row]) -> String {
     let mut s = String::from(CSV_HEADER);
     s.push('\n');
@@ -294,7 +335,7 @@ pub fn csv(rows: &[Row]) -> String {
             field(&r.variant),
             r.default_variant.to_string(),
             r.dtype.name().to_string(),
-            r.size.to_string(),
+            r.size().map_or(String::new(), |n| n.to_string()),
             r.transfers.to_string(),
             r.status.name().to_string(),
             r.reps.to_string(),
@@ -310,12 +351,15 @@ pub fn csv(rows: &[Row]) -> String {
             opt(r.of_ceiling),
             field(&r.device),
             field(r.status.reason().unwrap_or("")),
+            field(&r.shape.label()),
         ];
         s.push_str(&cols.join(","));
         s.push('\n');
     }
     s
 }
+
+mod shapes;
 
 #[cfg(test)]
 mod tests;

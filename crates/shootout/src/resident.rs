@@ -8,14 +8,14 @@ use std::collections::HashMap;
 
 use ndarray::{Array2, Axis};
 use ndgpu_core::{
-    Assignment, CholeskyFactor, Element, Error, Gemm, Indices, Matrix, Ops, Precision, ReduceOp,
-    Result,
+    Assignment, CholeskyFactor, Element, Error, Gemm, Indices, Matrix, Ops, Precision, Result,
 };
 
-use crate::cases::Op;
+use crate::cases::{Op, Reduction};
 use crate::check::{Output, Reference};
 use crate::data::{HostBuf, Inputs};
 use crate::selection::copy_source;
+use crate::shape::Shape;
 
 /// What one run returned.
 #[derive(Debug, Clone, Copy)]
@@ -24,6 +24,8 @@ pub enum Ran<T> {
     Done,
     /// A reduction's value.
     Scalar(T),
+    /// A whole arg reduction's index.
+    Index(usize),
     /// A k-means step's assignment.
     Assign(Assignment),
 }
@@ -42,8 +44,14 @@ enum Set<T> {
         a: Matrix<T>,
         out: Option<Matrix<T>>,
     },
-    Sum {
+    /// A reduction, whole (the value comes back) or along an axis (into `out`, or `idx`
+    /// for an arg reduction).
+    Reduce {
         x: Matrix<T>,
+        reduction: Reduction,
+        axis: Option<usize>,
+        out: Option<Matrix<T>>,
+        idx: Option<Indices>,
     },
     Dot {
         x: Matrix<T>,
@@ -93,6 +101,7 @@ enum Set<T> {
 /// The resident buffers of one case on one backend.
 pub struct Case<T> {
     op: Op,
+    shape: Shape,
     sets: Vec<Set<T>>,
     /// Cholesky's A, or k-means' starting centroids.
     pristine: Option<Matrix<T>>,
@@ -103,7 +112,7 @@ pub struct Case<T> {
 }
 
 impl<T: Element> Case<T> {
-    /// Uploads `inputs` of `op` to `ops` in `copies` sets; with `ceiling`, the sets are
+    /// Uploads `inputs` of `op` at `shape` to `ops` in `copies` sets; with `ceiling`, the sets are
     /// those of the copy ceiling instead; with `pinned`, a transfer's host arrays are the
     /// backend's own.
     ///
@@ -111,13 +120,14 @@ impl<T: Element> Case<T> {
     /// Out of memory; device errors.
     pub fn new(
         ops: &dyn Ops<T>,
-        op: Op,
+        (op, shape): (Op, Shape),
         inputs: &Inputs<T>,
         copies: usize,
         (ceiling, pinned): (bool, bool),
     ) -> Result<Self> {
         let mut case = Case {
             op,
+            shape,
             sets: Vec::new(),
             pristine: None,
             pinned,
@@ -148,7 +158,7 @@ impl<T: Element> Case<T> {
             let pair = gpu.pinned_pair(x.len() * std::mem::size_of::<T>())?;
             return Ok(Set::Pinned { gpu, pair });
         }
-        let src = copy_source(inputs)
+        let src = copy_source(self.op, self.shape, inputs)
             .ok_or_else(|| Error::invalid("shootout", "no copy ceiling for this op"))?;
         let src = ndarray::ArrayView2::from_shape((1, src.len()), src).expect("one row");
         Ok(Set::Copy {
@@ -173,7 +183,13 @@ impl<T: Element> Case<T> {
                 a: ops.upload(a.view())?,
                 out: None,
             },
-            Inputs::Sum { x } => Set::Sum { x: row(x)? },
+            Inputs::Reduce { x, reduction, axis } => Set::Reduce {
+                x: ops.upload(x.view())?,
+                reduction: *reduction,
+                axis: *axis,
+                out: None,
+                idx: None,
+            },
             Inputs::Dot { x, y } => Set::Dot {
                 x: row(x)?,
                 y: row(y)?,
@@ -240,6 +256,7 @@ impl<T: Element> Case<T> {
             Set::Gemm { c, .. } => *c = ops.zeros(c.rows(), c.cols())?,
             Set::Copy { dst, .. } => *dst = ops.zeros(1, dst.cols())?,
             Set::KMeans { labels, .. } => *labels = ops.unlabeled(labels.len())?,
+            Set::Reduce { out, idx, .. } => (*out, *idx) = (None, None),
             _ => {}
         }
         Ok(())
@@ -264,7 +281,24 @@ impl<T: Element> Case<T> {
                 *out = Some(ops.transpose_dev(a)?);
                 Ran::Done
             }
-            Set::Sum { x } => Ran::Scalar(ops.reduce_dev(ReduceOp::Sum, x)?),
+            Set::Reduce {
+                x,
+                reduction,
+                axis,
+                out,
+                idx,
+            } => match (*reduction, axis.map(Axis)) {
+                (Reduction::Value(op), None) => Ran::Scalar(ops.reduce_dev(op, x)?),
+                (Reduction::Arg(op), None) => Ran::Index(ops.arg_reduce_dev(op, x)?),
+                (Reduction::Value(op), Some(a)) => {
+                    *out = Some(ops.reduce_axis_dev(op, x, a)?);
+                    Ran::Done
+                }
+                (Reduction::Arg(op), Some(a)) => {
+                    *idx = Some(ops.arg_reduce_axis_dev(op, x, a)?);
+                    Ran::Done
+                }
+            },
             Set::Dot { x, y } => Ran::Scalar(ops.dot_dev(x, y)?),
             Set::Cholesky { a } => {
                 let m = a
@@ -383,7 +417,12 @@ impl<T: Element> Case<T> {
             (Set::Transfer { back, .. }, _) => Output::Matrix(back.view().to_owned()),
             (Set::Pinned { .. }, _) => Output::Scalar(T::zero()),
             (Set::Cholesky { a }, _) => Output::Matrix(matrix(a)?),
-            (Set::Sum { .. } | Set::Dot { .. }, Ran::Scalar(v)) => Output::Scalar(v),
+            (Set::Reduce { .. } | Set::Dot { .. }, Ran::Scalar(v)) => Output::Scalar(v),
+            (Set::Reduce { .. }, Ran::Index(i)) => Output::Index(i),
+            (Set::Reduce { out: Some(m), .. }, _) => Output::Matrix(ops.download(m)?),
+            (Set::Reduce { idx: Some(i), .. }, _) => {
+                Output::Indices(ops.download_indices(i)?.to_vec())
+            }
             (Set::KMeans { c, labels, .. }, Ran::Assign(a)) => Output::KMeans {
                 centroids: ops.download(c)?,
                 labels: ops
@@ -400,18 +439,20 @@ impl<T: Element> Case<T> {
     }
 }
 
-/// The cases of one size on several backends, uploaded on first use: one per backend
-/// (by its index in a group) and one for the copy ceiling.
+/// The cases of one op at one shape on several backends, uploaded on first use: one per
+/// backend (by its index in a group) and one for the copy ceiling.
 pub struct Cases<T> {
     by_key: HashMap<(usize, bool, bool), std::result::Result<Case<T>, String>>,
+    of: (Op, Shape),
     copies: usize,
 }
 
 impl<T: Element> Cases<T> {
-    /// No cases yet; each will hold `copies` sets.
-    pub fn new(copies: usize) -> Self {
+    /// No cases yet of `op` at `shape`; each will hold `copies` sets.
+    pub fn new(op: Op, shape: Shape, copies: usize) -> Self {
         Cases {
             by_key: HashMap::new(),
+            of: (op, shape),
             copies,
         }
     }
@@ -422,14 +463,13 @@ impl<T: Element> Cases<T> {
         &mut self,
         ops: &dyn Ops<T>,
         (backend, ceiling, pinned): (usize, bool, bool),
-        op: Op,
         inputs: &Inputs<T>,
     ) -> std::result::Result<&mut Case<T>, String> {
-        let copies = self.copies;
+        let (copies, of) = (self.copies, self.of);
         self.by_key
             .entry((backend, ceiling, pinned))
             .or_insert_with(|| {
-                Case::new(ops, op, inputs, copies, (ceiling, pinned))
+                Case::new(ops, of, inputs, copies, (ceiling, pinned))
                     .map_err(|e| format!("the inputs do not fit: {e}"))
             })
             .as_mut()

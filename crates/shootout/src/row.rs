@@ -4,6 +4,7 @@
 use ndgpu_core::DType;
 
 use crate::cases::{Op, Unit};
+use crate::shape::Shape;
 use crate::timing::Stats;
 
 /// The vendor backend (its default variant is one of the references every row is
@@ -44,21 +45,22 @@ impl Status {
     }
 }
 
-/// One measurement: an op at a size on one backend's variant.
+/// One measurement: an op at a shape on one backend's variant.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     /// The operation.
     pub op: Op,
     /// `cpu`, `cuda`, `cublas`, or `copy` for the bandwidth ceiling.
     pub backend: String,
-    /// The variant (`d2d` for the copy).
+    /// The variant that ran, by name, also when it is the default (`d2d` for the copy,
+    /// the library's version for a peer).
     pub variant: String,
     /// Whether it is its backend's default variant for the family.
     pub default_variant: bool,
     /// Element type.
     pub dtype: DType,
-    /// The size (see [`Op`]: matrix order, elements, or points).
-    pub size: usize,
+    /// The shape (on a ladder, that of its size: see [`Op::shape`]).
+    pub shape: Shape,
     /// Whether the time includes the host↔device transfers (the ndarray-level call),
     /// or only the work on resident data.
     pub transfers: bool,
@@ -104,7 +106,7 @@ impl Row {
         variant: &str,
         default_variant: bool,
         dtype: DType,
-        size: usize,
+        shape: Shape,
         transfers: bool,
         device: &str,
     ) -> Row {
@@ -114,7 +116,7 @@ impl Row {
             variant: variant.to_string(),
             default_variant,
             dtype,
-            size,
+            shape,
             transfers,
             status: Status::Skipped(String::new()),
             median_s: f64::NAN,
@@ -174,13 +176,18 @@ impl Row {
         format!("{}/{}{t}", self.backend, self.variant)
     }
 
+    /// The ladder size of its shape, if it is a ladder's ([`Shape::size`]).
+    pub fn size(&self) -> Option<usize> {
+        self.shape.size()
+    }
+
     /// Whether it was measured.
     pub fn is_ok(&self) -> bool {
         self.status == Status::Ok
     }
 
     fn same_case(&self, other: &Row) -> bool {
-        self.op == other.op && self.size == other.size && self.dtype == other.dtype
+        self.op == other.op && self.shape == other.shape && self.dtype == other.dtype
     }
 
     /// Whether this row is a vendor figure: the vendor's default variant or a peer.
@@ -226,17 +233,18 @@ mod tests {
 
     fn ok(op: Op, backend: &str, variant: &str, default: bool, size: usize, secs: f64) -> Row {
         let stats = Stats::of(&[secs]).unwrap();
+        let shape = op.shape(size);
         Row::new(
             op,
             backend,
             variant,
             default,
             DType::F32,
-            size,
+            shape,
             false,
             "GPU",
         )
-        .timed(stats, 1, op.work(size, 4))
+        .timed(stats, 1, op.work(shape, 4))
     }
 
     #[test]
@@ -258,7 +266,17 @@ mod tests {
             ok(Op::Matmul, VENDOR, "tf32", false, 1000, 0.1),
             ok(Op::Sum, "cuda", "tree", true, 1000, 2e-6),
             ok(Op::Sum, COPY, "d2d", true, 1000, 1e-6),
-            Row::new(Op::Sum, VENDOR, "dot", true, DType::F32, 1000, false, "GPU").failed("wrong"),
+            Row::new(
+                Op::Sum,
+                VENDOR,
+                "dot",
+                true,
+                DType::F32,
+                Op::Sum.shape(1000),
+                false,
+                "GPU",
+            )
+            .failed("wrong"),
         ];
         annotate(&mut rows);
         assert_eq!(rows[0].vs_vendor, Some(0.25));
@@ -302,8 +320,48 @@ mod tests {
     }
 
     #[test]
+    fn ratios_are_per_shape() {
+        let at = |shape: Shape, backend: &str, secs: f64| {
+            Row::new(
+                Op::Matmul,
+                backend,
+                "v",
+                true,
+                DType::F32,
+                shape,
+                false,
+                "GPU",
+            )
+            .timed(Stats::of(&[secs]).unwrap(), 1, Op::Matmul.work(shape, 4))
+        };
+        let (tall, wide) = (Shape::gemm(1 << 20, 32, 128), Shape::gemm(64, 8192, 64));
+        let mut rows = vec![
+            at(tall, "cuda", 2.0),
+            at(wide, "cuda", 1.0),
+            at(tall, VENDOR, 1.0),
+            at(wide, VENDOR, 4.0),
+        ];
+        annotate(&mut rows);
+        assert_eq!(rows[0].vs_vendor, Some(0.5));
+        assert_eq!(rows[1].vs_vendor, Some(4.0));
+        assert_eq!(
+            (rows[0].size(), rows[0].shape.label()),
+            (None, "1048576×32×128".into())
+        );
+    }
+
+    #[test]
     fn status_names_and_reasons() {
-        let r = Row::new(Op::Dot, "cuda", "x", true, DType::F64, 8, false, "GPU");
+        let r = Row::new(
+            Op::Dot,
+            "cuda",
+            "x",
+            true,
+            DType::F64,
+            Shape::Vector(8),
+            false,
+            "GPU",
+        );
         assert_eq!(r.clone().failed("bad").status.reason(), Some("bad"));
         assert_eq!(r.clone().skipped("slow").status.name(), "skipped");
         assert!(!r.is_ok());

@@ -5,26 +5,30 @@ use ndgpu_core::{Backend, Precision, Result};
 
 use crate::cases::Op;
 use crate::data::Inputs;
+use crate::shape::Shape;
 
-/// Elements the copy ceiling moves for `op` at size `n`: as many bytes, read plus
-/// written, as the op moves (`Op::work` / (2 · element size)).
-pub fn copy_len(op: Op, n: usize) -> usize {
-    match op {
-        Op::Transpose => n * n,
-        Op::Sum => n / 2,
-        Op::Dot => n,
-        _ => 0,
+/// Elements the copy ceiling moves for `op` at `shape`: as many bytes, read plus
+/// written, as the op moves (`Op::work` / (2 · element size)); none for the ops rated
+/// against a compute peak, and for the transfer (its ceiling is the pinned round trip).
+pub fn copy_len(op: Op, shape: Shape, elem_bytes: usize) -> usize {
+    match op.bandwidth_bound() && op != Op::Transfer {
+        true => (op.work(shape, elem_bytes) / (2 * elem_bytes) as f64) as usize,
+        false => 0,
     }
 }
 
-/// The host elements the copy ceiling of `inputs` moves (what its result must equal).
-pub fn copy_source<T>(inputs: &Inputs<T>) -> Option<&[T]> {
-    match inputs {
+/// The host elements the copy ceiling of `inputs` (of `op` at `shape`) moves: what its
+/// result must equal. `None` for an op without a copy ceiling.
+pub fn copy_source<T>(op: Op, shape: Shape, inputs: &Inputs<T>) -> Option<&[T]> {
+    let src = match inputs {
         Inputs::Transpose { a } => a.as_slice(),
-        Inputs::Sum { x } => x.as_slice().map(|s| &s[..copy_len(Op::Sum, s.len())]),
+        Inputs::Reduce { x, .. } => x.as_slice(),
         Inputs::Dot { x, .. } => x.as_slice(),
         _ => None,
-    }
+    }?;
+    // The result written along an axis is a small part of the bytes: a copy of as many
+    // bytes may need a few more elements than the input holds.
+    Some(&src[..copy_len(op, shape, std::mem::size_of::<T>()).min(src.len())])
 }
 
 /// The arithmetic variant `variant` of `op` on `b` declares (IEEE for an op of no

@@ -18,8 +18,9 @@ fn cpu_options(dir: &str) -> ShootoutOptions {
 fn cpu_run_measures_every_op() {
     let opts = cpu_options("ndgpu-shootout-cpu");
     let rows = run(&opts).unwrap();
-    assert_eq!(rows.len(), Op::ALL.len());
-    for (row, op) in rows.iter().zip(Op::ALL) {
+    assert_eq!(rows.len(), Op::LADDERS.len());
+    for (row, op) in rows.iter().zip(Op::LADDERS) {
+        assert_eq!(row.shape, op.shape(160));
         assert_eq!(row.op, op);
         assert_eq!(row.status, Status::Ok, "{row:?}");
         assert_eq!(row.backend, "cpu");
@@ -33,7 +34,7 @@ fn cpu_run_measures_every_op() {
         assert_eq!((row.vs_vendor, row.of_ceiling), (None, None));
     }
     write_reports(&rows, &opts.out_dir).unwrap();
-    for op in Op::ALL {
+    for op in Op::LADDERS {
         assert!(opts.out_dir.join(format!("{op}.svg")).exists(), "{op}");
     }
     std::fs::remove_dir_all(&opts.out_dir).unwrap();
@@ -80,6 +81,118 @@ fn kmeans_sizes_below_k_are_left_out() {
     assert!(run(&opts).unwrap().is_empty());
 }
 
+/// The shape suite on the host: every shape of every op of the suite, checked and timed,
+/// its rows named by shape and variant.
+#[test]
+fn cpu_shape_suite_measures_every_shape() {
+    let opts = ShootoutOptions {
+        suite: Suite::Shapes,
+        sizes: None,
+        reps: 2,
+        ..cpu_options("ndgpu-shootout-shapes")
+    };
+    let rows = run(&opts).unwrap();
+    let mut want = Vec::new();
+    for op in Suite::Shapes.ops() {
+        for shape in Suite::Shapes.shapes(op, Target::Cpu) {
+            want.push((op, shape));
+        }
+    }
+    let got: Vec<(Op, Shape)> = rows.iter().map(|r| (r.op, r.shape)).collect();
+    assert_eq!(got, want);
+    for row in &rows {
+        assert_eq!(row.status, Status::Ok, "{row:?}");
+        assert_eq!(
+            (row.backend.as_str(), row.variant.as_str()),
+            ("cpu", "reference")
+        );
+        assert!(row.default_variant);
+        assert!(row.rate > 0.0 && row.rate.is_finite(), "{row:?}");
+    }
+    write_reports(&rows, &opts.out_dir).unwrap();
+    let csv = std::fs::read_to_string(opts.out_dir.join("shootout.csv")).unwrap();
+    assert!(
+        csv.lines().any(
+            |l| l.starts_with("matmul,cpu,reference,true,f32,,") && l.ends_with(",4096×32×128")
+        ),
+        "{csv}"
+    );
+    assert!(
+        csv.lines().any(|l| l.ends_with(",16×65536 axis 1")),
+        "{csv}"
+    );
+    let md = std::fs::read_to_string(opts.out_dir.join("shootout.md")).unwrap();
+    assert!(
+        md.contains("| 4096×32×128 | cpu/reference (default) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 65536×16 axis 0 | cpu/reference (default) |"),
+        "{md}"
+    );
+    // The squares keep their ladder's table and figure.
+    assert!(
+        md.contains("| backend/variant | 64 | 128 | 256 | best of ceiling |"),
+        "{md}"
+    );
+    assert!(opts.out_dir.join("matmul.svg").exists());
+    std::fs::remove_dir_all(&opts.out_dir).unwrap();
+}
+
+#[test]
+fn the_shape_suite_refuses_sizes_and_ops_it_has_no_shapes_of() {
+    let sizes = ShootoutOptions {
+        suite: Suite::Shapes,
+        ..cpu_options("unused")
+    };
+    let err = run(&sizes).unwrap_err().to_string();
+    assert!(err.contains("sizes are for the ladders"), "{err}");
+    let ops = ShootoutOptions {
+        suite: Suite::Shapes,
+        sizes: None,
+        ops: vec![Op::Matmul, Op::Cholesky],
+        ..cpu_options("unused")
+    };
+    let err = run(&ops).unwrap_err().to_string();
+    assert!(err.contains("no cholesky cases"), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn quick_gpu_shape_suite_is_correct_and_positive() {
+    let opts = ShootoutOptions {
+        suite: Suite::Shapes,
+        quick: true,
+        reps: 5,
+        out_dir: std::env::temp_dir().join(format!("ndgpu-shapes-gpu-{}", std::process::id())),
+        ..ShootoutOptions::default()
+    };
+    let rows = run(&opts).unwrap();
+    // Skips are allowed (a variant that refuses a shape by design, such as the stripes
+    // grams beyond 1024 rows); a wrong result or an error is not.
+    let problems: Vec<String> = rows
+        .iter()
+        .filter(|r| match r.status {
+            Status::Ok => !(r.rate > 0.0 && r.rate.is_finite()),
+            Status::Failed(_) => true,
+            Status::Skipped(_) => false,
+        })
+        .map(|r| format!("{} {} {}: {:?}", r.op, r.shape, r.label(), r.status))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for op in Suite::Shapes.ops() {
+        for shape in Suite::Shapes.shapes(op, Target::GpuQuick) {
+            let ok = |b: &str| {
+                rows.iter()
+                    .any(|r| (r.op, r.shape, r.backend.as_str()) == (op, shape, b) && r.is_ok())
+            };
+            assert!(ok("cuda") && ok("cublas"), "{op} {shape}");
+        }
+    }
+    write_reports(&rows, &opts.out_dir).unwrap();
+    std::fs::remove_dir_all(&opts.out_dir).unwrap();
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn quick_gpu_run_is_correct_and_positive() {
@@ -94,10 +207,10 @@ fn quick_gpu_run_is_correct_and_positive() {
     let problems: Vec<String> = rows
         .iter()
         .filter(|r| !(r.is_ok() && r.rate > 0.0 && r.rate.is_finite()))
-        .map(|r| format!("{} {} {}: {:?}", r.op, r.size, r.label(), r.status))
+        .map(|r| format!("{} {} {}: {:?}", r.op, r.shape, r.label(), r.status))
         .collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    for op in Op::ALL {
+    for op in Op::LADDERS {
         let of_op: Vec<&Row> = rows.iter().filter(|r| r.op == op).collect();
         assert!(
             of_op.iter().any(|r| r.backend == "cuda" && !r.transfers),

@@ -18,6 +18,8 @@ use ndgpu_core::{tolerance, Element, Precision};
 
 use crate::data::Inputs;
 
+mod reduce;
+
 pub use sampled::copy;
 
 /// The result of one run, on the host.
@@ -28,6 +30,10 @@ pub enum Output<T> {
     Matrix(Array2<T>),
     /// A reduction's value.
     Scalar(T),
+    /// The flat (row-major) index of a whole arg reduction.
+    Index(usize),
+    /// The indices of an arg reduction along an axis.
+    Indices(Vec<usize>),
     /// One k-means step.
     KMeans {
         /// Centroids after the step.
@@ -54,6 +60,11 @@ enum Expect {
     },
     /// The exact transpose of the input.
     Transpose,
+    /// A reduction of a matrix, whole or along an axis.
+    Reduce {
+        lanes: reduce::Lanes,
+        axis: Option<usize>,
+    },
     /// A value within a bound.
     Scalar {
         what: &'static str,
@@ -97,14 +108,10 @@ impl<'a, T: Element> Reference<'a, T> {
                 symmetric: true,
             },
             Inputs::Transpose { .. } => Expect::Transpose,
-            Inputs::Sum { x } => {
-                let (exact, mag) = sum_terms(x.iter().map(|v| v.as_f64()));
-                Expect::Scalar {
-                    what: "sum",
-                    exact,
-                    bound: tolerance::sum::<T>(x.len()) * mag,
-                }
-            }
+            Inputs::Reduce { x, reduction, axis } => Expect::Reduce {
+                lanes: reduce::Lanes::new(x, *reduction, *axis),
+                axis: *axis,
+            },
             Inputs::Dot { x, y } => {
                 let (exact, mag) = sum_terms(x.iter().zip(y).map(|(a, b)| a.as_f64() * b.as_f64()));
                 Expect::Scalar {
@@ -181,6 +188,7 @@ impl<'a, T: Element> Reference<'a, T> {
             (Expect::Transpose, Inputs::Transpose { a }, Output::Matrix(t)) => {
                 sampled::transpose(a, t)
             }
+            (Expect::Reduce { lanes, axis }, _, out) => lanes.check(out, *axis),
             (Expect::Scalar { what, exact, bound }, _, Output::Scalar(s)) => {
                 let got = s.as_f64();
                 let err = (got - exact).abs();

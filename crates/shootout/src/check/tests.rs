@@ -11,7 +11,7 @@ fn check_one<T: Element>(inputs: &Inputs<T>, out: Output<T>) -> Result<(), Strin
 fn products_pass_and_fail_as_they_should() {
     // In full below the limit, sampled above it.
     for n in [7, FULL_CHECK_MAX_N + 3] {
-        let inputs = Inputs::<f32>::generate(Op::Matmul, n, 1);
+        let inputs = Inputs::<f32>::generate(Op::Matmul, Op::Matmul.shape(n), 1);
         let Inputs::Gemm { a, b } = &inputs else {
             unreachable!()
         };
@@ -34,7 +34,7 @@ fn products_pass_and_fail_as_they_should() {
 
 #[test]
 fn gram_must_be_symmetric() {
-    let inputs = Inputs::<f64>::generate(Op::Gram, 9, 2);
+    let inputs = Inputs::<f64>::generate(Op::Gram, Op::Gram.shape(9), 2);
     let Inputs::Gram { m } = &inputs else {
         unreachable!()
     };
@@ -52,7 +52,7 @@ fn gram_must_be_symmetric() {
 
 #[test]
 fn transpose_is_exact() {
-    let inputs = Inputs::<f32>::generate(Op::Transpose, 130, 3);
+    let inputs = Inputs::<f32>::generate(Op::Transpose, Op::Transpose.shape(130), 3);
     let Inputs::Transpose { a } = &inputs else {
         unreachable!()
     };
@@ -65,19 +65,95 @@ fn transpose_is_exact() {
 
 #[test]
 fn reductions_use_the_sum_bound() {
-    let inputs = Inputs::<f32>::generate(Op::Sum, 10_000, 4);
-    let Inputs::Sum { x } = &inputs else {
+    let inputs = Inputs::<f32>::generate(Op::Sum, Op::Sum.shape(10_000), 4);
+    let Inputs::Reduce { x, .. } = &inputs else {
         unreachable!()
     };
     let s: f32 = x.iter().sum();
     check_one(&inputs, Output::Scalar(s)).unwrap();
     assert!(check_one(&inputs, Output::Scalar(s + 10.0)).is_err());
-    let inputs = Inputs::<f64>::generate(Op::Dot, 1000, 4);
+    let inputs = Inputs::<f64>::generate(Op::Dot, Op::Dot.shape(1000), 4);
     let Inputs::Dot { x, y } = &inputs else {
         unreachable!()
     };
     check_one(&inputs, Output::Scalar(x.dot(y))).unwrap();
     assert!(check_one(&inputs, Output::Scalar(f64::NAN)).is_err());
+}
+
+#[test]
+fn reductions_along_an_axis_check_every_lane() {
+    let shape = crate::shape::Shape::matrix(37, 53, Some(0));
+    let inputs = Inputs::<f32>::generate(Op::SumSq, shape, 4);
+    let Inputs::Reduce { x, .. } = &inputs else {
+        unreachable!()
+    };
+    // One value per column, as a 1×cols matrix (keepdims).
+    let mut sums = x
+        .mapv(|v| v * v)
+        .sum_axis(ndarray::Axis(0))
+        .insert_axis(ndarray::Axis(0));
+    check_one(&inputs, Output::Matrix(sums.clone())).unwrap();
+    sums[[0, 40]] += 0.01;
+    let err = check_one(&inputs, Output::Matrix(sums.clone())).unwrap_err();
+    assert!(
+        err.contains("sumsq[40]") && err.contains("above the bound"),
+        "{err}"
+    );
+    // The right values in the wrong shape (rows×1 is axis 1's).
+    let wrong = sums.into_shape_with_order((53, 1)).unwrap();
+    assert!(check_one(&inputs, Output::Matrix(wrong)).is_err());
+    // A whole reduction is a scalar.
+    let whole = Inputs::<f64>::generate(Op::Sum, crate::shape::Shape::matrix(37, 53, None), 4);
+    let Inputs::Reduce { x, .. } = &whole else {
+        unreachable!()
+    };
+    check_one(&whole, Output::Scalar(x.sum())).unwrap();
+    assert!(check_one(&whole, Output::Scalar(x.sum() + 1e-6)).is_err());
+}
+
+#[test]
+fn argmax_is_the_first_largest_element() {
+    let shape = crate::shape::Shape::matrix(6, 5, Some(1));
+    let mut inputs = Inputs::<f32>::generate(Op::Argmax, shape, 4);
+    let Inputs::Reduce { x, .. } = &mut inputs else {
+        unreachable!()
+    };
+    // A tie in row 2: the lower index wins.
+    x.row_mut(2).fill(0.0);
+    x[[2, 1]] = 2.0;
+    x[[2, 3]] = 2.0;
+    let want: Vec<usize> = x
+        .rows()
+        .into_iter()
+        .map(|r| (0..5).fold(0, |b, j| if r[j] > r[b] { j } else { b }))
+        .collect();
+    assert_eq!(want[2], 1);
+    check_one(&inputs, Output::Indices(want.clone())).unwrap();
+    let mut late = want.clone();
+    late[2] = 3;
+    let err = check_one(&inputs, Output::Indices(late)).unwrap_err();
+    assert!(
+        err.contains("index[2] is 3, the first extreme is at 1"),
+        "{err}"
+    );
+    assert!(check_one(&inputs, Output::Index(want[0])).is_err());
+    // Whole: the flat, row-major index.
+    let whole = Inputs::<f32>::generate(Op::Argmax, crate::shape::Shape::matrix(6, 5, None), 4);
+    let Inputs::Reduce { x, .. } = &whole else {
+        unreachable!()
+    };
+    let flat = x.iter().enumerate().fold(
+        0,
+        |b, (i, v)| {
+            if *v > x.as_slice().unwrap()[b] {
+                i
+            } else {
+                b
+            }
+        },
+    );
+    check_one(&whole, Output::Index(flat)).unwrap();
+    assert!(check_one(&whole, Output::Index(flat + 1)).is_err());
 }
 
 fn host_cholesky(a: &Array2<f64>) -> Array2<f64> {
@@ -97,7 +173,7 @@ fn host_cholesky(a: &Array2<f64>) -> Array2<f64> {
 #[test]
 fn cholesky_ratio_test() {
     for n in [20, FULL_CHECK_MAX_N + 1] {
-        let inputs = Inputs::<f64>::generate(Op::Cholesky, n, 5);
+        let inputs = Inputs::<f64>::generate(Op::Cholesky, Op::Cholesky.shape(n), 5);
         let Inputs::Cholesky { a } = &inputs else {
             unreachable!()
         };
@@ -156,7 +232,7 @@ fn host_lloyd(x: &Array2<f32>, c0: &Array2<f32>) -> Output<f32> {
 
 #[test]
 fn kmeans_step_checks() {
-    let inputs = Inputs::<f32>::generate(Op::KMeans, 600, 6);
+    let inputs = Inputs::<f32>::generate(Op::KMeans, Op::KMeans.shape(600), 6);
     let Inputs::KMeans { x, centroids } = &inputs else {
         unreachable!()
     };
@@ -206,7 +282,7 @@ fn copies_are_exact() {
 
 #[test]
 fn kind_mismatch_is_an_error() {
-    let inputs = Inputs::<f32>::generate(Op::Sum, 10, 1);
+    let inputs = Inputs::<f32>::generate(Op::Sum, Op::Sum.shape(10), 1);
     assert!(check_one(&inputs, Output::Matrix(Array2::zeros((1, 1)))).is_err());
 }
 
@@ -218,7 +294,7 @@ fn tf32(x: f32) -> f32 {
 
 #[test]
 fn tf32_variants_get_the_tf32_bound() {
-    let inputs = Inputs::<f32>::generate(Op::Matmul, 131, 8);
+    let inputs = Inputs::<f32>::generate(Op::Matmul, Op::Matmul.shape(131), 8);
     let Inputs::Gemm { a, b } = &inputs else {
         unreachable!()
     };

@@ -1,6 +1,7 @@
 use ndgpu_core::DType;
 
 use super::*;
+use crate::shape::Shape;
 use crate::timing::Stats;
 
 fn row(op: Op, backend: &str, variant: &str, size: usize, secs: f64) -> Row {
@@ -10,14 +11,14 @@ fn row(op: Op, backend: &str, variant: &str, size: usize, secs: f64) -> Row {
         variant,
         true,
         DType::F32,
-        size,
+        op.shape(size),
         false,
         "Test GPU",
     )
     .timed(
         Stats::of(&[secs, secs * 1.1, secs * 0.9]).unwrap(),
         1,
-        op.work(size, 4),
+        op.work(op.shape(size), 4),
     )
 }
 
@@ -37,7 +38,7 @@ fn sample() -> Vec<Row> {
             "broken",
             false,
             DType::F32,
-            256,
+            Op::Matmul.shape(256),
             false,
             "Test GPU",
         )
@@ -50,7 +51,7 @@ fn sample() -> Vec<Row> {
             "naive",
             false,
             DType::F32,
-            1 << 22,
+            Op::Sum.shape(1 << 22),
             false,
             "Test GPU",
         )
@@ -103,7 +104,7 @@ fn csv_has_every_row_and_quotes_reasons() {
     assert_eq!(lines[0], CSV_HEADER);
     assert_eq!(lines.len(), rows.len() + 1);
     let columns = CSV_HEADER.split(',').count();
-    assert_eq!(columns, 21);
+    assert_eq!(columns, 22);
     assert!(lines[1].starts_with("matmul,cuda,tiled,true,f32,256,false,ok,3,1,1e-3,"));
     // The vendor ratio of the first row.
     assert!(
@@ -114,9 +115,10 @@ fn csv_has_every_row_and_quotes_reasons() {
     // A reason with commas and quotes is one quoted field.
     let skipped = lines.last().unwrap();
     assert!(
-        skipped.ends_with(",\"too slow, \"\"predicted\"\" 20 s\""),
+        skipped.ends_with(",\"too slow, \"\"predicted\"\" 20 s\",1×4194304"),
         "{skipped}"
     );
+    assert!(lines[1].ends_with(",,256×256×256"), "{}", lines[1]);
     // Unmeasured numbers are empty.
     assert!(skipped.contains(",skipped,0,0,,,,,GB/s,,,,"), "{skipped}");
 }
@@ -171,4 +173,151 @@ fn the_vendors_routines_are_named_only_where_the_vendor_ran() {
         md.contains("cuBLAS GEAM") && md.contains("cuBLAS GEMV"),
         "{md}"
     );
+}
+
+fn at(op: Op, shape: Shape, backend: &str, variant: &str, default: bool, secs: f64) -> Row {
+    Row::new(
+        op,
+        backend,
+        variant,
+        default,
+        DType::F32,
+        shape,
+        false,
+        "Test GPU",
+    )
+    .timed(
+        Stats::of(&[secs, secs * 1.1, secs * 0.9]).unwrap(),
+        1,
+        op.work(shape, 4),
+    )
+}
+
+#[test]
+fn other_shapes_get_a_line_per_shape_and_variant() {
+    let km = Shape::gemm(1 << 20, 32, 1024);
+    let inner = Shape::gemm(64, 8192, 64);
+    let mut rows = vec![
+        at(
+            Op::Matmul,
+            Op::Matmul.shape(256),
+            "cuda",
+            "split_k",
+            true,
+            1e-3,
+        ),
+        at(Op::Matmul, km, "cuda", "split_k", true, 2e-3),
+        at(Op::Matmul, km, "cuda", "naive", false, 1e-1),
+        at(Op::Matmul, km, VENDOR, "sgemm", true, 1e-3),
+        at(Op::Matmul, inner, "cuda", "split_k", true, 1e-4),
+        Row::new(
+            Op::Matmul,
+            "cuda",
+            "tiled",
+            false,
+            DType::F32,
+            inner,
+            false,
+            "Test GPU",
+        )
+        .failed("C[0, 1] = 3"),
+        at(Op::Matmul, km, "torch", "2.11", true, 4e-3),
+    ];
+    crate::row::annotate(&mut rows);
+    let md = markdown(&rows);
+    // The square stays in its ladder's table; the other shapes get theirs.
+    assert!(
+        md.contains("| backend/variant | 256 | best of ceiling |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| shape | backend/variant | GFLOP/s | × best vendor | median | ± | of ceiling |"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("2·m·n·k FLOPs (m×k×n: A m×k times B k×n)"),
+        "{md}"
+    );
+    // 2·2^20·32·1024 FLOPs in 2 ms = 34360 GFLOP/s, half the vendor's.
+    assert!(
+        md.contains("| 1048576×32×1024 | cuda/split_k (default) | 34360 | 0.50× | 2.00 ms |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 1048576×32×1024 | cuda/naive | 687 | 0.01× |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 1048576×32×1024 | cublas/sgemm (default) | 68719 | best |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 1048576×32×1024 | torch/2.11 | 17180 | 0.25× |"),
+        "{md}"
+    );
+    assert!(md.contains("| 64×8192×64 | cuda/tiled | FAILED |"), "{md}");
+    assert!(
+        md.contains("- cuda/tiled at 64×8192×64: failed: C[0, 1] = 3"),
+        "{md}"
+    );
+    // The lines of one shape stay together, in the order the shapes ran.
+    let first_inner = md.find("| 64×8192×64 |").unwrap();
+    assert!(
+        md.rfind("| 1048576×32×1024 |").unwrap() < first_inner,
+        "{md}"
+    );
+    let text = csv(&rows);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("matmul,cuda,naive,false,f32,,false,ok,")
+                && l.ends_with(",1048576×32×1024")),
+        "{text}"
+    );
+}
+
+#[test]
+fn figures_are_drawn_for_ladders_only() {
+    let dir = std::env::temp_dir().join(format!("ndgpu-shootout-shapes-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let rows = vec![
+        at(
+            Op::Matmul,
+            Op::Matmul.shape(256),
+            "cuda",
+            "split_k",
+            true,
+            1e-3,
+        ),
+        at(
+            Op::Matmul,
+            Shape::gemm(1024, 1024, 64),
+            "cuda",
+            "split_k",
+            true,
+            1e-3,
+        ),
+        at(
+            Op::SumSq,
+            Shape::matrix(16, 1 << 20, Some(1)),
+            "cuda",
+            "shuffle",
+            true,
+            1e-4,
+        ),
+    ];
+    write_reports(&rows, &dir).unwrap();
+    assert!(dir.join("matmul.svg").exists());
+    assert!(!dir.join("sumsq.svg").exists());
+    let md = std::fs::read_to_string(dir.join("shootout.md")).unwrap();
+    assert!(
+        md.contains("| 16×1048576 axis 1 | cuda/shuffle (default) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Along an axis, `cuda` runs the same kernels"),
+        "{md}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -16,6 +16,7 @@ use crate::host::call;
 use crate::resident::{Case, Cases};
 use crate::row::{Row, COPY, VENDOR};
 use crate::selection::{case_key, copy_source, precision_of, select_variant, variants_of};
+use crate::shape::Shape;
 use crate::timing::{batch_for, reps_for, wall, Stats};
 
 /// A timed region shorter than this is filled with back-to-back runs, so that the
@@ -190,40 +191,23 @@ pub(super) fn run_op<T: BackendElement>(
     };
     let elem = std::mem::size_of::<T>();
 
-    // Every implementation is checked once at a size that is no multiple of a tile.
-    let mut wrong: HashMap<(&str, &str), String> = HashMap::new();
-    {
-        let n = op.check_size();
-        let inputs = Inputs::<T>::generate(op, n, SEED ^ 1);
-        let reference = Reference::new(&inputs);
-        let mut cases = Cases::new(1);
-        for &w in &impls {
-            let verdict = select(group, op, w).map_err(Failure::from).and_then(|()| {
-                let ops = T::ops(&*group[w.backend]);
-                let case = cases
-                    .get(ops, w.case_key(op), op, &inputs)
-                    .map_err(|why| Failure::Error(Error::invalid("shootout", why)))?;
-                let src = copy_source(&inputs).filter(|_| w.copy);
-                case.check(
-                    ops,
-                    &reference,
-                    precisions[&(w.backend, w.variant, w.copy)],
-                    src,
-                )?
-                .map_err(Failure::Wrong)
-            });
-            if let Err(f) = verdict {
-                wrong.insert(
-                    (w.name(&names), w.variant),
-                    format!("at n = {n}: {}", f.reason()),
-                );
-            }
-        }
-    }
-
+    // Every implementation is checked at a small shape of each timed shape's kind and
+    // aspect whose dimensions are no multiple of a tile (once per distinct check shape:
+    // 131 for every square of the ladders), then at the timed shape itself.
+    let mut wrong: HashMap<(&str, &str, Shape), String> = HashMap::new();
+    let mut checked: Vec<Shape> = Vec::new();
     let mut pace = Pace::default();
-    for n in ctx.sizes(op, target) {
-        let work = op.work(n, elem);
+    for shape in ctx.shapes(op, target) {
+        let small = op.check_shape(shape);
+        if !checked.contains(&small) {
+            checked.push(small);
+            check_small::<T>(group, op, small, &impls, &precisions)
+                .into_iter()
+                .for_each(|(w, why)| {
+                    wrong.insert((w.name(&names), w.variant, small), why);
+                });
+        }
+        let work = op.work(shape, elem);
         let row_for = |w: Which, transfers: bool| {
             Row::new(
                 op,
@@ -231,17 +215,18 @@ pub(super) fn run_op<T: BackendElement>(
                 w.variant,
                 w.default,
                 T::DTYPE,
-                n,
+                shape,
                 transfers,
                 &device,
             )
             .with_ceiling(peak(w).as_ref().map(|p| (p.gflops, p.of.as_str())))
         };
-        let inputs = Inputs::<T>::generate(op, n, SEED);
+        let inputs = Inputs::<T>::generate(op, shape, SEED);
         let reference = Reference::new(&inputs);
-        let mut cases = Cases::new(info.map_or(1, |i| i.rotation(traffic(op, n, elem))));
+        let copies = info.map_or(1, |i| i.rotation(traffic(op, shape, elem)));
+        let mut cases = Cases::new(op, shape, copies);
         for &w in &impls {
-            let wrong_here = wrong.get(&(w.name(&names), w.variant));
+            let wrong_here = wrong.get(&(w.name(&names), w.variant, small));
             let limit = policy.max_run_s;
             let Some((row, label)) =
                 admit(ctx, row_for(w, false), wrong_here, &pace, (work, limit))
@@ -251,14 +236,14 @@ pub(super) fn run_op<T: BackendElement>(
             select(group, op, w)?;
             let ops = T::ops(&*group[w.backend]);
             let math = precisions[&(w.backend, w.variant, w.copy)];
-            let case = match cases.get(ops, w.case_key(op), op, &inputs) {
+            let case = match cases.get(ops, w.case_key(op), &inputs) {
                 Ok(case) => case,
                 Err(why) => {
                     ctx.push(row.skipped(why));
                     continue;
                 }
             };
-            let src = copy_source(&inputs).filter(|_| w.copy);
+            let src = copy_source(op, shape, &inputs).filter(|_| w.copy);
             let row = match measure(ops, case, &reference, math, src, policy) {
                 Ok((stats, batch)) => {
                     pace.record(&label, work, stats.median);
@@ -275,7 +260,7 @@ pub(super) fn run_op<T: BackendElement>(
         // The chain's ndarray-level form is its calls in a row; the transfer's, `upload`
         // and `download` of new ordinary arrays (one row: its pinned form has none).
         for &w in impls.iter().filter(|w| !w.copy && !w.case_key(op).2) {
-            let wrong_here = wrong.get(&(w.name(&names), w.variant));
+            let wrong_here = wrong.get(&(w.name(&names), w.variant, small));
             let limit = policy.max_run_s;
             let Some((row, label)) = admit(ctx, row_for(w, true), wrong_here, &pace, (work, limit))
             else {
@@ -295,6 +280,41 @@ pub(super) fn run_op<T: BackendElement>(
         }
     }
     Ok(())
+}
+
+/// Checks every implementation of `op` at the small shape `small`; returns those that
+/// failed, with why.
+fn check_small<T: BackendElement>(
+    group: &mut [Box<dyn Backend>],
+    op: Op,
+    small: Shape,
+    impls: &[Which],
+    precisions: &HashMap<(usize, &str, bool), Precision>,
+) -> Vec<(Which, String)> {
+    let inputs = Inputs::<T>::generate(op, small, SEED ^ 1);
+    let reference = Reference::new(&inputs);
+    let mut cases = Cases::new(op, small, 1);
+    let mut failed = Vec::new();
+    for &w in impls {
+        let verdict = select(group, op, w).map_err(Failure::from).and_then(|()| {
+            let ops = T::ops(&*group[w.backend]);
+            let case = cases
+                .get(ops, w.case_key(op), &inputs)
+                .map_err(|why| Failure::Error(Error::invalid("shootout", why)))?;
+            let src = copy_source(op, small, &inputs).filter(|_| w.copy);
+            case.check(
+                ops,
+                &reference,
+                precisions[&(w.backend, w.variant, w.copy)],
+                src,
+            )?
+            .map_err(Failure::Wrong)
+        });
+        if let Err(f) = verdict {
+            failed.push((w, format!("at {}: {}", small.at(), f.reason())));
+        }
+    }
+    failed
 }
 
 /// Selects `w`'s variant on its backend (the copy ceiling has none).

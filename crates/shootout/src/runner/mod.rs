@@ -11,6 +11,8 @@ use crate::cases::{Op, Target, KMEANS_K};
 use crate::gpu::DeviceInfo;
 use crate::peer::Peer;
 use crate::row::{annotate, Row, Status};
+use crate::shape::Shape;
+use crate::suite::Suite;
 use crate::ShootoutOptions;
 
 /// Seed of every case's inputs.
@@ -55,10 +57,14 @@ impl Failure {
             Failure::Error(e) => e.to_string(),
         }
     }
-    /// Marks `row`: out of memory is a skip, anything else a failure.
+    /// Marks `row`: out of memory, and a shape the variant refuses by design (an
+    /// invalid argument at a shape whose small check passed: the `stripes` grams hold
+    /// at most 1024 rows), are skips; anything else a failure.
     fn apply(self, row: Row) -> Row {
         match self {
-            Failure::Error(e @ Error::OutOfMemory { .. }) => row.skipped(e.to_string()),
+            Failure::Error(e @ (Error::OutOfMemory { .. } | Error::InvalidArgument { .. })) => {
+                row.skipped(e.to_string())
+            }
             other => row.failed(other.reason()),
         }
     }
@@ -107,27 +113,29 @@ impl Context<'_> {
         }
     }
 
-    /// The sizes of `op` for `target`.
+    /// The shapes of `op` for `target`: those of the suite, or of the sizes asked for.
     /// Sizes asked for that the op cannot take (0, or fewer points than centroids)
     /// are left out, with a note.
-    pub fn sizes(&self, op: Op, target: Target) -> Vec<usize> {
+    pub fn shapes(&self, op: Op, target: Target) -> Vec<Shape> {
+        let Some(sizes) = &self.opts.sizes else {
+            return self.opts.suite.shapes(op, target);
+        };
         let min = if op == Op::KMeans { KMEANS_K } else { 1 };
-        let sizes = self
-            .opts
-            .sizes
-            .clone()
-            .unwrap_or_else(|| op.default_sizes(target));
-        let (ok, bad): (Vec<usize>, Vec<usize>) = sizes.into_iter().partition(|&n| n >= min);
+        let (ok, bad): (Vec<usize>, Vec<usize>) = sizes.iter().partition(|&&n| n >= min);
         if !bad.is_empty() {
             eprintln!("shootout: {op}: leaving out sizes {bad:?} (the smallest it takes is {min})");
         }
-        ok
+        ok.into_iter().map(|n| op.shape(n)).collect()
     }
 
     /// Adds a row, and reports it on stderr (always for failures and skips, with
     /// `progress` for the rest).
     pub fn push(&mut self, row: Row) {
-        let head = format!("shootout: {} n={} {}", row.op, row.size, row.label());
+        let at = match row.size() {
+            Some(n) => format!("n={n}"),
+            None => row.shape.label(),
+        };
+        let head = format!("shootout: {} {at} {}", row.op, row.label());
         match &row.status {
             Status::Ok if self.opts.progress => eprintln!(
                 "{head}: {} {} (median {:.4} ms, {} samples of {} runs)",
@@ -179,11 +187,21 @@ pub(crate) fn target_policy(ctx: &Context<'_>, gpu: bool) -> (Target, Policy) {
 /// beside (PyTorch by the GPU backends, NumPy by the host ones).
 fn peer_op<T: BackendElement>(ctx: &mut Context<'_>, op: Op, peer: Peer, version: &str) {
     let (target, policy) = target_policy(ctx, peer == Peer::Torch);
-    let sizes = ctx.sizes(op, target);
+    let shapes = ctx.shapes(op, target);
+    if shapes.is_empty() {
+        return;
+    }
+    if peer == Peer::Torch {
+        // PyTorch runs in another process on the same device: give it the memory our
+        // pool keeps from the cases just run (a 65536² gram leaves gigabytes there).
+        if let Err(e) = ndgpu_cuda_runtime::Gpu::shared(0).and_then(|g| g.release_cached()) {
+            eprintln!("shootout: could not release the device's pooled memory: {e}");
+        }
+    }
     let ask = crate::peer::Ask {
         peer,
         op,
-        sizes: &sizes,
+        shapes: &shapes,
         dtype: T::DTYPE,
         reps: policy.max_reps,
         budget_s: policy.budget_s,
@@ -231,10 +249,29 @@ pub(crate) fn run<T: BackendElement>(opts: &ShootoutOptions) -> Result<Vec<Row>>
     let asked = |name: &str| opts.backends.iter().any(|b| b == name);
     let default = opts.backends.is_empty();
     let ops = if opts.ops.is_empty() {
-        Op::ALL.to_vec()
+        opts.suite.ops()
     } else {
         opts.ops.clone()
     };
+    if opts.suite == Suite::Shapes {
+        if opts.sizes.is_some() {
+            return Err(Error::invalid(
+                "shootout",
+                "the shape suite has its own shapes: sizes are for the ladders",
+            ));
+        }
+        let suite_ops = opts.suite.ops();
+        if let Some(op) = ops.iter().find(|op| !suite_ops.contains(op)) {
+            let names: Vec<&str> = suite_ops.iter().map(|o| o.name()).collect();
+            return Err(Error::invalid(
+                "shootout",
+                format!(
+                    "the shape suite has no {op} cases (its ops: {})",
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
     let mut gpu: Vec<Box<dyn Backend>> = Vec::new();
     for name in GPU_BACKENDS.into_iter().filter(|n| default || asked(n)) {
         match ndgpu::backend(name) {
@@ -315,7 +352,7 @@ mod tests {
                 "x",
                 true,
                 ndgpu_core::DType::F32,
-                1,
+                Op::Sum.shape(1),
                 false,
                 "GPU",
             )
@@ -327,6 +364,16 @@ mod tests {
             total: 2,
         };
         assert_eq!(Failure::Error(oom).apply(row()).status.name(), "skipped");
+        let refused = Error::invalid("gram", "variant stripes holds at most 1024 rows");
+        let skipped = Failure::Error(refused).apply(row());
+        assert_eq!(skipped.status.name(), "skipped");
+        assert!(skipped
+            .status
+            .reason()
+            .unwrap()
+            .contains("at most 1024 rows"));
+        let fault = Error::backend("cuda", "launching", "illegal address");
+        assert_eq!(Failure::Error(fault).apply(row()).status.name(), "failed");
         let wrong = Failure::Wrong("C[0, 0] = 1".into()).apply(row());
         assert_eq!(wrong.status.reason(), Some("wrong result: C[0, 0] = 1"));
     }
