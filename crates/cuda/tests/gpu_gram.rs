@@ -241,3 +241,30 @@ common::every_variant_test!(
     row_limit,
     seed 31
 );
+
+/// A short, wide M (a small C, a long K: the gram of a tall-skinny matrix's transpose)
+/// takes the default's split-K path: within the bound, exactly symmetric and the same
+/// bits run after run, in f32 and f64, beside reg_blocked (one slice) on the same M.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn short_wide_splits_k_within_the_bound_symmetric_and_reproducible() {
+    let mut b = backend();
+    let mut rng = Rng::new(31);
+    let k = match Sizes::from_env(Sizes::Medium) {
+        Sizes::Medium => 262_147,
+        Sizes::Small => 20_001,
+    };
+    for n in [1, 32, 130] {
+        let m32 = rng.matrix::<f32>(n, k);
+        let m64 = rng.matrix::<f64>(n, k);
+        for v in ["split_k", "reg_blocked"] {
+            b.set_variant(Family::Gram, v).unwrap();
+            let g = b.gram(m32.view()).unwrap();
+            assert_gram(&b, &format!("{v} f32 n={n} k={k}"), m32.view(), g.view());
+            let g = b.gram(m64.view()).unwrap();
+            assert_gram(&b, &format!("{v} f64 n={n} k={k}"), m64.view(), g.view());
+            let dm = b.upload(m32.view()).unwrap();
+            common::assert_same_every_run(v, 3, || b.download(&b.gram_dev(&dm).unwrap()).unwrap());
+        }
+    }
+}

@@ -3,7 +3,10 @@
 //! diagonal tiles (v006), a fully unrolled inner product (v007) and column stripes summed
 //! with atomics (v008, v009), to the GEMM ladder's register-blocked, vectorized kernel
 //! run on upper-triangle tiles only, and the GEMM ladder's tensor-core kernel on those
-//! tiles (`tensor_core`: 3xTF32 for f32, FP64 tensor cores for f64).
+//! tiles (`tensor_core`: 3xTF32 for f32, FP64 tensor cores for f64). The default,
+//! `split_k`, is `reg_blocked` where C has enough tiles to fill the device, and the GEMM
+//! ladder's split-K product of M and Mᵀ where it has not (short, wide M: long K, a
+//! small C).
 //!
 //! The result is exactly symmetric on every variant: the symmetric ones compute the upper
 //! triangle and mirror it; `naive` and `tiled` compute both halves, but C[i][j] and
@@ -12,7 +15,7 @@
 //! atomics into a zeroed C, then copy it to the lower one in a second launch.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
-use ndgpu_core::{Backend, DType, Error, Family, Gram, Matrix, Result};
+use ndgpu_core::{Backend, DType, Error, Family, Gemm, Gram, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, go, grid_1d, launch_in_out};
 use ndgpu_cuda_runtime::{driver, push_args, CudaElement, DeviceMatrix, Gpu};
@@ -23,6 +26,7 @@ use crate::CudaBackend;
 /// Variants, default (fastest measured) first. The rungs not yet timed sit next to the
 /// rung they change.
 pub const VARIANTS: &[&str] = &[
+    "split_k",
     "reg_blocked",
     "symmetric",
     "symmetric_unrolled",
@@ -35,7 +39,8 @@ pub const VARIANTS: &[&str] = &[
     "wgmma",
 ];
 
-/// Kernels the default variant launches.
+/// Kernels the default variant launches of its own: reg_blocked's (where it splits K, it
+/// runs the transpose's and the GEMM ladder's default kernels, listed with theirs).
 pub const DEFAULT_KERNELS: &[&str] = &["gram_reg_blocked_f32", "gram_reg_blocked_f64"];
 
 /// Determinism, scope and limits.
@@ -51,7 +56,7 @@ stripe of M (8 floats, 4 doubles) held in shared memory for all rows, as it lies
 transposed (v009, conflict-free reads), each block's partial sums of the upper triangle added \
 with floating-point atomics, then mirrored: NOT bitwise reproducible run to run (the atomics' order \
 varies), and limited to M of at most 1024 rows (larger is refused with InvalidArgument); \
-reg_blocked (default): the GEMM ladder's 128x128 register-blocked kernel with 16-byte loads \
+reg_blocked: the GEMM ladder's 128x128 register-blocked kernel with 16-byte loads \
 on a 1-D grid over the T(T+1)/2 upper tiles, results mirrored as 16-byte stores (f32: BK 16, \
 one shared buffer; f64: BK 8, double-buffered through registers: the faster of each); \
 tensor_core (sm_80 and later; unavailable before): the GEMM ladder's tensor_core kernel \
@@ -60,7 +65,12 @@ result written with its mirror, sums in a fixed order (reproducible run to run);
 3xTF32 (precision 3xtf32), f64 on FP64 tensor cores (IEEE); wgmma (Hopper, sm_90; \
 unavailable elsewhere): f32 on the GEMM ladder's wgmma_3x kernel (3xTF32, TMA, warp-specialized, \
 persistent) on the upper 128x128 tiles, M's TF32 planes serving as both operands, each result \
-written with its mirror; f64 runs tensor_core's DMMA kernel.";
+written with its mirror; f64 runs tensor_core's DMMA kernel. split_k (default): reg_blocked \
+where C's 128x128 tiles are at least as many as the SMs; where they are fewer (a short, wide \
+M: small C, long K), M transposed into a new buffer and the GEMM ladder's split_k product of M \
+and that copy, K cut into slices summed in a fixed order (bitwise reproducible run to run; \
+exactly symmetric, since C[i][j] and C[j][i] take the same products in the same order); the \
+choice depends only on the shape and the device's SM count.";
 
 /// Rows of M that the stripe rungs hold in shared memory (`STRIPE_ROWS` in
 /// kernels/gram.cu, the report's 1024).
@@ -124,8 +134,12 @@ const TENSOR_CORE: Rung = Rung {
     ..Rung::new("tensor_core", Grid::Upper(128), (256, 1))
 };
 
-const RUNGS: [Rung; 10] = [
-    Rung::new("reg_blocked", Grid::Upper(128), (256, 1)),
+/// The kernel `split_k` runs where it does not split K.
+const REG_BLOCKED: Rung = Rung::new("reg_blocked", Grid::Upper(128), (256, 1));
+
+const RUNGS: [Rung; 11] = [
+    Rung::new("split_k", Grid::Upper(128), (256, 1)),
+    REG_BLOCKED,
     // The symmetric rungs launch every tile, as v005–v007 did; lower tiles return at once.
     Rung::new("symmetric", Grid::Full(32, 32), (32, 32)),
     Rung::new("symmetric_unrolled", Grid::Full(32, 32), (32, 32)),
@@ -206,6 +220,15 @@ pub(crate) fn gram<T: CudaElement>(
         return zero(gpu, out);
     }
     let (ni, ki) = (dim_i32("gram", n)?, dim_i32("gram", k)?);
+    let rung = if rung.name == "split_k" {
+        if matmul::splits_k(gpu, (n, n, k))? {
+            let g = Gemm::new().tb(Trans::Yes);
+            return matmul::gemm(gpu, "split_k", g, m, m, out);
+        }
+        REG_BLOCKED
+    } else {
+        rung
+    };
     if hopper {
         return wgmma::gram(gpu, (ni, ki), m, out);
     }
@@ -326,9 +349,10 @@ mod tests {
         assert_eq!(VARIANTS.len(), RUNGS.len());
         assert_eq!(gram_row_limit("stripes"), Some(1024));
         assert_eq!(gram_row_limit("nope"), None);
+        assert_eq!(VARIANTS[0], "split_k");
         assert!(DEFAULT_KERNELS
             .iter()
-            .all(|k| k.starts_with(&format!("gram_{}_", VARIANTS[0]))));
+            .all(|k| k.starts_with(&format!("gram_{}_", REG_BLOCKED.name))));
         // 8 floats or 4 doubles per stripe, as the kernels' W = 32 / sizeof(T).
         assert_eq!(Grid::Stripes.blocks::<f32>(1024, 17), 3);
         assert_eq!(Grid::Stripes.blocks::<f64>(1024, 17), 5);

@@ -242,6 +242,11 @@ fn k_slices(sms: usize, (m, n, k): (usize, usize, usize)) -> (usize, usize) {
     (k.div_ceil(len), len)
 }
 
+/// Whether the `split_k` rung cuts an m×n×k product into slices of K on this device.
+pub(crate) fn splits_k(gpu: &Gpu, mnk: (usize, usize, usize)) -> Result<bool> {
+    Ok(k_slices(gpu.sm_count()?, mnk).0 > 1)
+}
+
 /// `C ← alpha·A·B + beta·C` by the `split_k` rung: the partial products of the slices
 /// of K into a workspace, then their sums in slice order (see `kernels/matmul.cu`). One
 /// slice is the double_buffered rung itself.
