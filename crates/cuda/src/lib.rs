@@ -26,7 +26,7 @@ mod ops;
 use std::sync::Arc;
 
 use ndgpu_core::backend::Here;
-use ndgpu_core::{Backend, Family, Precision, Result, Variants};
+use ndgpu_core::{Backend, DType, Family, Precision, Result, Variants};
 use ndgpu_cuda_runtime::kernels;
 
 pub use ndgpu_cuda_runtime::Gpu;
@@ -134,6 +134,21 @@ impl Backend for CudaBackend {
             ops::matmul::tensor_cores_present(&self.gpu, family, name).is_ok()
         } else {
             true
+        }
+    }
+    /// matmul's and gram's `split_k` (whether, and into how many slices, K is cut) and
+    /// k-means' `tensor_core` (which kernel, or `fused`).
+    fn plan(&self, family: Family, dtype: DType, dims: &[usize]) -> Option<String> {
+        let sms = self.gpu.sm_count().ok()?;
+        let variant = self.variant(family);
+        match (family, dims) {
+            (Family::MatMul, &[m, n, k]) => ops::matmul::plan(variant, sms, (m, n, k)),
+            (Family::Gram, &[n, k]) => ops::gram::plan(variant, sms, (n, k)),
+            (Family::KMeans, &[n, d, k]) => {
+                let tc = self.runs_here(Family::MatMul, "tensor_core");
+                ops::kmeans::plan(variant, dtype, tc, sms, (n, d, k))
+            }
+            _ => None,
         }
     }
 }

@@ -319,12 +319,13 @@ fn opt(v: Option<f64>) -> String {
 /// Header of [`csv`].
 pub const CSV_HEADER: &str = "op,backend,variant,default_variant,dtype,size,transfers,status,\
 reps,batch,median_s,min_s,max_s,rate,unit,vs_vendor,ceiling,ceiling_of,of_ceiling,device,reason,\
-shape";
+shape,plan";
 
 /// Every row as CSV (times in seconds, rates in `unit`, empty where not measured). `size`
 /// is the ladder size of the row's shape (empty for the other shapes); `shape` its
 /// label, m×k×n for a GEMM, m×k for the M of a gram, with the axis of a reduction (the
-/// last column, so that the columns of earlier reports keep their places).
+/// last column but one, so that the columns of earlier reports keep their places); `plan`
+/// what the variant chose to run at that shape, where it chooses by shape.
 pub fn csv(rows: &[Row]) -> String {
     let mut s = String::from(CSV_HEADER);
     s.push('\n');
@@ -352,6 +353,7 @@ pub fn csv(rows: &[Row]) -> String {
             field(&r.device),
             field(r.status.reason().unwrap_or("")),
             field(&r.shape.label()),
+            field(r.plan.as_deref().unwrap_or("")),
         ];
         s.push_str(&cols.join(","));
         s.push('\n');

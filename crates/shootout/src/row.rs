@@ -95,6 +95,9 @@ pub struct Row {
     pub of_ceiling: Option<f64>,
     /// What it ran on (device name, or `host CPU`).
     pub device: String,
+    /// What the variant chose to run at this shape, where it chooses by shape
+    /// (`Backend::plan`: `K in 264 slices of 3984, C in 1 tile`).
+    pub plan: Option<String>,
 }
 
 impl Row {
@@ -132,7 +135,14 @@ impl Row {
             ceiling_of: String::new(),
             of_ceiling: None,
             device: device.to_string(),
+            plan: None,
         }
+    }
+
+    /// Sets what the variant chose to run at this shape.
+    pub fn planned(mut self, plan: Option<String>) -> Row {
+        self.plan = plan;
+        self
     }
 
     /// Marks it measured: `stats` of runs of `work` FLOPs or bytes each.

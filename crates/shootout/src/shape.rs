@@ -93,6 +93,17 @@ impl Shape {
         }
     }
 
+    /// Its dimensions as `Backend::plan` takes them: `[m, n, k]` of a GEMM, `[m, k]` of a
+    /// gram's M, `[N, D, K]` of k-means; `None` for the shapes of ops with no plan.
+    pub fn plan_dims(&self) -> Option<Vec<usize>> {
+        match *self {
+            Shape::Gemm { m, n, k } => Some(vec![m, n, k]),
+            Shape::Gram { m, k } => Some(vec![m, k]),
+            Shape::Points(n) => Some(vec![n, crate::cases::KMEANS_D, crate::cases::KMEANS_K]),
+            Shape::Square(_) | Shape::Matrix { .. } | Shape::Vector(_) => None,
+        }
+    }
+
     /// The label of the reports: `1048576×32×1024` (m×k×n), `65536×64` (M of a gram),
     /// `8192×8192`, `16×16777216 axis 1`, `1048576` (elements or points).
     pub fn label(&self) -> String {

@@ -112,13 +112,13 @@ fn cpu_shape_suite_measures_every_shape() {
     write_reports(&rows, &opts.out_dir).unwrap();
     let csv = std::fs::read_to_string(opts.out_dir.join("shootout.csv")).unwrap();
     assert!(
-        csv.lines().any(
-            |l| l.starts_with("matmul,cpu,reference,true,f32,,") && l.ends_with(",4096×32×128")
-        ),
+        csv.lines()
+            .any(|l| l.starts_with("matmul,cpu,reference,true,f32,,")
+                && l.ends_with(",4096×32×128,")),
         "{csv}"
     );
     assert!(
-        csv.lines().any(|l| l.ends_with(",16×65536 axis 1")),
+        csv.lines().any(|l| l.ends_with(",16×65536 axis 1,")),
         "{csv}"
     );
     let md = std::fs::read_to_string(opts.out_dir.join("shootout.md")).unwrap();

@@ -20,7 +20,7 @@ mod reduce;
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
 
 use crate::{
-    Element, Family, HostArray, Indices, Matrix, Place, Precision, Result, Trans, Variants,
+    DType, Element, Family, HostArray, Indices, Matrix, Place, Precision, Result, Trans, Variants,
 };
 
 pub use cholesky::Cholesky;
@@ -278,6 +278,16 @@ pub trait Backend: Ops<f32> + Ops<f64> {
     /// variants are bitwise reproducible, which parts use a vendor library).
     fn notes(&self) -> Vec<String> {
         self.variant_table().notes()
+    }
+
+    /// What the selected variant of `family` runs on operands of these dimensions, where
+    /// it chooses by shape (a fixed rule of the shape and the device, never a timing): a
+    /// short phrase for reports, such as the shootout's rows. `dims`: matmul `[m, n, k]`
+    /// (an m×k times a k×n), gram `[n, k]` (an n×k M), k-means `[n, d, k]` (n points of d
+    /// dimensions, k centroids). `None` where the variant runs the same kernels at every
+    /// shape, or `dims` is not of the family's form.
+    fn plan(&self, _family: Family, _dtype: DType, _dims: &[usize]) -> Option<String> {
+        None
     }
 }
 

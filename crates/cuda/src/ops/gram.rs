@@ -171,6 +171,21 @@ pub fn gram_row_limit(variant: &str) -> Option<usize> {
     }
 }
 
+/// What `variant` runs for an n×k M on a device of `sms` SMs (see `Backend::plan`): for
+/// `split_k`, reg_blocked's upper tiles or the GEMM ladder's cut of K.
+pub(crate) fn plan(variant: &str, sms: usize, (n, k): (usize, usize)) -> Option<String> {
+    if variant != "split_k" {
+        return None;
+    }
+    match matmul::plan(variant, sms, (n, n, k))? {
+        cut if cut.starts_with("K in") => Some(format!("M·(Mᵀ copied): {cut}")),
+        _ => {
+            let upper = REG_BLOCKED.grid.blocks::<f32>(n, k);
+            Some(format!("reg_blocked: {upper} upper tiles of C"))
+        }
+    }
+}
+
 /// `out ← m·mᵀ` (n×n for an n×k `m`) on resident data with the named variant. Every
 /// element of `out` is written and the result is exactly symmetric.
 ///
@@ -350,6 +365,15 @@ mod tests {
         assert_eq!(gram_row_limit("stripes"), Some(1024));
         assert_eq!(gram_row_limit("nope"), None);
         assert_eq!(VARIANTS[0], "split_k");
+        assert_eq!(plan("reg_blocked", 132, (32, 1 << 20)), None);
+        assert_eq!(
+            plan("split_k", 132, (32, 1 << 20)).unwrap(),
+            "M·(Mᵀ copied): K in 264 slices of 3984 (C in 1 tile)"
+        );
+        assert_eq!(
+            plan("split_k", 132, (4096, 4096)).unwrap(),
+            "reg_blocked: 528 upper tiles of C"
+        );
         assert!(DEFAULT_KERNELS
             .iter()
             .all(|k| k.starts_with(&format!("gram_{}_", REG_BLOCKED.name))));

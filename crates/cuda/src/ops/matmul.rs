@@ -242,6 +242,24 @@ fn k_slices(sms: usize, (m, n, k): (usize, usize, usize)) -> (usize, usize) {
     (k.div_ceil(len), len)
 }
 
+/// What `variant` runs on an m×n×k product on a device of `sms` SMs (see
+/// `Backend::plan`): for `split_k`, whether and how K is cut.
+pub(crate) fn plan(variant: &str, sms: usize, (m, n, k): (usize, usize, usize)) -> Option<String> {
+    if variant != "split_k" {
+        return None;
+    }
+    let count = m.div_ceil(128) * n.div_ceil(128);
+    let tiles = match count {
+        1 => "1 tile".to_string(),
+        _ => format!("{count} tiles"),
+    };
+    Some(match k_slices(sms, (m, n, k)) {
+        (1, _) if count >= sms => format!("double_buffered: C in {tiles} for {sms} SMs"),
+        (1, _) => format!("double_buffered: C in {tiles} (K = {k} too short to cut)"),
+        (s, len) => format!("K in {s} slices of {len} (C in {tiles})"),
+    })
+}
+
 /// Whether the `split_k` rung cuts an m×n×k product into slices of K on this device.
 pub(crate) fn splits_k(gpu: &Gpu, mnk: (usize, usize, usize)) -> Result<bool> {
     Ok(k_slices(gpu.sm_count()?, mnk).0 > 1)
@@ -470,7 +488,22 @@ impl<T: CudaElement> MatMul<T> for CudaBackend {
 
 #[cfg(test)]
 mod tests {
-    use super::k_slices;
+    use super::{k_slices, plan};
+
+    #[test]
+    fn the_plan_says_whether_and_how_split_k_cuts_k() {
+        assert_eq!(plan("double_buffered", 132, (64, 64, 8192)), None);
+        let p = |mnk| plan("split_k", 132, mnk).unwrap();
+        assert_eq!(p((64, 64, 8192)), "K in 128 slices of 64 (C in 1 tile)");
+        assert_eq!(
+            p((4096, 4096, 4096)),
+            "double_buffered: C in 1024 tiles for 132 SMs"
+        );
+        assert_eq!(
+            p((5, 7, 63)),
+            "double_buffered: C in 1 tile (K = 63 too short to cut)"
+        );
+    }
 
     #[test]
     fn k_is_sliced_only_where_tiles_are_few_and_every_slice_is_nonempty() {

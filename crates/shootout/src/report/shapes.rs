@@ -7,12 +7,16 @@ use crate::format::{format_rate, format_time};
 use crate::row::{Row, Status, COPY, PEERS};
 
 /// The variant of a line, `(default)` after a backend's default (the name is the
-/// variant that ran).
+/// variant that ran), then what it chose to run at this shape, where it chooses.
 fn variant_label(r: &Row) -> String {
     let own = r.backend != COPY && !PEERS.contains(&r.backend.as_str());
-    match own && r.default_variant {
+    let label = match own && r.default_variant {
         true => format!("{} (default)", r.label()),
         false => r.label(),
+    };
+    match &r.plan {
+        Some(plan) => format!("{label}: {plan}"),
+        None => label,
     }
 }
 

@@ -104,7 +104,7 @@ fn csv_has_every_row_and_quotes_reasons() {
     assert_eq!(lines[0], CSV_HEADER);
     assert_eq!(lines.len(), rows.len() + 1);
     let columns = CSV_HEADER.split(',').count();
-    assert_eq!(columns, 22);
+    assert_eq!(columns, 23);
     assert!(lines[1].starts_with("matmul,cuda,tiled,true,f32,256,false,ok,3,1,1e-3,"));
     // The vendor ratio of the first row.
     assert!(
@@ -115,10 +115,10 @@ fn csv_has_every_row_and_quotes_reasons() {
     // A reason with commas and quotes is one quoted field.
     let skipped = lines.last().unwrap();
     assert!(
-        skipped.ends_with(",\"too slow, \"\"predicted\"\" 20 s\",1×4194304"),
+        skipped.ends_with(",\"too slow, \"\"predicted\"\" 20 s\",1×4194304,"),
         "{skipped}"
     );
-    assert!(lines[1].ends_with(",,256×256×256"), "{}", lines[1]);
+    assert!(lines[1].ends_with(",,256×256×256,"), "{}", lines[1]);
     // Unmeasured numbers are empty.
     assert!(skipped.contains(",skipped,0,0,,,,,GB/s,,,,"), "{skipped}");
 }
@@ -209,7 +209,8 @@ fn other_shapes_get_a_line_per_shape_and_variant() {
         at(Op::Matmul, km, "cuda", "split_k", true, 2e-3),
         at(Op::Matmul, km, "cuda", "naive", false, 1e-1),
         at(Op::Matmul, km, VENDOR, "sgemm", true, 1e-3),
-        at(Op::Matmul, inner, "cuda", "split_k", true, 1e-4),
+        at(Op::Matmul, inner, "cuda", "split_k", true, 1e-4)
+            .planned(Some("K in 128 slices of 64 (C in 1 tile)".into())),
         Row::new(
             Op::Matmul,
             "cuda",
@@ -258,6 +259,17 @@ fn other_shapes_get_a_line_per_shape_and_variant() {
         "{md}"
     );
     assert!(md.contains("| 64×8192×64 | cuda/tiled | FAILED |"), "{md}");
+    // What the default chose at that shape follows its name, and goes to the CSV.
+    assert!(
+        md.contains("| 64×8192×64 | cuda/split_k (default): K in 128 slices of 64 (C in 1 tile) |"),
+        "{md}"
+    );
+    let table = csv(&rows);
+    assert!(
+        table.lines().any(|l| l.starts_with("matmul,cuda,split_k,")
+            && l.ends_with(",64×8192×64,K in 128 slices of 64 (C in 1 tile)")),
+        "{table}"
+    );
     assert!(
         md.contains("- cuda/tiled at 64×8192×64: failed: C[0, 1] = 3"),
         "{md}"
@@ -272,7 +284,7 @@ fn other_shapes_get_a_line_per_shape_and_variant() {
     assert!(
         text.lines()
             .any(|l| l.starts_with("matmul,cuda,naive,false,f32,,false,ok,")
-                && l.ends_with(",1048576×32×1024")),
+                && l.ends_with(",1048576×32×1024,")),
         "{text}"
     );
 }

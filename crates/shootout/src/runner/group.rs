@@ -234,6 +234,9 @@ pub(super) fn run_op<T: BackendElement>(
                 continue;
             };
             select(group, op, w)?;
+            let plan = op.family().zip(shape.plan_dims()).filter(|_| !w.copy);
+            let row =
+                row.planned(plan.and_then(|(f, dims)| group[w.backend].plan(f, T::DTYPE, &dims)));
             let ops = T::ops(&*group[w.backend]);
             let math = precisions[&(w.backend, w.variant, w.copy)];
             let case = match cases.get(ops, w.case_key(op), &inputs) {

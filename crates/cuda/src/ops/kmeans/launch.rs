@@ -231,6 +231,18 @@ const TF32_SMALL_SMEM: u32 = (2 * 128 * 34 + 128 * 32 + 2 * 128 * 36 + 128) * 4 
 /// of the second by the error bound, lists the others in `ties` (count zeroed first).
 /// With k ≤ 128 and 1 ≤ d ≤ 32, the kernel that stages the centroids once and strides
 /// over the point tiles (two blocks per SM), else one block per 128 points.
+/// Whether the TF32 assignment of k centroids of d dimensions runs the persistent kernel
+/// (`kmeans_assign_tf32_small_f32`), whose shared memory holds k ≤ 128 centroids of
+/// 1 ≤ d ≤ 32.
+pub(super) fn tf32_persistent(k: usize, d: usize) -> bool {
+    k <= 128 && (1..=32).contains(&d)
+}
+
+/// The persistent kernel's blocks for `tiles` tiles of 128 points: two per SM at most.
+pub(super) fn tf32_persistent_blocks(tiles: usize, sms: usize) -> usize {
+    tiles.min(2 * sms)
+}
+
 pub(super) fn assign_tf32<T: CudaElement>(
     gpu: &Gpu,
     x: &DeviceMatrix<T>,
@@ -242,10 +254,14 @@ pub(super) fn assign_tf32<T: CudaElement>(
     let (n, k, d) = dims(x, c)?;
     zero(gpu, &mut ties.count)?;
     let tiles = x.rows.div_ceil(128);
-    let small = c.rows <= 128 && (1..=32).contains(&x.cols);
+    let small = tf32_persistent(c.rows, x.cols);
     let (name, grid, smem) = if small {
         let name = "kmeans_assign_tf32_small_f32";
-        (name, tiles.min(2 * gpu.sm_count()?), TF32_SMALL_SMEM)
+        (
+            name,
+            tf32_persistent_blocks(tiles, gpu.sm_count()?),
+            TF32_SMALL_SMEM,
+        )
     } else {
         ("kmeans_assign_tf32_f32", tiles, 0)
     };

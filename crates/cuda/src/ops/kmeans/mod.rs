@@ -68,6 +68,30 @@ enum Variant {
     Atomic,
 }
 
+/// What `variant` runs to assign n points of d dimensions to k centroids of `dtype` on a
+/// device of `sms` SMs, `tc` where it has TF32 `mma` (see `Backend::plan`): for
+/// `tensor_core`, which TF32 kernel, or `fused` where it runs none.
+pub(crate) fn plan(
+    variant: &str,
+    dtype: DType,
+    tc: bool,
+    sms: usize,
+    (n, d, k): (usize, usize, usize),
+) -> Option<String> {
+    if variant != "tensor_core" {
+        return None;
+    }
+    let tiles = n.div_ceil(128);
+    Some(if dtype != DType::F32 || !tc {
+        "fused (no TF32 tensor cores for this type or device)".to_string()
+    } else if launch::tf32_persistent(k, d) {
+        let blocks = launch::tf32_persistent_blocks(tiles, sms);
+        format!("persistent TF32 kernel: {blocks} blocks over {tiles} tiles of 128 points")
+    } else {
+        format!("TF32 kernel: {tiles} blocks of 128 points")
+    })
+}
+
 fn parse(variant: &str) -> Result<Variant> {
     match variant {
         "tensor_core" => Ok(Variant::TensorCore),
@@ -225,5 +249,28 @@ impl<T: CudaElement> KMeans<T> for CudaBackend {
             .labels()?;
         let c = gpu.dm_mut(here, "kmeans", "centroids", centroids)?;
         update_with(gpu, v, x, labels, w, c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_names_the_kernel_tensor_core_runs() {
+        let plan = |v, t, tc, (n, d, k)| super::plan(v, t, tc, 132, (n, d, k));
+        assert_eq!(plan("fused", DType::F32, true, (1 << 20, 32, 128)), None);
+        assert_eq!(
+            plan("tensor_core", DType::F32, true, (1 << 20, 32, 128)).unwrap(),
+            "persistent TF32 kernel: 264 blocks over 8192 tiles of 128 points"
+        );
+        assert_eq!(
+            plan("tensor_core", DType::F32, true, (1000, 33, 128)).unwrap(),
+            "TF32 kernel: 8 blocks of 128 points"
+        );
+        for (t, tc) in [(DType::F64, true), (DType::F32, false)] {
+            let p = plan("tensor_core", t, tc, (1000, 8, 8)).unwrap();
+            assert!(p.starts_with("fused"), "{p}");
+        }
     }
 }
