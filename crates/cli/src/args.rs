@@ -28,6 +28,15 @@ pub enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Also say what each available backend's default runs at a shape, where it
+        /// chooses by shape: FAMILY=DIMS, as the shootout writes shapes: matmul=MxKxN
+        /// (A m×k times B k×n), gram=NxK (M, n×k), kmeans=NxDxK (N points of D
+        /// dimensions, K centroids). Repeatable.
+        #[arg(long, value_name = "FAMILY=DIMS")]
+        plan: Vec<String>,
+        /// The element type of --plan.
+        #[arg(long, value_enum, default_value = "f32")]
+        dtype: DTypeArg,
     },
     /// Run one operation on .npy inputs (f32 or f64) and write .npy outputs.
     #[command(after_help = EXIT_CODES)]

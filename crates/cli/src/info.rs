@@ -1,22 +1,117 @@
 //! `ndgpu info`: what each compiled-in backend is, whether it can run here and why
 //! not, its variants per family (default first, with the precision of those that do
 //! not compute in IEEE arithmetic) and its notes.
-//! The GPU backends' variants are listed also where they cannot open.
+//! The GPU backends' variants are listed also where they cannot open. With `--plan`,
+//! what each available backend's default variant runs at the shapes given
+//! (`Backend::plan`).
 
-use ndgpu::{BackendInfo, Family, Precision};
+use ndgpu::{BackendInfo, DType, Family, Precision};
 use serde_json::{json, Map, Value};
 
-use crate::error::{emit, Result};
+use crate::args::DTypeArg;
+use crate::error::{emit, Failure, Result};
 
-pub fn info(json_out: bool) -> Result<()> {
+pub fn info(json_out: bool, plan: &[String], dtype: DTypeArg) -> Result<()> {
+    let shapes = plan
+        .iter()
+        .map(|s| parse_plan(s))
+        .collect::<Result<Vec<_>>>()?;
+    let dtype = match dtype {
+        DTypeArg::F32 => DType::F32,
+        DTypeArg::F64 => DType::F64,
+    };
     let all = ndgpu::backends();
+    let plans: Vec<Vec<(String, String)>> = all.iter().map(|b| plans(b, &shapes, dtype)).collect();
     if json_out {
-        let list: Vec<Value> = all.iter().map(to_json).collect();
+        let list: Vec<Value> = all
+            .iter()
+            .zip(&plans)
+            .map(|(b, p)| {
+                let mut v = to_json(b);
+                if !shapes.is_empty() {
+                    let p: Map<String, Value> =
+                        p.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                    v["plans"] = Value::Object(p);
+                }
+                v
+            })
+            .collect();
         let text = serde_json::to_string_pretty(&json!({ "backends": list })).unwrap_or_default();
         emit(&format!("{text}\n"))
     } else {
-        emit(&all.iter().map(to_text).collect::<Vec<_>>().join("\n"))
+        let text: Vec<String> = all
+            .iter()
+            .zip(&plans)
+            .map(|(b, p)| {
+                let mut s = to_text(b);
+                if !p.is_empty() {
+                    s.push_str(&format!("  plans ({}):\n", dtype.name()));
+                    for (shape, plan) in p {
+                        s.push_str(&format!("    {shape}: {plan}\n"));
+                    }
+                }
+                s
+            })
+            .collect();
+        emit(&text.join("\n"))
     }
+}
+
+/// A `--plan` spec, FAMILY=DIMS: the family, the dimensions as `Backend::plan` takes
+/// them, and the spec's own label (`matmul 64×8192×64`).
+fn parse_plan(spec: &str) -> Result<(Family, Vec<usize>, String)> {
+    let bad = |why: &str| {
+        Failure::usage(format!(
+            "--plan {spec:?}: {why} (FAMILY=DIMS: matmul=MxKxN, gram=NxK, kmeans=NxDxK)"
+        ))
+    };
+    let (name, dims) = spec.split_once('=').ok_or_else(|| bad("no '='"))?;
+    let family = Family::from_name(name).ok_or_else(|| bad("not a family"))?;
+    let dims = dims
+        .split(['x', '×'])
+        .map(|d| d.trim().parse::<usize>())
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|_| bad("the dimensions are not whole numbers"))?;
+    let dims = match (family, dims.as_slice()) {
+        (Family::MatMul, &[m, k, n]) => vec![m, n, k],
+        (Family::Gram, &[n, k]) => vec![n, k],
+        (Family::KMeans, &[n, d, k]) => vec![n, d, k],
+        (Family::MatMul | Family::Gram | Family::KMeans, _) => {
+            return Err(bad("the wrong number of dimensions"))
+        }
+        _ => {
+            return Err(bad(
+                "this family's variants run the same kernels at every shape",
+            ))
+        }
+    };
+    let label = spec.split_once('=').map_or(spec, |p| p.1).replace('x', "×");
+    Ok((family, dims, format!("{} {label}", family.name())))
+}
+
+/// What `b`'s default variants run at `shapes`: the plan, or that it runs the same
+/// kernels at every shape. Empty where `b` cannot open here.
+fn plans(
+    b: &BackendInfo,
+    shapes: &[(Family, Vec<usize>, String)],
+    dtype: DType,
+) -> Vec<(String, String)> {
+    if shapes.is_empty() || b.status.is_err() {
+        return Vec::new();
+    }
+    let Ok(backend) = ndgpu::backend(b.name) else {
+        return Vec::new();
+    };
+    shapes
+        .iter()
+        .map(|(family, dims, label)| {
+            let variant = backend.variant(*family);
+            let plan = backend
+                .plan(*family, dtype, dims)
+                .unwrap_or_else(|| "the same kernels at every shape".into());
+            (label.clone(), format!("{variant}: {plan}"))
+        })
+        .collect()
 }
 
 /// The families a backend lists variants for, with them, default first.

@@ -1109,3 +1109,43 @@ fn shootout_suite_flag_is_checked() {
         "--suite shapes has no cholesky cases (its ops: matmul, gram, sum, sumsq, argmax)",
     );
 }
+
+#[test]
+fn info_plan_says_what_each_default_runs_at_a_shape_and_refuses_bad_specs() {
+    let text = ok(&[
+        "info",
+        "--plan",
+        "matmul=64x8192x64",
+        "--plan",
+        "kmeans=1048576x32x128",
+    ]);
+    assert!(text.contains("  plans (f32):"), "{text}");
+    assert!(
+        text.contains("    matmul 64×8192×64: reference: the same kernels at every shape"),
+        "{text}"
+    );
+    let v = json(&["info", "--plan", "gram=32x1048576", "--dtype", "f64"]);
+    let cpu = v["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "cpu")
+        .unwrap();
+    assert_eq!(
+        cpu["plans"]["gram 32×1048576"], "reference: the same kernels at every shape",
+        "{cpu}"
+    );
+    fails(
+        &["info", "--plan", "matmul=64x64"],
+        2,
+        "the wrong number of dimensions",
+    );
+    fails(
+        &["info", "--plan", "reduce=64x64"],
+        2,
+        "the same kernels at every shape",
+    );
+    fails(&["info", "--plan", "gemm=1x2x3"], 2, "not a family");
+    fails(&["info", "--plan", "gram=4xk"], 2, "not whole numbers");
+    fails(&["info", "--plan", "gram"], 2, "no '='");
+}
