@@ -205,26 +205,22 @@ template <> struct GramCfg<double> {
     static const Pipe PIPE = REGS;
 };
 
+// Accumulates into acc the K-tiles [kt0, kt1) of the 128×128 tile of C at rows m0 and
+// columns n0. The shared buffers are static, so the stream-K kernel's segments reuse them.
 template <typename T>
-__device__ __forceinline__ void gram_reg_blocked(int N, int K, const T* A, T* C) {
+__device__ __forceinline__ void gram_rb_accumulate(int N, int K, const T* A, int m0, int n0,
+                                                   int kt0, int kt1, int ar, int bc,
+                                                   T (&acc)[8][8]) {
     constexpr int BK = GramCfg<T>::BK, BM = 128;
     constexpr Pipe PIPE = GramCfg<T>::PIPE;
     constexpr int BUFS = PIPE == REGS ? 2 : 1;
     typedef RowPanel<T, BM, BK, 256> S;  // rows [r0, r0+128) of A, stored S[k][row]
     __shared__ __align__(16) T As[BUFS][BK * S::LD];
     __shared__ __align__(16) T Bs[BUFS][BK * S::LD];
-    int bi, bj;
-    upper_tile(blockIdx.x, bi, bj);
-    const int m0 = bi * BM, n0 = bj * BM;
-    int ar, bc;
-    warp_block(ar, bc);
     const bool vec = K % S::V == 0 && aligned16(A);
-    T acc[8][8];
-    zero_block(acc);
-    const int tiles = (K + BK - 1) / BK;
+    T ra[S::LOADS][S::V], rb[S::LOADS][S::V];
     if (PIPE == SINGLE) {
-        T ra[S::LOADS][S::V], rb[S::LOADS][S::V];
-        for (int t = 0; t < tiles; ++t) {
+        for (int t = kt0; t < kt1; ++t) {
             S::load(A, N, K, K, m0, t * BK, vec, ra);
             S::load(A, N, K, K, n0, t * BK, vec, rb);
             S::store(As[0], ra);
@@ -234,15 +230,14 @@ __device__ __forceinline__ void gram_reg_blocked(int N, int K, const T* A, T* C)
             __syncthreads();
         }
     } else {
-        T ra[S::LOADS][S::V], rb[S::LOADS][S::V];
-        S::load(A, N, K, K, m0, 0, vec, ra);
-        S::load(A, N, K, K, n0, 0, vec, rb);
+        S::load(A, N, K, K, m0, kt0 * BK, vec, ra);
+        S::load(A, N, K, K, n0, kt0 * BK, vec, rb);
         S::store(As[0], ra);
         S::store(Bs[0], rb);
         __syncthreads();
-        for (int t = 0; t < tiles; ++t) {
-            const int cur = t & 1;
-            const bool more = t + 1 < tiles;  // uniform across the block
+        for (int t = kt0; t < kt1; ++t) {
+            const int cur = (t - kt0) & 1;
+            const bool more = t + 1 < kt1;  // uniform across the block
             if (more) {
                 S::load(A, N, K, K, m0, (t + 1) * BK, vec, ra);
                 S::load(A, N, K, K, n0, (t + 1) * BK, vec, rb);
@@ -255,7 +250,14 @@ __device__ __forceinline__ void gram_reg_blocked(int N, int K, const T* A, T* C)
             __syncthreads();
         }
     }
-    // Thread's rows: m0 + ar + {0..3, 16..19}; columns: n0 + bc + {0..3, 32..35}.
+}
+
+// Writes the finished tile (bi, bj) of C and its mirror. The thread's rows are
+// m0 + ar + {0..3, 16..19}, its columns n0 + bc + {0..3, 32..35}.
+template <typename T>
+__device__ __forceinline__ void gram_rb_store(int N, int bi, int bj, int ar, int bc,
+                                              const T (&acc)[8][8], T* C) {
+    const int m0 = bi * 128, n0 = bj * 128;
     if (bi == bj) {
 #pragma unroll
         for (int i = 0; i < 8; ++i)
@@ -301,6 +303,117 @@ __device__ __forceinline__ void gram_reg_blocked(int N, int K, const T* A, T* C)
         }
 }
 
+template <typename T>
+__device__ __forceinline__ void gram_reg_blocked(int N, int K, const T* A, T* C) {
+    int bi, bj;
+    upper_tile(blockIdx.x, bi, bj);
+    int ar, bc;
+    warp_block(ar, bc);
+    T acc[8][8];
+    zero_block(acc);
+    gram_rb_accumulate(N, K, A, bi * 128, bj * 128, 0, (K + GramCfg<T>::BK - 1) / GramCfg<T>::BK,
+                       ar, bc, acc);
+    gram_rb_store(N, bi, bj, ar, bc, acc, C);
+}
+
+// ---- stream_k ------------------------------------------------------------------------
+// reg_blocked's work cut evenly across a fixed number of blocks, however many tiles there
+// are (stream-K, Osama et al. 2023): the U = tiles·KT units (an upper tile's K-tiles,
+// tile after tile) are dealt out as contiguous ranges, block b taking [⌊bU/B⌋,
+// ⌊(b+1)U/B⌋). Where C's tiles are few, or their last wave nearly empty, this keeps every
+// SM busy to the end. A block runs each tile its range meets in turn and writes what it
+// summed of the tile (a piece, or all of it) to its slot for the tile in W (up to MAXSEG
+// slots of 128×128 per block); gram_stream_k_sum adds each tile's pieces in the order of
+// K, then writes the tile and its mirror. (Writing whole tiles straight to C, as
+// reg_blocked does, made the f32 kernel spill under the 128-register cap that two blocks
+// per SM need.) Every sum has a fixed order, so results are bitwise reproducible run to
+// run; they depend on B, which the host derives from the device's SM count alone.
+
+// The block whose range holds unit u (B ≤ U, so no range is empty).
+__device__ __forceinline__ i64 sk_owner(i64 u, i64 U, i64 B) { return ((u + 1) * B - 1) / U; }
+
+// U < 2³¹ (the host cuts no larger a product), so the loop runs on 32-bit units.
+template <typename T>
+__device__ __forceinline__ void gram_stream_k(int N, int K, int MAXSEG, const T* A, T* C,
+                                              T* W) {
+    const int KT = (K + GramCfg<T>::BK - 1) / GramCfg<T>::BK, tt = (N + 127) / 128;
+    const i64 U = (i64)tt * (tt + 1) / 2 * KT, B = gridDim.x, b = blockIdx.x;
+    const int u0 = (int)(b * U / B), u1 = (int)((b + 1) * U / B);
+    T* w = W + (((i64)b * MAXSEG - u0 / KT) << 14);  // slot of tile t: w + (t << 14)
+    int ar, bc;
+    warp_block(ar, bc);
+    for (int u = u0; u < u1;) {
+        const int tile = u / KT, kt0 = u - tile * KT, kt1 = min(u1 - tile * KT, KT);
+        int bi, bj;
+        upper_tile(tile, bi, bj);
+        T acc[8][8];
+        zero_block(acc);
+        gram_rb_accumulate(N, K, A, bi * 128, bj * 128, kt0, kt1, ar, bc, acc);
+        // The piece (or the whole tile) as a 128×128 tile, rows and columns past N left out.
+        T* p = w + ((i64)tile << 14);
+        const int rows = N - bi * 128, cols = N - bj * 128;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const int r = ar + (i / 4) * 16 + i % 4;
+#pragma unroll
+            for (int jg = 0; jg < 2; ++jg) {
+                const int c = bc + jg * 32;
+                if (r < rows && c < cols) {
+                    T v[4] = {acc[i][jg * 4], acc[i][jg * 4 + 1], acc[i][jg * 4 + 2],
+                              acc[i][jg * 4 + 3]};
+                    st4(p + r * 128 + c, v);
+                }
+            }
+        }
+        u = tile * KT + kt1;
+    }
+}
+
+// One block per (tile, slab of 8 rows), 256 threads, each four adjacent columns of one
+// row: the tile's pieces added in the order of their blocks (of K), 16-byte loads with
+// several in flight (one load at a time per thread left the H100 waiting on memory for
+// most of the launch), into C and, through shared memory, its mirror. B ≤ 1024.
+template <typename T>
+__device__ __forceinline__ void gram_stream_k_sum(int N, int K, int B, int MAXSEG, const T* W,
+                                                  T* C) {
+    __shared__ i64 base[1024];
+    __shared__ T s[8][129];
+    const i64 KT = (K + GramCfg<T>::BK - 1) / GramCfg<T>::BK, tt = (N + 127) / 128;
+    const i64 U = tt * (tt + 1) / 2 * KT, tile = blockIdx.x;
+    const int lo = (int)sk_owner(tile * KT, U, B);
+    const int pieces = (int)sk_owner((tile + 1) * KT - 1, U, B) - lo + 1;
+    for (int i = threadIdx.x; i < pieces; i += blockDim.x) {
+        const i64 p = lo + i;
+        base[i] = (p * MAXSEG + (tile - p * U / B / KT)) << 14;
+    }
+    __syncthreads();
+    int bi, bj;
+    upper_tile((int)tile, bi, bj);
+    const int row = blockIdx.y * 8 + threadIdx.x / 32, col = (threadIdx.x % 32) * 4;
+    const int r = bi * 128 + row, c = bj * 128 + col;
+    if (r < N && c < N) {
+        const T* w = W + row * 128 + col;
+        T acc[4], v[4];
+        ld4(w + base[0], acc);
+#pragma unroll 4
+        for (int i = 1; i < pieces; ++i) {
+            ld4(w + base[i], v);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[j] += v[j];
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            s[threadIdx.x / 32][col + j] = acc[j];
+            if (c + j < N && (bi != bj || r <= c + j)) C[(i64)r * N + c + j] = acc[j];
+        }
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < 8 * 128; e += 256) {  // mirror: row c, 8 columns from r
+        const int cc = e / 8, rr = e % 8, r = bi * 128 + blockIdx.y * 8 + rr, c = bj * 128 + cc;
+        if (r < N && c < N && (bi != bj || r < c)) C[(i64)c * N + r] = s[rr][cc];
+    }
+}
+
 // ---- tensor_core ---------------------------------------------------------------------
 // The GEMM ladder's tensor-core kernel (mma.cuh: 128×128 tiles, three cp.async stages,
 // mma.sync) on the upper tiles only, as reg_blocked's grid, with B = Mᵀ materialised by
@@ -327,6 +440,19 @@ NDGPU_F32_F64(GRAM_ENTRY, symmetric_unrolled, __launch_bounds__(1024), __launch_
 NDGPU_F32_F64(GRAM_ENTRY, stripes, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GRAM_ENTRY, stripes_transposed, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GRAM_ENTRY, reg_blocked, __launch_bounds__(256, 2), __launch_bounds__(256))
+
+// gram_stream_k_<dtype>(int N, int K, int MAXSEG, const T* A, T* C, T* W) and
+// gram_stream_k_sum_<dtype>(int N, int K, int B, int MAXSEG, const T* W, T* C).
+#define STREAM_K_ENTRY(tech, sfx, T, bounds)                                               \
+    NDGPU_ENTRY(gram_##tech##_##sfx, bounds,                                              \
+                (int N, int K, int MAXSEG, const T* __restrict__ A, T* __restrict__ C,    \
+                 T* __restrict__ W),                                                      \
+                (gram_##tech<T>(N, K, MAXSEG, A, C, W)))                                  \
+    NDGPU_ENTRY(gram_##tech##_sum_##sfx, __launch_bounds__(256),                          \
+                (int N, int K, int B, int MAXSEG, const T* __restrict__ W,                \
+                 T* __restrict__ C),                                                      \
+                (gram_##tech##_sum<T>(N, K, B, MAXSEG, W, C)))
+NDGPU_F32_F64(STREAM_K_ENTRY, stream_k, __launch_bounds__(256, 2), __launch_bounds__(256))
 
 // gram_tensor_core_<dtype>(int N, int K, const T* A, const T* At, T* C), with TC_SMEM
 // bytes of dynamic shared memory.

@@ -136,14 +136,15 @@ impl Backend for CudaBackend {
             true
         }
     }
-    /// matmul's and gram's `split_k` (whether, and into how many slices, K is cut) and
-    /// k-means' `tensor_core` (which kernel, or `fused`).
+    /// matmul's `split_k` (whether, and into how many slices, K is cut), gram's
+    /// `stream_k` (one block per tile, or how the K-steps are dealt out) and k-means'
+    /// `tensor_core` (which kernel, or `fused`).
     fn plan(&self, family: Family, dtype: DType, dims: &[usize]) -> Option<String> {
         let sms = self.gpu.sm_count().ok()?;
         let variant = self.variant(family);
         match (family, dims) {
             (Family::MatMul, &[m, n, k]) => ops::matmul::plan(variant, sms, (m, n, k)),
-            (Family::Gram, &[n, k]) => ops::gram::plan(variant, sms, (n, k)),
+            (Family::Gram, &[n, k]) => ops::gram::plan(variant, dtype, sms, (n, k)),
             (Family::KMeans, &[n, d, k]) => {
                 let tc = self.runs_here(Family::MatMul, "tensor_core");
                 ops::kmeans::plan(variant, dtype, tc, sms, (n, d, k))

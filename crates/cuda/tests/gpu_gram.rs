@@ -16,7 +16,9 @@ use ndarray::{Array2, ArrayView2};
 use ndgpu_conformance::compare::product_tolerance;
 use ndgpu_conformance::data::Rng;
 use ndgpu_conformance::Sizes;
-use ndgpu_core::{tolerance, Backend, Error, Family, Gemm, Gram, MatMul, Matrix, Memory, Trans};
+use ndgpu_core::{
+    tolerance, Backend, DType, Error, Family, Gemm, Gram, MatMul, Matrix, Memory, Trans,
+};
 use ndgpu_cuda::{gram_row_limit, CudaBackend};
 use ndgpu_cuda_runtime::CudaElement;
 
@@ -242,22 +244,33 @@ common::every_variant_test!(
     seed 31
 );
 
-/// A short, wide M (a small C, a long K: the gram of a tall-skinny matrix's transpose)
-/// takes the default's split-K path: within the bound, exactly symmetric and the same
-/// bits run after run, in f32 and f64, beside reg_blocked (one slice) on the same M.
+/// Where the default cuts C's tiles' K-steps over a wave of blocks (stream-K), its
+/// result is within the bound, exactly symmetric and the same bits run after run, in f32
+/// and f64, beside reg_blocked (one block per tile) on the same M: a short, wide M (one
+/// tile over a long K) and squares whose tiles leave a wave part empty (on 132 SMs, 2048
+/// has 136 tiles for 264 blocks, and a block's range meets two tiles; 300 and 1100 have
+/// ragged edges).
 #[test]
 #[ignore = "needs a CUDA device"]
-fn short_wide_splits_k_within_the_bound_symmetric_and_reproducible() {
+fn stream_k_within_the_bound_symmetric_and_reproducible() {
     let mut b = backend();
     let mut rng = Rng::new(31);
-    let k = match Sizes::from_env(Sizes::Medium) {
-        Sizes::Medium => 262_147,
-        Sizes::Small => 20_001,
+    let (k, squares) = match Sizes::from_env(Sizes::Medium) {
+        Sizes::Medium => (262_147, &[300, 1100, 2048][..]),
+        Sizes::Small => (20_001, &[300][..]),
     };
-    for n in [1, 32, 130] {
+    let short_wide = [1, 32, 130].map(|n| (n, k));
+    let shapes = short_wide
+        .iter()
+        .copied()
+        .chain(squares.iter().map(|&n| (n, n)));
+    for (n, k) in shapes {
         let m32 = rng.matrix::<f32>(n, k);
         let m64 = rng.matrix::<f64>(n, k);
-        for v in ["split_k", "reg_blocked"] {
+        if let Some(plan) = b.plan(Family::Gram, DType::F32, &[n, k]) {
+            println!("{n}x{k}: {plan}");
+        }
+        for v in ["stream_k", "reg_blocked"] {
             b.set_variant(Family::Gram, v).unwrap();
             let g = b.gram(m32.view()).unwrap();
             assert_gram(&b, &format!("{v} f32 n={n} k={k}"), m32.view(), g.view());

@@ -4,9 +4,10 @@
 //! with atomics (v008, v009), to the GEMM ladder's register-blocked, vectorized kernel
 //! run on upper-triangle tiles only, and the GEMM ladder's tensor-core kernel on those
 //! tiles (`tensor_core`: 3xTF32 for f32, FP64 tensor cores for f64). The default,
-//! `split_k`, is `reg_blocked` where C has enough tiles to fill the device, and the GEMM
-//! ladder's split-K product of M and Mᵀ where it has not (short, wide M: long K, a
-//! small C).
+//! `stream_k`, is `reg_blocked` where C's tiles fill whole waves of the device, and
+//! reg_blocked's work dealt out evenly over a fixed number of blocks (stream-K) where
+//! they do not: few tiles (a short, wide M: long K, a small C) or a last wave nearly
+//! empty.
 //!
 //! The result is exactly symmetric on every variant: the symmetric ones compute the upper
 //! triangle and mirror it; `naive` and `tiled` compute both halves, but C[i][j] and
@@ -15,7 +16,7 @@
 //! atomics into a zeroed C, then copy it to the lower one in a second launch.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
-use ndgpu_core::{Backend, DType, Error, Family, Gemm, Gram, Matrix, Result, Trans};
+use ndgpu_core::{Backend, DType, Error, Family, Gram, Matrix, Result};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, go, grid_1d, launch_in_out};
 use ndgpu_cuda_runtime::{driver, push_args, CudaElement, DeviceMatrix, Gpu};
@@ -26,7 +27,7 @@ use crate::CudaBackend;
 /// Variants, default (fastest measured) first. The rungs not yet timed sit next to the
 /// rung they change.
 pub const VARIANTS: &[&str] = &[
-    "split_k",
+    "stream_k",
     "reg_blocked",
     "symmetric",
     "symmetric_unrolled",
@@ -39,9 +40,16 @@ pub const VARIANTS: &[&str] = &[
     "wgmma",
 ];
 
-/// Kernels the default variant launches of its own: reg_blocked's (where it splits K, it
-/// runs the transpose's and the GEMM ladder's default kernels, listed with theirs).
-pub const DEFAULT_KERNELS: &[&str] = &["gram_reg_blocked_f32", "gram_reg_blocked_f64"];
+/// Kernels the default variant launches: stream-K's pieces and their sums, and
+/// reg_blocked's where C's tiles fill whole waves.
+pub const DEFAULT_KERNELS: &[&str] = &[
+    "gram_stream_k_f32",
+    "gram_stream_k_f64",
+    "gram_stream_k_sum_f32",
+    "gram_stream_k_sum_f64",
+    "gram_reg_blocked_f32",
+    "gram_reg_blocked_f64",
+];
 
 /// Determinism, scope and limits.
 pub const NOTE: &str = "gram (cuda): every variant is exactly symmetric; every variant but \
@@ -65,12 +73,13 @@ result written with its mirror, sums in a fixed order (reproducible run to run);
 3xTF32 (precision 3xtf32), f64 on FP64 tensor cores (IEEE); wgmma (Hopper, sm_90; \
 unavailable elsewhere): f32 on the GEMM ladder's wgmma_3x kernel (3xTF32, TMA, warp-specialized, \
 persistent) on the upper 128x128 tiles, M's TF32 planes serving as both operands, each result \
-written with its mirror; f64 runs tensor_core's DMMA kernel. split_k (default): reg_blocked \
-where C's 128x128 tiles are at least as many as the SMs; where they are fewer (a short, wide \
-M: small C, long K), M transposed into a new buffer and the GEMM ladder's split_k product of M \
-and that copy, K cut into slices summed in a fixed order (bitwise reproducible run to run; \
-exactly symmetric, since C[i][j] and C[j][i] take the same products in the same order); the \
-choice depends only on the shape and the device's SM count.";
+written with its mirror; f64 runs tensor_core's DMMA kernel. stream_k (default): reg_blocked's \
+kernel on reg_blocked's upper tiles, where they fill whole waves of the device (as many blocks \
+as two per SM for f32, one for f64); where they do not (few tiles: a short, wide M, a small C; \
+or a last wave nearly empty), the tiles' K-steps dealt out evenly, in contiguous ranges, over \
+one wave of blocks (stream-K), pieces of a tile summed afterwards in the order of K; bitwise \
+reproducible run to run, exactly symmetric; the choice and the cut depend only on the shape \
+and the device's SM count.";
 
 /// Rows of M that the stripe rungs hold in shared memory (`STRIPE_ROWS` in
 /// kernels/gram.cu, the report's 1024).
@@ -134,11 +143,11 @@ const TENSOR_CORE: Rung = Rung {
     ..Rung::new("tensor_core", Grid::Upper(128), (256, 1))
 };
 
-/// The kernel `split_k` runs where it does not split K.
+/// The kernel `stream_k` runs where C's tiles fill whole waves.
 const REG_BLOCKED: Rung = Rung::new("reg_blocked", Grid::Upper(128), (256, 1));
 
 const RUNGS: [Rung; 11] = [
-    Rung::new("split_k", Grid::Upper(128), (256, 1)),
+    Rung::new("stream_k", Grid::Upper(128), (256, 1)),
     REG_BLOCKED,
     // The symmetric rungs launch every tile, as v005–v007 did; lower tiles return at once.
     Rung::new("symmetric", Grid::Full(32, 32), (32, 32)),
@@ -171,19 +180,76 @@ pub fn gram_row_limit(variant: &str) -> Option<usize> {
     }
 }
 
-/// What `variant` runs for an n×k M on a device of `sms` SMs (see `Backend::plan`): for
-/// `split_k`, reg_blocked's upper tiles or the GEMM ladder's cut of K.
-pub(crate) fn plan(variant: &str, sms: usize, (n, k): (usize, usize)) -> Option<String> {
-    if variant != "split_k" {
+/// How `stream_k` covers an n×k M's upper 128×128 tiles on a device: one block per
+/// tile (reg_blocked), or the tiles' K-steps dealt out over `blocks` blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cut {
+    /// Upper tiles of C.
+    tiles: usize,
+    /// K-steps (of reg_blocked's BK) per tile.
+    steps: usize,
+    /// Blocks of the stream-K launch; `None`: one block per tile.
+    blocks: Option<usize>,
+    /// The most tiles one block's range meets (its slots in the workspace).
+    most: usize,
+}
+
+/// The stream-K cut of an n×k M of `T` on a device of `sms` SMs. A wave is as many
+/// blocks as the device holds at once (reg_blocked's f32 kernel fits two per SM, its f64
+/// one one). One block per tile costs ⌈tiles / wave⌉ waves of every K-step; stream-K
+/// costs ⌈tiles·steps / wave⌉ K-steps in one wave, plus about two K-steps for the pieces
+/// and their sums (on the H100 a K-step takes a wave about 3 µs, as long as the sums'
+/// launch). Stream-K runs where it saves a tenth or more, with every block at least four
+/// K-steps, and writes every tile through the workspace.
+fn cut<T: CudaElement>(sms: usize, (n, k): (usize, usize)) -> Cut {
+    let (per_sm, bk) = match T::DTYPE {
+        DType::F32 => (2, 16),
+        DType::F64 => (1, 8),
+    };
+    let tiles = REG_BLOCKED.grid.blocks::<T>(n, k);
+    let steps = k.div_ceil(bk);
+    // The sums' kernel keeps a tile's pieces' offsets in 1024 slots of shared memory.
+    let wave = (sms * per_sm).clamp(1, 1024);
+    let units = tiles * steps;
+    let blocks = wave.min(units / 4).max(1);
+    let each = units.div_ceil(blocks);
+    let whole = tiles.div_ceil(wave) * steps;
+    // The kernel counts units in 32 bits.
+    let stream = 10 * (each + 2) <= 9 * whole && i32::try_from(units).is_ok();
+    Cut {
+        tiles,
+        steps,
+        blocks: stream.then_some(blocks),
+        most: if stream {
+            tiles.min(each.div_ceil(steps) + 1)
+        } else {
+            1
+        },
+    }
+}
+
+/// What `variant` runs for an n×k M of `dtype` on a device of `sms` SMs (see
+/// `Backend::plan`): for `stream_k`, one block per tile or the stream-K cut.
+pub(crate) fn plan(variant: &str, dtype: DType, sms: usize, nk: (usize, usize)) -> Option<String> {
+    if variant != "stream_k" {
         return None;
     }
-    match matmul::plan(variant, sms, (n, n, k))? {
-        cut if cut.starts_with("K in") => Some(format!("M·(Mᵀ copied): {cut}")),
-        _ => {
-            let upper = REG_BLOCKED.grid.blocks::<f32>(n, k);
-            Some(format!("reg_blocked: {upper} upper tiles of C"))
-        }
-    }
+    let c = match dtype {
+        DType::F32 => cut::<f32>(sms, nk),
+        DType::F64 => cut::<f64>(sms, nk),
+    };
+    let tiles = match c.tiles {
+        1 => "1 upper tile".to_string(),
+        t => format!("{t} upper tiles"),
+    };
+    Some(match c.blocks {
+        None => format!("reg_blocked: {tiles}, one block each, for {sms} SMs"),
+        Some(b) => format!(
+            "stream-K: {tiles} of {} K-steps over {b} blocks, {} each",
+            c.steps,
+            (c.tiles * c.steps).div_ceil(b)
+        ),
+    })
 }
 
 /// `out ← m·mᵀ` (n×n for an n×k `m`) on resident data with the named variant. Every
@@ -235,10 +301,10 @@ pub(crate) fn gram<T: CudaElement>(
         return zero(gpu, out);
     }
     let (ni, ki) = (dim_i32("gram", n)?, dim_i32("gram", k)?);
-    let rung = if rung.name == "split_k" {
-        if matmul::splits_k(gpu, (n, n, k))? {
-            let g = Gemm::new().tb(Trans::Yes);
-            return matmul::gemm(gpu, "split_k", g, m, m, out);
+    let rung = if rung.name == "stream_k" {
+        let c = cut::<T>(gpu.sm_count()?, (n, k));
+        if let Some(blocks) = c.blocks {
+            return stream_k(gpu, (ni, ki), c, blocks, m, out);
         }
         REG_BLOCKED
     } else {
@@ -273,6 +339,52 @@ pub(crate) fn gram<T: CudaElement>(
         mirror(gpu, ni, out)?;
     }
     Ok(())
+}
+
+/// `out ← m·mᵀ` by stream-K (see `kernels/gram.cu`): the tiles' K-steps over `blocks`
+/// blocks, pieces of tiles into a workspace, then their sums and mirrors.
+fn stream_k<T: CudaElement>(
+    gpu: &Gpu,
+    (n, k): (i32, i32),
+    c: Cut,
+    blocks: usize,
+    m: &DeviceMatrix<T>,
+    out: &mut DeviceMatrix<T>,
+) -> Result<()> {
+    const TILE: usize = 128 * 128;
+    let most = dim_i32("gram", c.most)?;
+    let b = dim_i32("gram", blocks)?;
+    let mut w = gpu.alloc::<T>("gram", blocks * c.most * TILE)?;
+    let name = format!("gram_stream_k_{}", T::SUFFIX);
+    let f = gpu.function(KernelFile::GRAM, &name)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &n, &k, &most, &m.data, &mut out.data, &mut w);
+    let cfg = LaunchConfig {
+        grid_dim: (grid_1d("gram", blocks)?, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: gram_stream_k_<dtype>(int N, int K, int MAXSEG, const T* A, T* C, T* W):
+    // A n×k and C n×n row-major (buffers checked by the caller); block b of B takes
+    // units [bU/B, (b+1)U/B) of the U = tiles·steps (B ≤ U, so none is empty) and meets
+    // at most `most` tiles (cut), each piece going to slot b·MAXSEG + (its tile − the
+    // block's first), a 128×128 tile of W, which holds blocks·most of them; every access
+    // to A and C is bounds-checked against N and K.
+    unsafe { go(l, &name, cfg) }?;
+    let name = format!("gram_stream_k_sum_{}", T::SUFFIX);
+    let f = gpu.function(KernelFile::GRAM, &name)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &n, &k, &b, &most, &w, &mut out.data);
+    let cfg = LaunchConfig {
+        grid_dim: (grid_1d("gram", c.tiles)?, 16, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: gram_stream_k_sum_<dtype>(int N, int K, int B, int MAXSEG, const T* W, T* C):
+    // block (tile, q) reads the slots the first launch wrote for `tile` (derived from
+    // the same B ≤ 1024 and units) and writes rows [8q, 8q+8) of the tile in C and their
+    // mirror, bounds-checked against N.
+    unsafe { go(l, &name, cfg) }
 }
 
 /// Zeros the whole of `out`.
@@ -364,21 +476,65 @@ mod tests {
         assert_eq!(VARIANTS.len(), RUNGS.len());
         assert_eq!(gram_row_limit("stripes"), Some(1024));
         assert_eq!(gram_row_limit("nope"), None);
-        assert_eq!(VARIANTS[0], "split_k");
-        assert_eq!(plan("reg_blocked", 132, (32, 1 << 20)), None);
-        assert_eq!(
-            plan("split_k", 132, (32, 1 << 20)).unwrap(),
-            "M·(Mᵀ copied): K in 264 slices of 3984 (C in 1 tile)"
-        );
-        assert_eq!(
-            plan("split_k", 132, (4096, 4096)).unwrap(),
-            "reg_blocked: 528 upper tiles of C"
-        );
+        assert_eq!(VARIANTS[0], "stream_k");
         assert!(DEFAULT_KERNELS
             .iter()
-            .all(|k| k.starts_with(&format!("gram_{}_", REG_BLOCKED.name))));
+            .all(|k| k.starts_with("gram_stream_k_")
+                || k.starts_with(&format!("gram_{}_", REG_BLOCKED.name))));
         // 8 floats or 4 doubles per stripe, as the kernels' W = 32 / sizeof(T).
         assert_eq!(Grid::Stripes.blocks::<f32>(1024, 17), 3);
         assert_eq!(Grid::Stripes.blocks::<f64>(1024, 17), 5);
+    }
+
+    #[test]
+    fn stream_k_runs_where_whole_tiles_leave_a_wave_part_empty() {
+        let p = |dtype, nk| plan("stream_k", dtype, 132, nk).unwrap();
+        assert_eq!(plan("reg_blocked", DType::F32, 132, (32, 1 << 20)), None);
+        // Whole waves: 528 tiles are two waves of 264 blocks; 2080 are 7.9.
+        assert_eq!(
+            p(DType::F32, (4096, 4096)),
+            "reg_blocked: 528 upper tiles, one block each, for 132 SMs"
+        );
+        assert!(p(DType::F32, (8192, 8192)).starts_with("reg_blocked: 2080 upper tiles"));
+        // 136 tiles leave 128 of 264 blocks idle: 17,408 K-steps over 264 blocks.
+        assert_eq!(
+            p(DType::F32, (2048, 2048)),
+            "stream-K: 136 upper tiles of 128 K-steps over 264 blocks, 66 each"
+        );
+        // One tile over a long K: as many blocks as the device holds at once.
+        assert_eq!(
+            p(DType::F32, (32, 1 << 20)),
+            "stream-K: 1 upper tile of 65536 K-steps over 264 blocks, 249 each"
+        );
+        // f64: one block per SM, K-steps of 8.
+        assert_eq!(
+            p(DType::F64, (2048, 2048)),
+            "stream-K: 136 upper tiles of 256 K-steps over 132 blocks, 264 each"
+        );
+        // Too little work to cut: one tile of four K-steps.
+        assert!(p(DType::F32, (64, 64)).starts_with("reg_blocked: 1 upper tile,"));
+        // Tall, skinny M: 131,328 tiles of four K-steps fill 497.5 waves.
+        assert!(p(DType::F32, (65536, 64)).starts_with("reg_blocked: 131328 upper tiles"));
+    }
+
+    #[test]
+    fn stream_k_slots_cover_every_tile_a_range_meets() {
+        for (n, k) in [
+            (2048, 2048),
+            (3072, 3072),
+            (2560, 333),
+            (300, 100_000),
+            (1, 17),
+        ] {
+            let c = cut::<f32>(132, (n, k));
+            let Some(b) = c.blocks else { continue };
+            let u = c.tiles * c.steps;
+            assert!(b <= u, "{n}x{k}");
+            for i in 0..b {
+                let (u0, u1) = (i * u / b, (i + 1) * u / b);
+                let met = (u1 - 1) / c.steps - u0 / c.steps + 1;
+                assert!(met <= c.most, "{n}x{k}: block {i} meets {met} > {}", c.most);
+            }
+        }
     }
 }

@@ -260,11 +260,6 @@ pub(crate) fn plan(variant: &str, sms: usize, (m, n, k): (usize, usize, usize)) 
     })
 }
 
-/// Whether the `split_k` rung cuts an m×n×k product into slices of K on this device.
-pub(crate) fn splits_k(gpu: &Gpu, mnk: (usize, usize, usize)) -> Result<bool> {
-    Ok(k_slices(gpu.sm_count()?, mnk).0 > 1)
-}
-
 /// `C ← alpha·A·B + beta·C` by the `split_k` rung: the partial products of the slices
 /// of K into a workspace, then their sums in slice order (see `kernels/matmul.cu`). One
 /// slice is the double_buffered rung itself.

@@ -75,9 +75,6 @@ pub struct Ladder {
     /// How a line that makes entry points begins: the technique is one of the macro's
     /// arguments on that line.
     pub entries: &'static [&'static str],
-    /// Variants with no kernels of their own, each with the rung whose kernels it runs
-    /// (gram's split_k: reg_blocked, or the GEMM ladder's split_k on M and Mᵀ).
-    pub composed: &'static [(&'static str, &'static str)],
 }
 
 pub const MATMUL: Ladder = Ladder {
@@ -85,7 +82,6 @@ pub const MATMUL: Ladder = Ladder {
     files: &[KernelFile::MATMUL, KernelFile::WGMMA],
     prefix: "gemm",
     entries: &["NDGPU_F32_F64(", "NDGPU_WGMMA("],
-    composed: &[],
 };
 
 pub const GRAM: Ladder = Ladder {
@@ -93,7 +89,6 @@ pub const GRAM: Ladder = Ladder {
     files: &[KernelFile::GRAM, KernelFile::WGMMA],
     prefix: "gram",
     entries: &["NDGPU_F32_F64(", "NDGPU_WGMMA_GRAM("],
-    composed: &[("split_k", "reg_blocked")],
 };
 
 pub const TRANSPOSE: Ladder = Ladder {
@@ -101,14 +96,13 @@ pub const TRANSPOSE: Ladder = Ladder {
     files: &[KernelFile::TRANSPOSE],
     prefix: "transpose",
     entries: &["NDGPU_TRANSPOSE("],
-    composed: &[],
 };
 
 impl Ladder {
     /// The technique the default variant's kernels name, after checking that they
     /// begin with its f32 and f64 kernels; a default may launch other kernels of its
-    /// file too (split_k runs double_buffered where it does not split K), in pairs of
-    /// both dtypes.
+    /// file too (split_k runs double_buffered where it does not split K, gram's stream_k
+    /// reg_blocked where C's tiles fill whole waves), in pairs of both dtypes.
     pub fn default_technique(&self) -> String {
         let p = self.prefix;
         let start = format!("{p}_");
@@ -137,15 +131,6 @@ impl Ladder {
         technique.to_string()
     }
 
-    /// The technique whose kernels variant `v` launches: its own, or the rung a composed
-    /// variant runs.
-    fn technique<'a>(&self, v: &'a str) -> &'a str {
-        self.composed
-            .iter()
-            .find(|(c, _)| *c == v)
-            .map_or(v, |&(_, rung)| rung)
-    }
-
     /// Asserts that one of the kernel files defines `{prefix}_{technique}_*`.
     pub fn assert_in_source(&self, technique: &str) {
         let makes = |line: &str| {
@@ -172,13 +157,9 @@ impl Ladder {
             "duplicate variant in {variants:?}"
         );
         for v in &variants {
-            self.assert_in_source(self.technique(v));
+            self.assert_in_source(v);
         }
-        assert_eq!(
-            self.default_technique(),
-            self.technique(variants[0]),
-            "the default variant"
-        );
+        assert_eq!(self.default_technique(), variants[0], "the default variant");
     }
 }
 
