@@ -414,6 +414,102 @@ __device__ __forceinline__ void gram_stream_k_sum(int N, int K, int B, int MAXSE
     }
 }
 
+// ---- narrow --------------------------------------------------------------------------
+// For a short, wide M (N ≤ 64 rows, a long K: the gram of a tall-skinny matrix's
+// transpose), where a 128×128 tile would compute 4 to 16 times the outputs there are.
+// The output is padded to W×W (W = 32 or 64, the smaller that holds N), and each thread
+// keeps a 4×4 block of it: (W/4)² threads, 64 or 256. Block b takes K's columns
+// [b·KS, (b+1)·KS): BK = 32 of them at a time go through shared memory, stored k-major
+// so that a thread reads its rows' and its columns' four values as two 16-byte vectors,
+// the next stage's loads in registers during the current stage's products. The block's
+// N×N piece goes to P (gridDim.x pieces), and gram_narrow_sum adds the pieces in the
+// order of K. Every sum has a fixed order: bitwise reproducible run to run.
+// Element e of the stage at kb: row (e·THREADS + tid) / BK, column kb + (… % BK): a
+// warp reads 32 consecutive values of a row.
+template <typename T, int THREADS, int PER, int BK>
+__device__ __forceinline__ void narrow_load(int N, int K, const T* A, int kb, int k1,
+                                            T (&reg)[PER]) {
+#pragma unroll
+    for (int e = 0; e < PER; ++e) {
+        const int idx = e * THREADS + threadIdx.x, row = idx / BK, k = kb + idx % BK;
+        reg[e] = row < N && k < k1 ? A[(i64)row * K + k] : T(0);
+    }
+}
+
+template <typename T, int W>
+__device__ __forceinline__ void gram_narrow_piece(int N, int K, int KS, const T* A, T* P) {
+    constexpr int BK = 32, TW = W / 4, THREADS = TW * TW, PER = W * BK / THREADS;
+    constexpr int LD = W + 4;  // a multiple of 4, so that rows of As stay 16-byte aligned
+    __shared__ __align__(16) T As[BK][LD];
+    const int k0 = blockIdx.x * KS, k1 = min(K, k0 + KS);
+    const int tid = threadIdx.x, ty = tid / TW, tx = tid % TW;
+    T acc[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = T(0);
+    T reg[PER];
+    narrow_load<T, THREADS, PER, BK>(N, K, A, k0, k1, reg);
+    for (int kb = k0; kb < k1; kb += BK) {
+#pragma unroll
+        for (int e = 0; e < PER; ++e) {
+            const int idx = e * THREADS + tid;
+            As[idx % BK][idx / BK] = reg[e];
+        }
+        __syncthreads();
+        if (kb + BK < k1) narrow_load<T, THREADS, PER, BK>(N, K, A, kb + BK, k1, reg);
+#pragma unroll 8
+        for (int kk = 0; kk < BK; ++kk) {
+            T a[4], c[4];
+            ld4(&As[kk][4 * ty], a);
+            ld4(&As[kk][4 * tx], c);
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * c[j];
+        }
+        __syncthreads();
+    }
+    T* piece = P + (i64)blockIdx.x * N * N;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int r = 4 * ty + i, c = 4 * tx + j;
+            if (r < N && c < N) piece[r * N + c] = acc[i][j];
+        }
+}
+
+// 1024 threads per 32 elements of C, a warp per contiguous run of pieces: warp w adds
+// pieces [w·S/32, (w+1)·S/32) in order, lane l element 32·blockIdx.x + l (reads of 128
+// bytes); the 32 warps' sums are then added in warp order. C[r][c] and C[c][r] both take
+// the sum of element (min, max), so C is exactly symmetric.
+template <typename T>
+__device__ __forceinline__ void gram_narrow_sum(int N, int S, const T* P, T* C) {
+    __shared__ T part[32][33];
+    const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+    const int e = blockIdx.x * 32 + l, r = e / N, c = e % N;
+    const bool in = e < N * N;
+    const int at = in ? min(r, c) * N + max(r, c) : 0;
+    const int p0 = (int)((i64)w * S / 32), p1 = (int)((i64)(w + 1) * S / 32);
+    T acc = T(0);
+#pragma unroll 8
+    for (int p = p0; p < p1; ++p)
+        if (in) acc = p == p0 ? P[(i64)p * N * N + at] : acc + P[(i64)p * N * N + at];
+    part[w][l] = acc;
+    __syncthreads();
+    if (w == 0 && in) {
+        T sum = T(0);
+        bool any = false;
+        for (int v = 0; v < 32; ++v) {
+            if ((i64)v * S / 32 == (i64)(v + 1) * S / 32) continue;  // warp v had no pieces
+            sum = any ? sum + part[v][l] : part[v][l];
+            any = true;
+        }
+        C[e] = sum;
+    }
+}
+
 // ---- tensor_core ---------------------------------------------------------------------
 // The GEMM ladder's tensor-core kernel (mma.cuh: 128×128 tiles, three cp.async stages,
 // mma.sync) on the upper tiles only, as reg_blocked's grid, with B = Mᵀ materialised by
@@ -453,6 +549,21 @@ NDGPU_F32_F64(GRAM_ENTRY, reg_blocked, __launch_bounds__(256, 2), __launch_bound
                  T* __restrict__ C),                                                      \
                 (gram_##tech##_sum<T>(N, K, B, MAXSEG, W, C)))
 NDGPU_F32_F64(STREAM_K_ENTRY, stream_k, __launch_bounds__(256, 2), __launch_bounds__(256))
+
+// gram_narrow_<dtype> (W = 64, 256 threads) and gram_narrow32_<dtype> (W = 32, 64
+// threads): (int N, int K, int KS, const T* A, T* P); gram_narrow_sum_<dtype>(int N,
+// int S, const T* P, T* C), 1024 threads.
+#define NARROW_ENTRY(tech, sfx, T, bounds)                                                 \
+    NDGPU_ENTRY(gram_##tech##_##sfx, __launch_bounds__(256, 1),                           \
+                (int N, int K, int KS, const T* __restrict__ A, T* __restrict__ P),       \
+                (gram_##tech##_piece<T, 64>(N, K, KS, A, P)))                             \
+    NDGPU_ENTRY(gram_##tech##32_##sfx, __launch_bounds__(64),                             \
+                (int N, int K, int KS, const T* __restrict__ A, T* __restrict__ P),       \
+                (gram_##tech##_piece<T, 32>(N, K, KS, A, P)))                             \
+    NDGPU_ENTRY(gram_##tech##_sum_##sfx, __launch_bounds__(1024),                         \
+                (int N, int S, const T* __restrict__ P, T* __restrict__ C),               \
+                (gram_##tech##_sum<T>(N, S, P, C)))
+NDGPU_F32_F64(NARROW_ENTRY, narrow, , )
 
 // gram_tensor_core_<dtype>(int N, int K, const T* A, const T* At, T* C), with TC_SMEM
 // bytes of dynamic shared memory.

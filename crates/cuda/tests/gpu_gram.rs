@@ -244,22 +244,23 @@ common::every_variant_test!(
     seed 31
 );
 
-/// Where the default cuts C's tiles' K-steps over a wave of blocks (stream-K), its
+/// Where the default cuts K (stream-K over C's tiles, or the narrow kernel's slices), its
 /// result is within the bound, exactly symmetric and the same bits run after run, in f32
-/// and f64, beside reg_blocked (one block per tile) on the same M: a short, wide M (one
-/// tile over a long K) and squares whose tiles leave a wave part empty (on 132 SMs, 2048
-/// has 136 tiles for 264 blocks, and a block's range meets two tiles; 300 and 1100 have
-/// ragged edges).
+/// and f64, beside reg_blocked (one block per tile) on the same M: short, wide M (the
+/// narrow kernel at 1 and 32 rows, padded to 32, and at 33 and 64, padded to 64; one
+/// stream-K tile over a long K at 130) and squares whose tiles leave a wave part empty
+/// (on 132 SMs, 2048 has 136 tiles for 264 blocks, and a block's range meets two tiles;
+/// 300 and 1100 have ragged edges).
 #[test]
 #[ignore = "needs a CUDA device"]
-fn stream_k_within_the_bound_symmetric_and_reproducible() {
+fn cuts_of_k_within_the_bound_symmetric_and_reproducible() {
     let mut b = backend();
     let mut rng = Rng::new(31);
     let (k, squares) = match Sizes::from_env(Sizes::Medium) {
         Sizes::Medium => (262_147, &[300, 1100, 2048][..]),
         Sizes::Small => (20_001, &[300][..]),
     };
-    let short_wide = [1, 32, 130].map(|n| (n, k));
+    let short_wide = [1, 32, 33, 64, 130].map(|n| (n, k));
     let shapes = short_wide
         .iter()
         .copied()

@@ -40,8 +40,9 @@ pub const VARIANTS: &[&str] = &[
     "wgmma",
 ];
 
-/// Kernels the default variant launches: stream-K's pieces and their sums, and
-/// reg_blocked's where C's tiles fill whole waves.
+/// Kernels the default variant launches: stream-K's pieces and their sums, reg_blocked's
+/// where C's tiles fill whole waves, and the narrow kernels (W = 64 and 32) and their sums
+/// for a short, wide M.
 pub const DEFAULT_KERNELS: &[&str] = &[
     "gram_stream_k_f32",
     "gram_stream_k_f64",
@@ -49,6 +50,12 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "gram_stream_k_sum_f64",
     "gram_reg_blocked_f32",
     "gram_reg_blocked_f64",
+    "gram_narrow_f32",
+    "gram_narrow_f64",
+    "gram_narrow32_f32",
+    "gram_narrow32_f64",
+    "gram_narrow_sum_f32",
+    "gram_narrow_sum_f64",
 ];
 
 /// Determinism, scope and limits.
@@ -77,9 +84,11 @@ written with its mirror; f64 runs tensor_core's DMMA kernel. stream_k (default):
 kernel on reg_blocked's upper tiles, where they fill whole waves of the device (as many blocks \
 as two per SM for f32, one for f64); where they do not (few tiles: a short, wide M, a small C; \
 or a last wave nearly empty), the tiles' K-steps dealt out evenly, in contiguous ranges, over \
-one wave of blocks (stream-K), pieces of a tile summed afterwards in the order of K; bitwise \
-reproducible run to run, exactly symmetric; the choice and the cut depend only on the shape \
-and the device's SM count.";
+one wave of blocks (stream-K), pieces of a tile summed afterwards in the order of K; for a \
+short, wide M (at most 64 rows, K at least 1024) a narrow kernel instead, C padded to 32x32 or \
+64x64 rather than 128x128, K cut into slices for about 1024 threads per SM, the slices' \
+partial products summed in the order of K; bitwise reproducible run to run, exactly \
+symmetric; the choice and the cut depend only on the shape and the device's SM count.";
 
 /// Rows of M that the stripe rungs hold in shared memory (`STRIPE_ROWS` in
 /// kernels/gram.cu, the report's 1024).
@@ -228,11 +237,31 @@ fn cut<T: CudaElement>(sms: usize, (n, k): (usize, usize)) -> Cut {
     }
 }
 
+/// The narrow kernel's cut of an n×k M on a device of `sms` SMs, where `stream_k` runs
+/// it (n ≤ 64 and k ≥ 1024; shorter products gain nothing from a second launch): the
+/// order W of the padded output, and the slices of K and their length (a multiple of
+/// the 32-column stage, at least two stages), as many as make about 1024 threads per SM.
+fn narrow_cut(sms: usize, (n, k): (usize, usize)) -> Option<(usize, usize, usize)> {
+    if !(1..=64).contains(&n) || k < 1024 {
+        return None;
+    }
+    let w = if n > 32 { 64 } else { 32 };
+    let threads = (w / 4) * (w / 4);
+    let wanted = (sms.max(1) * 1024 / threads).max(1);
+    let len = k.div_ceil(wanted).div_ceil(32).max(2) * 32;
+    Some((w, k.div_ceil(len), len))
+}
+
 /// What `variant` runs for an n×k M of `dtype` on a device of `sms` SMs (see
 /// `Backend::plan`): for `stream_k`, one block per tile or the stream-K cut.
 pub(crate) fn plan(variant: &str, dtype: DType, sms: usize, nk: (usize, usize)) -> Option<String> {
     if variant != "stream_k" {
         return None;
+    }
+    if let Some((w, slices, len)) = narrow_cut(sms, nk) {
+        return Some(format!(
+            "narrow: C padded to {w}x{w}, K in {slices} slices of {len}"
+        ));
     }
     let c = match dtype {
         DType::F32 => cut::<f32>(sms, nk),
@@ -302,7 +331,11 @@ pub(crate) fn gram<T: CudaElement>(
     }
     let (ni, ki) = (dim_i32("gram", n)?, dim_i32("gram", k)?);
     let rung = if rung.name == "stream_k" {
-        let c = cut::<T>(gpu.sm_count()?, (n, k));
+        let sms = gpu.sm_count()?;
+        if let Some(cut) = narrow_cut(sms, (n, k)) {
+            return narrow(gpu, (ni, ki), cut, m, out);
+        }
+        let c = cut::<T>(sms, (n, k));
         if let Some(blocks) = c.blocks {
             return stream_k(gpu, (ni, ki), c, blocks, m, out);
         }
@@ -384,6 +417,51 @@ fn stream_k<T: CudaElement>(
     // block (tile, q) reads the slots the first launch wrote for `tile` (derived from
     // the same B ≤ 1024 and units) and writes rows [8q, 8q+8) of the tile in C and their
     // mirror, bounds-checked against N.
+    unsafe { go(l, &name, cfg) }
+}
+
+/// `out ← m·mᵀ` for a short, wide m by the narrow kernel (see `kernels/gram.cu`): the
+/// slices' n×n partial products into a workspace, then their sums.
+fn narrow<T: CudaElement>(
+    gpu: &Gpu,
+    (n, k): (i32, i32),
+    (w, slices, len): (usize, usize, usize),
+    m: &DeviceMatrix<T>,
+    out: &mut DeviceMatrix<T>,
+) -> Result<()> {
+    let nn = m.rows * m.rows;
+    let (si, li) = (dim_i32("gram", slices)?, dim_i32("gram", len)?);
+    let mut p = gpu.alloc::<T>("gram", slices * nn)?;
+    let name = match w {
+        64 => format!("gram_narrow_{}", T::SUFFIX),
+        _ => format!("gram_narrow32_{}", T::SUFFIX),
+    };
+    let f = gpu.function(KernelFile::GRAM, &name)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &n, &k, &li, &m.data, &mut p);
+    let cfg = LaunchConfig {
+        grid_dim: (grid_1d("gram", slices)?, 1, 1),
+        block_dim: (((w / 4) * (w / 4)) as u32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: gram_narrow{,32}_<dtype>(int N, int K, int KS, const T* A, T* P): A n×k
+    // row-major (checked by the caller), n ≤ W (64 or 32, the kernel the name picks, run
+    // with (W/4)² threads); block b reads columns [b·KS, min((b+1)·KS, K)), nonempty for
+    // b < slices = ⌈K / KS⌉, every access checked against N and K, and writes piece b,
+    // n·n elements of P, which holds slices of them.
+    unsafe { go(l, &name, cfg) }?;
+    let name = format!("gram_narrow_sum_{}", T::SUFFIX);
+    let f = gpu.function(KernelFile::GRAM, &name)?;
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &n, &si, &p, &mut out.data);
+    let cfg = LaunchConfig {
+        grid_dim: (grid_1d("gram", nn.div_ceil(32))?, 1, 1),
+        block_dim: (1024, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: gram_narrow_sum_<dtype>(int N, int S, const T* P, T* C): P holds S pieces of
+    // n·n, C n·n elements (checked by the caller); block b writes elements [32b, 32b+32)
+    // below n·n, reading the same element (or its mirror) of each piece.
     unsafe { go(l, &name, cfg) }
 }
 
@@ -477,10 +555,10 @@ mod tests {
         assert_eq!(gram_row_limit("stripes"), Some(1024));
         assert_eq!(gram_row_limit("nope"), None);
         assert_eq!(VARIANTS[0], "stream_k");
+        let launched = ["gram_stream_k_", "gram_reg_blocked_", "gram_narrow"];
         assert!(DEFAULT_KERNELS
             .iter()
-            .all(|k| k.starts_with("gram_stream_k_")
-                || k.starts_with(&format!("gram_{}_", REG_BLOCKED.name))));
+            .all(|k| launched.iter().any(|p| k.starts_with(p))));
         // 8 floats or 4 doubles per stripe, as the kernels' W = 32 / sizeof(T).
         assert_eq!(Grid::Stripes.blocks::<f32>(1024, 17), 3);
         assert_eq!(Grid::Stripes.blocks::<f64>(1024, 17), 5);
@@ -503,7 +581,7 @@ mod tests {
         );
         // One tile over a long K: as many blocks as the device holds at once.
         assert_eq!(
-            p(DType::F32, (32, 1 << 20)),
+            p(DType::F32, (100, 1 << 20)),
             "stream-K: 1 upper tile of 65536 K-steps over 264 blocks, 249 each"
         );
         // f64: one block per SM, K-steps of 8.
@@ -513,6 +591,20 @@ mod tests {
         );
         // Too little work to cut: one tile of four K-steps.
         assert!(p(DType::F32, (64, 64)).starts_with("reg_blocked: 1 upper tile,"));
+        // Short and wide: the narrow kernel, at about 1024 threads per SM.
+        assert_eq!(
+            p(DType::F32, (32, 1 << 20)),
+            "narrow: C padded to 32x32, K in 2048 slices of 512"
+        );
+        assert_eq!(
+            p(DType::F64, (64, 65536)),
+            "narrow: C padded to 64x64, K in 512 slices of 128"
+        );
+        assert_eq!(
+            p(DType::F32, (33, 1024)),
+            "narrow: C padded to 64x64, K in 16 slices of 64"
+        );
+        assert!(p(DType::F32, (65, 1 << 20)).starts_with("stream-K: 1 upper tile"));
         // Tall, skinny M: 131,328 tiles of four K-steps fill 497.5 waves.
         assert!(p(DType::F32, (65536, 64)).starts_with("reg_blocked: 131328 upper tiles"));
     }
