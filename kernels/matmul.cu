@@ -325,6 +325,76 @@ __device__ __forceinline__ void gemm_double_buffered(int M, int N, int K, T alph
     gemm_warp_tiled<T, FastCfg<T>::BK, true, false>(M, N, K, alpha, A, K, B, N, beta, C, N);
 }
 
+// ---- small ---------------------------------------------------------------------------
+// For small outputs with a short K (squares up to 256, 1024×1024×64), where 128×128
+// tiles leave most SMs idle and a cut of K costs a second launch: 64×64 tiles, 256
+// threads of 4×4 outputs, so 16 times as many blocks as the 128×128 rungs give. K goes
+// through shared memory 32 at a time, both tiles stored k-major (A transposed on the
+// store, B as it lies) so that a thread reads its four rows and four columns as two
+// 16-byte vectors; the next stage's loads wait in registers during the current stage's
+// products. One launch, sums in a fixed order.
+template <typename T>
+__device__ __forceinline__ void gemm_small(int M, int N, int K, T alpha, const T* A,
+                                           const T* B, T beta, T* C) {
+    constexpr int BM = 64, BK = 32, LD = BM + 4, PER = BM * BK / 256;
+    __shared__ __align__(16) T As[BK][LD];  // As[k][row]
+    __shared__ __align__(16) T Bs[BK][LD];  // Bs[k][column]
+    const int tiles_n = (N + BM - 1) / BM;
+    const int m0 = (blockIdx.x / tiles_n) * BM, n0 = (blockIdx.x % tiles_n) * BM;
+    const int tid = threadIdx.x, ty = tid / 16, tx = tid % 16;
+    T acc[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = T(0);
+    T ra[PER], rb[PER];
+    // A: element e is row m0 + 8e + tid/32, k k0 + tid%32 (a warp reads 32 values of a
+    // row); B: k k0 + 4e + tid/64, column n0 + tid%64. One base pointer and stride each.
+    const int a_row = m0 + tid / BK, a_k = tid % BK, b_k = tid / BM, b_col = n0 + tid % BM;
+    const T* pa = A + (i64)a_row * K + a_k;
+    const T* pb = B + (i64)b_k * N + b_col;
+    const i64 a_step = (i64)(256 / BK) * K, b_step = (i64)(256 / BM) * N;
+#define SMALL_LOAD(k0)                                                                     \
+    _Pragma("unroll") for (int e = 0; e < PER; ++e) {                                       \
+        const bool ka = (k0) + a_k < K, kb = (k0) + b_k + e * (256 / BM) < K;              \
+        ra[e] = ka && a_row + e * (256 / BK) < M ? pa[e * a_step + (k0)] : T(0);            \
+        rb[e] = kb && b_col < N ? pb[e * b_step + (i64)(k0) * N] : T(0);                    \
+    }
+    SMALL_LOAD(0)
+    for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+        for (int e = 0; e < PER; ++e) {
+            const int i = e * 256 + tid;
+            As[i % BK][i / BK] = ra[e];
+            Bs[i / BM][i % BM] = rb[e];
+        }
+        __syncthreads();
+        if (k0 + BK < K) { SMALL_LOAD(k0 + BK) }  // uniform across the block
+#pragma unroll 4
+        for (int kk = 0; kk < BK; ++kk) {
+            T a[4], b[4];
+            ld4(&As[kk][4 * ty], a);
+            ld4(&Bs[kk][4 * tx], b);
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];
+        }
+        __syncthreads();
+    }
+#undef SMALL_LOAD
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int r = m0 + 4 * ty + i;
+        if (r >= M) break;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int c = n0 + 4 * tx + j;
+            if (c < N) C[(i64)r * N + c] = gemm_out(acc[i][j], alpha, beta, C + (i64)r * N + c);
+        }
+    }
+}
+
 // ---- split_k ---------------------------------------------------------------------------
 // For products with few 128×128 tiles of C (small or thin outputs, long K), which leave
 // most SMs idle: K is cut into gridDim.y slices of KS (a multiple of BK), and block (tile,
@@ -392,6 +462,7 @@ NDGPU_F32_F64(GEMM_ENTRY, tiled_unrolled, __launch_bounds__(1024), __launch_boun
 NDGPU_F32_F64(GEMM_ENTRY, reg_blocked, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GEMM_ENTRY, vectorized, __launch_bounds__(256, 2), __launch_bounds__(256))
 NDGPU_F32_F64(GEMM_ENTRY, double_buffered, __launch_bounds__(256, 2), __launch_bounds__(256))
+NDGPU_F32_F64(GEMM_ENTRY, small, __launch_bounds__(256, 2), __launch_bounds__(256, 2))
 NDGPU_F32_F64(GEMM_ENTRY, tensor_core, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GEMM_ENTRY, tensor_core_3x, __launch_bounds__(256), __launch_bounds__(256))
 

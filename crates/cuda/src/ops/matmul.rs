@@ -20,6 +20,7 @@ use crate::CudaBackend;
 pub const VARIANTS: &[&str] = &[
     "split_k",
     "double_buffered",
+    "small",
     "vectorized",
     "reg_blocked",
     "tiled_unrolled",
@@ -32,8 +33,8 @@ pub const VARIANTS: &[&str] = &[
     "wgmma_3x",
 ];
 
-/// Kernels the default variant launches: its own, and double_buffered's where it does not
-/// split K.
+/// Kernels the default variant launches: its own, double_buffered's where it does not
+/// split K, and small's for small outputs with a short K.
 pub const DEFAULT_KERNELS: &[&str] = &[
     "gemm_split_k_f32",
     "gemm_split_k_f64",
@@ -41,6 +42,8 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "gemm_split_k_sum_f64",
     "gemm_double_buffered_f32",
     "gemm_double_buffered_f64",
+    "gemm_small_f32",
+    "gemm_small_f64",
 ];
 
 /// Determinism and scope.
@@ -52,12 +55,14 @@ unrolled and index arithmetic strength-reduced (report 000); reg_blocked: 128x12
 BK 8, 8x8 outputs per thread in registers; vectorized: reg_blocked with 16-byte global and \
 shared loads, A transposed in shared memory, warp-tiled 4x4 pieces; double_buffered: \
 vectorized with BK 16 (f32) and two shared buffers, the next K-tile copied \
-asynchronously (cp.async) while the current one is computed; split_k (default): for few \
-tiles of C, \
-double_buffered on slices of K (when the tiles are fewer than the SMs: as many slices as \
-fill the SMs twice, each at least 4 K-tiles), the \
-partial products added in slice order by a second kernel (reproducible run to run; the split, \
-and so the rounding, depends on M, N, K and the number of SMs). Transposed operands are \
+asynchronously (cp.async) while the current one is computed; small: 64x64 block tile, 256 \
+threads of 4x4 outputs, K through shared memory 32 at a time, both tiles k-major, the next \
+stage's loads held in registers; split_k (default): for few tiles of C, \
+double_buffered on slices of K (when the 128x128 tiles are fewer than the SMs: as many slices \
+as fill the SMs twice, each at least 4 K-tiles), the \
+partial products added in slice order by a second kernel, or small in one launch where K is \
+at most 256 (reproducible run to run; the choice and the split, and so the rounding, depend \
+on M, N, K and the number of SMs). Transposed operands are \
 materialised before the product. K = 0 or alpha = 0 gives beta*C without reading A or B. \
 tensor_core and tensor_core_3x (sm_80 and later; unavailable before): warp-level mma.sync on \
 tensor cores, 128x128 block tile, three-stage cp.async pipeline, sums in a fixed order \
@@ -117,9 +122,13 @@ const DOUBLE_BUFFERED: Rung = Rung::new("double_buffered", (128, 128), (256, 1))
 /// wgmma).
 const TENSOR_CORE: Rung = Rung::tensor("tensor_core");
 
-const RUNGS: [Rung; 12] = [
+/// The small rung, which split_k runs for small outputs with a short K.
+const SMALL: Rung = Rung::new("small", (64, 64), (256, 1));
+
+const RUNGS: [Rung; 13] = [
     Rung::new("split_k", (128, 128), (256, 1)),
     DOUBLE_BUFFERED,
+    SMALL,
     Rung::new("vectorized", (128, 128), (256, 1)),
     Rung::new("reg_blocked", (128, 128), (256, 1)),
     Rung::new("tiled_unrolled", (32, 32), (32, 32)),
@@ -233,6 +242,9 @@ pub(crate) fn tensor_cores_present(gpu: &Gpu, family: Family, rung: &str) -> Res
 fn k_slices(sms: usize, (m, n, k): (usize, usize, usize)) -> (usize, usize) {
     const KT: usize = 16;
     let tiles = m.div_ceil(128) * n.div_ceil(128);
+    if small(sms, (m, n, k)) {
+        return (1, k.div_ceil(KT) * KT);
+    }
     if tiles >= sms {
         return (1, k);
     }
@@ -240,6 +252,12 @@ fn k_slices(sms: usize, (m, n, k): (usize, usize, usize)) -> (usize, usize) {
     let wanted = (2 * sms).div_ceil(tiles).clamp(1, most);
     let len = k.div_ceil(wanted).div_ceil(KT) * KT;
     (k.div_ceil(len), len)
+}
+
+/// Whether `split_k` runs the small rung: C's 128×128 tiles fewer than the SMs and K at
+/// most 256, where a cut of K would cost a second launch for a few K-tiles.
+fn small(sms: usize, (m, n, k): (usize, usize, usize)) -> bool {
+    m.div_ceil(128) * n.div_ceil(128) < sms && k <= 256
 }
 
 /// What `variant` runs on an m×n×k product on a device of `sms` SMs (see
@@ -253,9 +271,18 @@ pub(crate) fn plan(variant: &str, sms: usize, (m, n, k): (usize, usize, usize)) 
         1 => "1 tile".to_string(),
         _ => format!("{count} tiles"),
     };
+    if small(sms, (m, n, k)) {
+        let small_tiles = match m.div_ceil(64) * n.div_ceil(64) {
+            1 => "1 tile".to_string(),
+            t => format!("{t} tiles"),
+        };
+        return Some(format!(
+            "small: {small_tiles} of 64x64 (C in {tiles} of 128x128)"
+        ));
+    }
     Some(match k_slices(sms, (m, n, k)) {
-        (1, _) if count >= sms => format!("double_buffered: C in {tiles} for {sms} SMs"),
-        (1, _) => format!("double_buffered: C in {tiles} (K = {k} too short to cut)"),
+        // Fewer tiles than SMs and K over 256 always cut: each slice is at least 64.
+        (1, _) => format!("double_buffered: C in {tiles} for {sms} SMs"),
         (s, len) => format!("K in {s} slices of {len} (C in {tiles})"),
     })
 }
@@ -266,7 +293,11 @@ pub(crate) fn plan(variant: &str, sms: usize, (m, n, k): (usize, usize, usize)) 
 fn split_k<T: CudaElement>(gpu: &Gpu, p: Product<'_, T>) -> Result<()> {
     let (slices, len) = k_slices(gpu.sm_count()?, p.mnk);
     if slices == 1 {
-        return launch(gpu, DOUBLE_BUFFERED, p);
+        let rung = match small(gpu.sm_count()?, p.mnk) {
+            true => SMALL,
+            false => DOUBLE_BUFFERED,
+        };
+        return launch(gpu, rung, p);
     }
     let (m, n, k) = p.mnk;
     let [mi, ni, ki, li, si] = [m, n, k, len, slices].map(|d| dim_i32("gemm", d));
@@ -494,9 +525,19 @@ mod tests {
             p((4096, 4096, 4096)),
             "double_buffered: C in 1024 tiles for 132 SMs"
         );
+        // Small outputs with a short K: one launch of 64×64 tiles.
         assert_eq!(
             p((5, 7, 63)),
-            "double_buffered: C in 1 tile (K = 63 too short to cut)"
+            "small: 1 tile of 64x64 (C in 1 tile of 128x128)"
+        );
+        assert_eq!(
+            p((1024, 1024, 64)),
+            "small: 256 tiles of 64x64 (C in 64 tiles of 128x128)"
+        );
+        assert_eq!(p((128, 128, 257)), "K in 4 slices of 80 (C in 1 tile)");
+        assert_eq!(
+            p((2048, 2048, 64)),
+            "double_buffered: C in 256 tiles for 132 SMs"
         );
     }
 
