@@ -371,8 +371,8 @@ __device__ __forceinline__ void gram_stream_k(int N, int K, int MAXSEG, const T*
 
 // One block per (tile, slab of 8 rows), 256 threads, each four adjacent columns of one
 // row: the tile's pieces added in the order of their blocks (of K), 16-byte loads with
-// several in flight (one load at a time per thread left the H100 waiting on memory for
-// most of the launch), into C and, through shared memory, its mirror. B ≤ 1024.
+// several in flight (one load at a time per thread left it waiting on memory: see
+// docs/kernels.md), into C and, through shared memory, its mirror. B ≤ 1024.
 template <typename T>
 __device__ __forceinline__ void gram_stream_k_sum(int N, int K, int B, int MAXSEG, const T* W,
                                                   T* C) {

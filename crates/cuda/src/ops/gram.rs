@@ -207,9 +207,9 @@ struct Cut {
 /// blocks as the device holds at once (reg_blocked's f32 kernel fits two per SM, its f64
 /// one one). One block per tile costs ⌈tiles / wave⌉ waves of every K-step; stream-K
 /// costs ⌈tiles·steps / wave⌉ K-steps in one wave, plus about two K-steps for the pieces
-/// and their sums (on the H100 a K-step takes a wave about 3 µs, as long as the sums'
-/// launch). Stream-K runs where it saves a tenth or more, with every block at least four
-/// K-steps, and writes every tile through the workspace.
+/// and their sums (a wave's K-step takes about as long as the sums' launch: the measured
+/// sweep is in docs/kernels.md). Stream-K runs where it saves a tenth or more, with every
+/// block at least four K-steps, and writes every tile through the workspace.
 fn cut<T: CudaElement>(sms: usize, (n, k): (usize, usize)) -> Cut {
     let (per_sm, bk) = match T::DTYPE {
         DType::F32 => (2, 16),
