@@ -511,15 +511,18 @@ __device__ __forceinline__ void gram_narrow_sum(int N, int S, const T* P, T* C) 
 }
 
 // ---- tensor_core ---------------------------------------------------------------------
-// The GEMM ladder's tensor-core kernel (mma.cuh: 128×128 tiles, three cp.async stages,
-// mma.sync) on the upper tiles only, as reg_blocked's grid, with B = Mᵀ materialised by
-// the host (At, K×N) and each result written with its mirror. f32 on 3xTF32 (MODE 3:
-// close to f32's own accuracy; TF32 alone would lose three digits), f64 on DMMA (IEEE).
+// The GEMM ladder's tensor-core kernel (mma.cuh: 128×BN tiles, three cp.async stages,
+// mma.sync) on the tiles that meet the upper triangle, with B = Mᵀ materialised by the
+// host (At, K×N) and each result on or above the diagonal written with its mirror: the
+// upper 128×128 tiles of reg_blocked's grid, each as 128/BN blocks (f64: two of 128×64).
+// f32 on 3xTF32 (MODE 3: close to f32's own accuracy; TF32 alone would lose three
+// digits), f64 on DMMA (IEEE).
 template <typename T>
 __device__ __forceinline__ void gram_tensor_core(int N, int K, const T* A, const T* At, T* C) {
+    constexpr int H = 128 / Tc<T>::BN;
     int bi, bj;
-    upper_tile(blockIdx.x, bi, bj);
-    gemm_tc<T, 3, true>(N, N, K, T(1), A, At, T(0), C, bi, bj);
+    upper_tile(blockIdx.x / H, bi, bj);
+    gemm_tc<T, 3, true>(N, N, K, T(1), A, At, T(0), C, bi, bj * H + blockIdx.x % H);
 }
 
 // ---- extern "C" entry points ---------------------------------------------------------
@@ -565,14 +568,14 @@ NDGPU_F32_F64(STREAM_K_ENTRY, stream_k, __launch_bounds__(256, 2), __launch_boun
                 (gram_##tech##_sum<T>(N, S, P, C)))
 NDGPU_F32_F64(NARROW_ENTRY, narrow, , )
 
-// gram_tensor_core_<dtype>(int N, int K, const T* A, const T* At, T* C), with TC_SMEM
+// gram_tensor_core_<dtype>(int N, int K, const T* A, const T* At, T* C), with TC_SMEM(T)
 // bytes of dynamic shared memory.
 #define GRAM_TC_ENTRY(tech, sfx, T, bounds)                                                \
     NDGPU_ENTRY(gram_##tech##_##sfx, bounds,                                              \
                 (int N, int K, const T* __restrict__ A, const T* __restrict__ At,         \
                  T* __restrict__ C),                                                      \
                 (gram_##tech<T>(N, K, A, At, C)))
-NDGPU_F32_F64(GRAM_TC_ENTRY, tensor_core, __launch_bounds__(256), __launch_bounds__(256))
+NDGPU_F32_F64(GRAM_TC_ENTRY, tensor_core, __launch_bounds__(256), __launch_bounds__(128, 2))
 
 // The stripe rungs' second launch: gram_mirror_<dtype>(int N, T* C).
 #define MIRROR_ENTRY(tech, sfx, T, bounds) \

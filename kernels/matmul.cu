@@ -427,7 +427,7 @@ template <typename T, int MODE>
 __device__ __forceinline__ void gemm_mma(int M, int N, int K, T alpha, const T* A, const T* B,
                                         T beta, T* C) {
     int tm, tn;
-    grouped_tile((M + 127) / 128, (N + 127) / 128, tm, tn);
+    grouped_tile((M + 127) / 128, (N + Tc<T>::BN - 1) / Tc<T>::BN, tm, tn);
     gemm_tc<T, MODE>(M, N, K, alpha, A, B, beta, C, tm, tn);
 }
 #define GEMM_MMA(tech, MODE)                                                                \
@@ -463,8 +463,8 @@ NDGPU_F32_F64(GEMM_ENTRY, reg_blocked, __launch_bounds__(256), __launch_bounds__
 NDGPU_F32_F64(GEMM_ENTRY, vectorized, __launch_bounds__(256, 2), __launch_bounds__(256))
 NDGPU_F32_F64(GEMM_ENTRY, double_buffered, __launch_bounds__(256, 2), __launch_bounds__(256))
 NDGPU_F32_F64(GEMM_ENTRY, small, __launch_bounds__(256, 2), __launch_bounds__(256, 2))
-NDGPU_F32_F64(GEMM_ENTRY, tensor_core, __launch_bounds__(256), __launch_bounds__(256))
-NDGPU_F32_F64(GEMM_ENTRY, tensor_core_3x, __launch_bounds__(256), __launch_bounds__(256))
+NDGPU_F32_F64(GEMM_ENTRY, tensor_core, __launch_bounds__(256), __launch_bounds__(128, 2))
+NDGPU_F32_F64(GEMM_ENTRY, tensor_core_3x, __launch_bounds__(256), __launch_bounds__(128, 2))
 
 #define GEMM_SPLIT(tech, sfx, T, bounds)                                                   \
     NDGPU_ENTRY(gemm_split_k_##sfx, bounds,                                             \

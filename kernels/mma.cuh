@@ -1,14 +1,12 @@
 // mma.cuh: the tensor-core GEMM of matmul.cu's tensor_core rungs, on warp-level
 // mma.sync (sm_80 and later). Handed to NVRTC as an in-memory header, as tiles.cuh is.
 //
-// Block tile 128×128, 256 threads = 8 warps as 2 (M) × 4 (N), a warp computing 64×32 of
-// C from fragments read out of shared memory. K-tiles of 128 bytes per row of A (32 f32,
-// 16 f64) go through a three-stage cp.async pipeline (32 KB a stage, 96 KB in all: dynamic
-// shared memory, TC_SMEM bytes, which the launch grants).
-// The stage tiles are stored as they lie (A[m][k], B[k][n]) with the 16-byte chunks of a
-// row permuted by an XOR of low row bits: the chunks stay whole for cp.async, and the 32
-// reads of one fragment fall in 32 different banks.
-//
+// Block tile 128×BN: f32 128×128, 256 threads = 8 warps as 2 (M) × 4 (N); f64 128×64,
+// 128 threads = 4 warps as 2 × 2, two blocks per SM (cuBLAS's DGEMM shape on Hopper: one
+// block's barrier and loads overlap the other's products). A warp computes 64×32 of C
+// from fragments read out of shared memory. K-tiles of 128 bytes per row of A (32 f32,
+// 16 f64) go through a three-stage cp.async pipeline (dynamic shared memory, TC_SMEM(T)
+// bytes, which the launch grants: 96 KB for f32, 72 KB for f64).
 // f32: mma.m16n8k8 on TF32 operands rounded to nearest (cvt.rna), f32 accumulation.
 // MODE 1 (TF32): one product per step, operands carrying 11 significant bits. MODE 3
 // (3xTF32): each operand x split into big = tf32(x) and small = tf32(x − big), which
@@ -21,31 +19,34 @@
 #include "common.cuh"
 #include "tiles.cuh"
 
-#define TC_SMEM (3 * 2 * 128 * 128)
 
 template <typename T> struct Tc;
 template <> struct Tc<float> {
-    static const int BK = 32;  // K per stage
+    static const int BK = 32, BN = 128, THREADS = 256, WN = 4;  // WN: warps along N
+    static const int STAGES = 3;
+    static const int A_STAGE = 128 * BK, B_STAGE = BK * BN;     // elements per stage
     // Element (r, c) of A's 128×BK stage tile: chunk c/4 XOR bits 0–2 of r.
     __device__ __forceinline__ static int a_at(int r, int c) {
         return r * BK + (c ^ ((r & 7) << 2));
     }
-    // Element (k, n) of B's BK×128 stage tile: chunk n/4 XOR bits 0–1 of k, times 2.
+    // Element (k, n) of B's BK×BN stage tile: chunk n/4 XOR bits 0–1 of k, times 2.
     __device__ __forceinline__ static int b_at(int k, int n) {
-        return k * 128 + (n ^ ((k & 3) << 3));
+        return k * BN + (n ^ ((k & 3) << 3));
     }
 };
+// f64: rows padded by 4 elements (32 bytes, a quarter of the banks) instead of permuted:
+// the four rows a half-warp's 8-byte fragment reads meet fall in four different quarters,
+// and every fragment read is one base register plus a constant (an XOR of row bits into
+// the column costs address arithmetic on every read).
 template <> struct Tc<double> {
-    static const int BK = 16;
-    // Chunk c/2 XOR bits 0–1 of r, times 2: a half-warp's 16 reads of 8 bytes then span
-    // the 32 banks.
-    __device__ __forceinline__ static int a_at(int r, int c) {
-        return r * BK + (c ^ ((r & 3) << 2));
-    }
-    __device__ __forceinline__ static int b_at(int k, int n) {
-        return k * 128 + (n ^ ((k & 3) << 2));
-    }
+    static const int BK = 16, BN = 64, THREADS = 128, WN = 2, STAGES = 3;
+    static const int LDA = BK + 4, LDB = BN + 4;
+    static const int A_STAGE = 128 * LDA, B_STAGE = BK * LDB;
+    __device__ __forceinline__ static int a_at(int r, int c) { return r * LDA + c; }
+    __device__ __forceinline__ static int b_at(int k, int n) { return k * LDB + n; }
 };
+// The dynamic shared memory of gemm_tc<T>: three stages of A's 128×BK and B's BK×BN.
+#define TC_SMEM(T) (Tc<T>::STAGES * (Tc<T>::A_STAGE + Tc<T>::B_STAGE) * (int)sizeof(T))
 
 __device__ __forceinline__ u32 to_tf32(float x) {
     u32 r;
@@ -104,27 +105,74 @@ __device__ __forceinline__ void mma_f64(double c[4], const double a[4], const do
 
 
 // One K-tile of A (rows m0.., columns k0..) and of B (rows k0.., columns n0..) into a
-// stage: each of the 256 threads moves LOADS 16-byte chunks of each (Panel::put: whole
+// stage: each of the block's threads moves LOADS 16-byte chunks of each (Panel::put: whole
 // chunks inside the matrices asynchronously, the rest element by element, zeros outside).
 template <typename T>
 __device__ __forceinline__ void tc_stage(const T* A, const T* B, int M, int N, int K, int lda,
                                          int ldb, int m0, int n0, int k0, bool vec_a,
                                          bool vec_b, T* As, T* Bs) {
-    typedef Panel<T, 128, Tc<T>::BK, 256> PA;
-    typedef Panel<T, Tc<T>::BK, 128, 256> PB;
+    constexpr int TH = Tc<T>::THREADS;
+    typedef Panel<T, 128, Tc<T>::BK, TH> PA;
+    typedef Panel<T, Tc<T>::BK, Tc<T>::BN, TH> PB;
 #pragma unroll
     for (int s = 0; s < PA::LOADS; ++s) {
-        const int id = threadIdx.x + s * 256, r = id / PA::PER_ROW, c = (id % PA::PER_ROW) * PA::V;
+        const int id = threadIdx.x + s * TH, r = id / PA::PER_ROW, c = (id % PA::PER_ROW) * PA::V;
         PA::put(As + Tc<T>::a_at(r, c), A + (i64)(m0 + r) * lda + k0 + c, vec_a, m0 + r < M,
                 k0 + c, K);
     }
 #pragma unroll
     for (int s = 0; s < PB::LOADS; ++s) {
-        const int id = threadIdx.x + s * 256, r = id / PB::PER_ROW, c = (id % PB::PER_ROW) * PB::V;
+        const int id = threadIdx.x + s * TH, r = id / PB::PER_ROW, c = (id % PB::PER_ROW) * PB::V;
         PB::put(Bs + Tc<T>::b_at(r, c), B + (i64)(k0 + r) * ldb + n0 + c, vec_b, k0 + r < K,
                 n0 + c, N);
     }
 }
+
+// tc_stage where both operands' rows are whole 16-byte chunks (K and N multiples of V,
+// A and B 16-byte aligned): a thread's chunks lie at fixed offsets from two pointers
+// fixed at the start, and those outside the matrices are zero-filled by cp.async
+// itself, without a branch (a source size of 0 reads nothing at the address given).
+template <typename T>
+struct TcFast {
+    typedef Panel<T, 128, Tc<T>::BK, Tc<T>::THREADS> PA;
+    typedef Panel<T, Tc<T>::BK, Tc<T>::BN, Tc<T>::THREADS> PB;
+    const T* a;      // this thread's first chunk of A at k0 = 0 (row m0 + ra, column ca)
+    const T* b;      // and of B (row rb, column n0 + cb)
+    int ra, ca, rb, cb;
+    unsigned a_in;   // bit s: A's chunk s lies in a row < M
+    bool b_in;       // B's chunks lie in columns < N
+    __device__ __forceinline__ TcFast(const T* A, const T* B, int M, int N, int K, int m0,
+                                      int n0) {
+        const int t = threadIdx.x;
+        ra = t / PA::PER_ROW;
+        ca = (t % PA::PER_ROW) * PA::V;
+        rb = t / PB::PER_ROW;
+        cb = (t % PB::PER_ROW) * PB::V;
+        a = A + (i64)(m0 + ra) * K + ca;
+        b = B + (i64)rb * N + n0 + cb;
+        a_in = 0;
+#pragma unroll
+        for (int s = 0; s < PA::LOADS; ++s)
+            if (m0 + ra + s * PA::STEP < M) a_in |= 1u << s;
+        b_in = n0 + cb < N;
+    }
+    // The K-tile from k0 into a stage.
+    __device__ __forceinline__ void stage(int N, int K, int k0, T* As, T* Bs) const {
+#pragma unroll
+        for (int s = 0; s < PA::LOADS; ++s) {
+            const bool in = ((a_in >> s) & 1) && k0 + ca < K;
+            const T* q = a + (i64)s * PA::STEP * K + k0;
+            cp_async16_zfill(As + Tc<T>::a_at(ra + s * PA::STEP, ca), q, in);
+        }
+#pragma unroll
+        for (int s = 0; s < PB::LOADS; ++s) {
+            const int k = rb + s * PB::STEP;
+            const bool in = b_in && k0 + k < K;
+            const T* q = b + (i64)(k0 + s * PB::STEP) * N;
+            cp_async16_zfill(Bs + Tc<T>::b_at(k, cb), q, in);
+        }
+    }
+};
 
 // The warp's 64×32 of C from one stage: f32 as 4×4 mma.m16n8k8 per K-step of 8.
 // Fragment layouts (PTX ISA, "Matrix fragments for mma.m16n8k8", tf32): with g = lane/4
@@ -166,7 +214,9 @@ __device__ __forceinline__ void tc_compute(const float* As, const float* Bs, int
     }
 }
 // f64: the same 4×4 tiles of 16×8 per K-step of 8, on mma.m16n8k8.f64 (same fragment
-// layouts, no rounding of the operands).
+// layouts, no rounding of the operands). (Reading A's columns t and t + 4 as one 16-byte
+// pair, from a K order permuted to put them side by side, cost more than it saved: the
+// fragment wants them two registers apart, so every pair was moved.)
 template <int MODE>
 __device__ __forceinline__ void tc_compute(const double* As, const double* Bs, int wm, int wn,
                                            double acc[4][4][4]) {
@@ -219,32 +269,31 @@ __device__ __forceinline__ void tc_zero(typename TcAcc<T>::type acc) {
             for (int e = 0; e < TcAcc<T>::E; ++e) acc[i][j][e] = T(0);
 }
 
-// C = alpha·A·B + beta·C (C not read when beta == 0) with A M×K, B K×N, C M×N row-major,
-// on the grouped 1-D grid of 128×128 tiles (grouped_tile, matmul.cu). SYM (gram.cu's
-// M·Mᵀ, with B = Aᵀ, tiles tm ≤ tn only, beta = 0): each result is written to C[row][col]
-// and to C[col][row], a diagonal tile writing its upper half and that half's mirror.
-template <typename T, int MODE, bool SYM = false>
-__device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A, const T* B,
-                                        T beta, T* C, int tm, int tn) {
-    constexpr int BK = Tc<T>::BK, STAGES = 3, V = V16<T>::N;
-    // TC_SMEM bytes of dynamic shared memory: A's stages, then B's.
-    extern __shared__ __align__(16) unsigned char tc_smem[];
-    T* const As = reinterpret_cast<T*>(tc_smem);
-    T* const Bs = As + STAGES * 128 * BK;
-    const int m0 = tm * 128, n0 = tn * 128;
-    const int warp = threadIdx.x / 32, wm = warp / 4, wn = warp % 4;
-    const bool vec_a = K % V == 0 && aligned16(A);
-    const bool vec_b = N % V == 0 && aligned16(B);
+// gemm_tc's K loop: acc += the block tile's product, through a three-stage cp.async
+// pipeline; FAST: the stages are loaded by TcFast (both operands in whole chunks).
+template <typename T, int MODE, bool FAST>
+__device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, const T* B, int m0,
+                                            int n0, bool vec_a, bool vec_b, T* As, T* Bs, int wm,
+                                            int wn, typename TcAcc<T>::type acc) {
+    constexpr int BK = Tc<T>::BK, STAGES = Tc<T>::STAGES;
     typedef TcAcc<T> Acc;
-    typename Acc::type acc, part;
-    tc_zero<T>(acc);
+    typename Acc::type part;
     const int tiles = (K + BK - 1) / BK;
+    const TcFast<T> ld(A, B, M, N, K, m0, n0);
+    auto stage = [&](int kt, int s) {
+        T* const as = As + s * Tc<T>::A_STAGE;
+        T* const bs = Bs + s * Tc<T>::B_STAGE;
+        if (FAST) {
+            ld.stage(N, K, kt * BK, as, bs);
+        } else {
+            tc_stage(A, B, M, N, K, K, N, m0, n0, kt * BK, vec_a, vec_b, as, bs);
+        }
+    };
     // Stages 0 and 1 in flight; one commit group per tile, empty past the last, so that
     // wait_group<STAGES − 2> always means "tile t has landed".
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < tiles)
-            tc_stage(A, B, M, N, K, K, N, m0, n0, s * BK, vec_a, vec_b, As + s * 128 * BK, Bs + s * BK * 128);
+        if (s < tiles) stage(s, s);
         cp_async_commit();
     }
     for (int t = 0; t < tiles; ++t) {
@@ -253,14 +302,12 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
         // whose stage the next load overwrites.
         __syncthreads();
         const int next = t + STAGES - 1;
-        if (next < tiles) {
-            const int s = next % STAGES;
-            tc_stage(A, B, M, N, K, K, N, m0, n0, next * BK, vec_a, vec_b, As + s * 128 * BK, Bs + s * BK * 128);
-        }
+        if (next < tiles) stage(next, next % STAGES);
         cp_async_commit();
         if (Acc::CHUNKED) {
             tc_zero<T>(part);
-            tc_compute<MODE>(As + (t % STAGES) * 128 * BK, Bs + (t % STAGES) * BK * 128, wm, wn, part);
+            tc_compute<MODE>(As + (t % STAGES) * Tc<T>::A_STAGE, Bs + (t % STAGES) * Tc<T>::B_STAGE, wm, wn,
+                             part);
 #pragma unroll
             for (int i = 0; i < Acc::I; ++i)
 #pragma unroll
@@ -268,8 +315,36 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
 #pragma unroll
                     for (int e = 0; e < Acc::E; ++e) acc[i][j][e] += part[i][j][e];
         } else {
-            tc_compute<MODE>(As + (t % STAGES) * 128 * BK, Bs + (t % STAGES) * BK * 128, wm, wn, acc);
+            tc_compute<MODE>(As + (t % STAGES) * Tc<T>::A_STAGE, Bs + (t % STAGES) * Tc<T>::B_STAGE, wm, wn,
+                             acc);
         }
+    }
+}
+
+// C = alpha·A·B + beta·C (C not read when beta == 0) with A M×K, B K×N, C M×N row-major,
+// on the grouped 1-D grid of 128×BN tiles (grouped_tile, matmul.cu); tile (tm, tn) is
+// rows from tm·128 and columns from tn·BN. SYM (gram.cu's M·Mᵀ, with B = Aᵀ, the tiles that
+// meet the upper triangle, beta = 0): each result on or above the diagonal is written to
+// C[row][col] and to C[col][row].
+template <typename T, int MODE, bool SYM = false>
+__device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A, const T* B,
+                                        T beta, T* C, int tm, int tn) {
+    constexpr int BN = Tc<T>::BN, STAGES = Tc<T>::STAGES, V = V16<T>::N;
+    // TC_SMEM(T) bytes of dynamic shared memory: A's stages, then B's.
+    extern __shared__ __align__(16) unsigned char tc_smem[];
+    T* const As = reinterpret_cast<T*>(tc_smem);
+    T* const Bs = As + STAGES * Tc<T>::A_STAGE;
+    const int m0 = tm * 128, n0 = tn * BN;
+    const int warp = threadIdx.x / 32, wm = warp / Tc<T>::WN, wn = warp % Tc<T>::WN;
+    const bool vec_a = K % V == 0 && aligned16(A);
+    const bool vec_b = N % V == 0 && aligned16(B);
+    typename TcAcc<T>::type acc;
+    tc_zero<T>(acc);
+    // Two copies of the main loop, so that neither holds the other's addressing.
+    if (vec_a && vec_b) {
+        tc_mainloop<T, MODE, true>(M, N, K, A, B, m0, n0, true, true, As, Bs, wm, wn, acc);
+    } else {
+        tc_mainloop<T, MODE, false>(M, N, K, A, B, m0, n0, vec_a, vec_b, As, Bs, wm, wn, acc);
     }
     const int lane = threadIdx.x % 32, g = lane / 4, t2 = (lane % 4) * 2;
 #pragma unroll
@@ -281,8 +356,7 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
                 const int row = m0 + wm * 64 + i * 16 + g + (e / 2) * 8;
                 const int col = n0 + wn * 32 + j * 8 + t2 + e % 2;
                 if (row < M && col < N && SYM) {
-                    if (tm != tn || row <= col)
-                        C[(i64)row * N + col] = C[(i64)col * N + row] = alpha * acc[i][j][e];
+                    if (row <= col) C[(i64)row * N + col] = C[(i64)col * N + row] = alpha * acc[i][j][e];
                 } else if (row < M && col < N) {
                     T* p = C + (i64)row * N + col;
                     *p = beta == T(0) ? alpha * acc[i][j][e] : alpha * acc[i][j][e] + beta * *p;

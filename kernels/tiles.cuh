@@ -31,6 +31,13 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
     const unsigned dst = (unsigned)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem));
 }
+// The same, zero-filled instead where `in` is false (a source size of 0: nothing is read,
+// and gmem is not dereferenced).
+__device__ __forceinline__ void cp_async16_zfill(void* smem, const void* gmem, bool in) {
+    const unsigned dst = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem),
+                 "r"(in ? 16 : 0));
+}
 __device__ __forceinline__ void cp_async_wait_all() {
     asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
 }

@@ -93,6 +93,12 @@ impl CudaBackend {
         &self.gpu
     }
 
+    /// Whether the defaults of matmul and gram may run `dtype` on FP64 tensor cores: f64
+    /// on a device with them.
+    fn fp64_tensor_cores(&self, dtype: DType) -> bool {
+        dtype == DType::F64 && ops::matmul::has_tensor_cores(&self.gpu)
+    }
+
     /// The place check of this backend's operands.
     fn here(&self) -> Here {
         self.gpu.here(NAME)
@@ -143,8 +149,12 @@ impl Backend for CudaBackend {
         let sms = self.gpu.sm_count().ok()?;
         let variant = self.variant(family);
         match (family, dims) {
-            (Family::MatMul, &[m, n, k]) => ops::matmul::plan(variant, sms, (m, n, k)),
-            (Family::Gram, &[n, k]) => ops::gram::plan(variant, dtype, sms, (n, k)),
+            (Family::MatMul, &[m, n, k]) => {
+                ops::matmul::plan(variant, self.fp64_tensor_cores(dtype), sms, (m, n, k))
+            }
+            (Family::Gram, &[n, k]) => {
+                ops::gram::plan(variant, dtype, self.fp64_tensor_cores(dtype), sms, (n, k))
+            }
             (Family::KMeans, &[n, d, k]) => {
                 let tc = self.runs_here(Family::MatMul, "tensor_core");
                 ops::kmeans::plan(variant, dtype, tc, sms, (n, d, k))

@@ -56,6 +56,7 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "gram_narrow32_f64",
     "gram_narrow_sum_f32",
     "gram_narrow_sum_f64",
+    "gram_tensor_core_f64",
 ];
 
 /// Determinism, scope and limits.
@@ -75,7 +76,8 @@ reg_blocked: the GEMM ladder's 128x128 register-blocked kernel with 16-byte load
 on a 1-D grid over the T(T+1)/2 upper tiles, results mirrored as 16-byte stores (f32: BK 16, \
 one shared buffer; f64: BK 8, double-buffered through registers: the faster of each); \
 tensor_core (sm_80 and later; unavailable before): the GEMM ladder's tensor_core kernel \
-(mma.sync, three cp.async stages) on the same upper tiles with M transposed first, each \
+(mma.sync, three cp.async stages; each upper 128x128 tile as two blocks of 128x64 for f64) \
+on the same upper tiles with M transposed first, each \
 result written with its mirror, sums in a fixed order (reproducible run to run); f32 on \
 3xTF32 (precision 3xtf32), f64 on FP64 tensor cores (IEEE); wgmma (Hopper, sm_90; \
 unavailable elsewhere): f32 on the GEMM ladder's wgmma_3x kernel (3xTF32, TMA, warp-specialized, \
@@ -87,8 +89,11 @@ or a last wave nearly empty), the tiles' K-steps dealt out evenly, in contiguous
 one wave of blocks (stream-K), pieces of a tile summed afterwards in the order of K; for a \
 short, wide M (at most 64 rows, K at least 1024) a narrow kernel instead, C padded to 32x32 or \
 64x64 rather than 128x128, K cut into slices for about 1024 threads per SM, the slices' \
-partial products summed in the order of K; bitwise reproducible run to run, exactly \
-symmetric; the choice and the cut depend only on the shape and the device's SM count.";
+partial products summed in the order of K; f64 on a device with FP64 tensor cores (sm_80 \
+and later) runs tensor_core's DMMA kernel instead, except for the narrow shapes and where its \
+blocks would be fewer than half the SMs with K over 256 (needs M transposed: an n x k copy); \
+bitwise reproducible run to run, exactly symmetric; the choice and the cut depend only on the \
+shape, the dtype and the device (its SM count, and whether it has FP64 tensor cores).";
 
 /// Rows of M that the stripe rungs hold in shared memory (`STRIPE_ROWS` in
 /// kernels/gram.cu, the report's 1024).
@@ -237,6 +242,14 @@ fn cut<T: CudaElement>(sms: usize, (n, k): (usize, usize)) -> Cut {
     }
 }
 
+/// Whether `stream_k` runs f64 on the FP64 tensor cores (the `tensor_core` rung, where
+/// the device has them and the narrow kernel does not apply): where that kernel's blocks
+/// (two of 128×64 per upper 128×128 tile) are at least half as many as the SMs, or K is
+/// at most 256; elsewhere stream-K's CUDA-core forms, which spread a long K over the SMs.
+fn dmma(sms: usize, (n, k): (usize, usize)) -> bool {
+    2 * 2 * REG_BLOCKED.grid.blocks::<f64>(n, k) >= sms || k <= 256
+}
+
 /// The narrow kernel's cut of an n×k M on a device of `sms` SMs, where `stream_k` runs
 /// it (n ≤ 64 and k ≥ 1024; shorter products gain nothing from a second launch): the
 /// order W of the padded output, and the slices of K and their length (a multiple of
@@ -254,13 +267,26 @@ fn narrow_cut(sms: usize, (n, k): (usize, usize)) -> Option<(usize, usize, usize
 
 /// What `variant` runs for an n×k M of `dtype` on a device of `sms` SMs (see
 /// `Backend::plan`): for `stream_k`, one block per tile or the stream-K cut.
-pub(crate) fn plan(variant: &str, dtype: DType, sms: usize, nk: (usize, usize)) -> Option<String> {
+pub(crate) fn plan(
+    variant: &str,
+    dtype: DType,
+    fp64_tc: bool,
+    sms: usize,
+    nk: (usize, usize),
+) -> Option<String> {
     if variant != "stream_k" {
         return None;
     }
     if let Some((w, slices, len)) = narrow_cut(sms, nk) {
         return Some(format!(
             "narrow: C padded to {w}x{w}, K in {slices} slices of {len}"
+        ));
+    }
+    if fp64_tc && dmma(sms, nk) {
+        let tiles = REG_BLOCKED.grid.blocks::<f64>(nk.0, nk.1);
+        return Some(format!(
+            "tensor_core (FP64 tensor cores): {tiles} upper tiles of 128x128, {} blocks of 128x64",
+            2 * tiles
         ));
     }
     let c = match dtype {
@@ -334,6 +360,9 @@ pub(crate) fn gram<T: CudaElement>(
         let sms = gpu.sm_count()?;
         if let Some(cut) = narrow_cut(sms, (n, k)) {
             return narrow(gpu, (ni, ki), cut, m, out);
+        }
+        if T::DTYPE == DType::F64 && matmul::has_tensor_cores(gpu) && dmma(sms, (n, k)) {
+            return tensor_core(gpu, (ni, ki), m, out);
         }
         let c = cut::<T>(sms, (n, k));
         if let Some(blocks) = c.blocks {
@@ -484,22 +513,21 @@ fn tensor_core<T: CudaElement>(
     let mt = matmul::transposed(gpu, m)?;
     let name = format!("gram_{}_{}", TENSOR_CORE.name, T::SUFFIX);
     let f = gpu.function(KernelFile::GRAM, &name)?;
+    // Each upper 128×128 tile as 128 / BN blocks of the element type's tile (f64: two).
+    let tc = matmul::tc_shape::<T>();
+    let blocks = TENSOR_CORE.grid.blocks::<T>(m.rows, m.cols) * (128 / tc.tile.1);
     let cfg = LaunchConfig {
-        grid_dim: (
-            grid_1d("gram", TENSOR_CORE.grid.blocks::<T>(m.rows, m.cols))?,
-            1,
-            1,
-        ),
-        block_dim: (TENSOR_CORE.block.0, TENSOR_CORE.block.1, 1),
-        shared_mem_bytes: matmul::tc_shared_memory("gram", &f)?,
+        grid_dim: (grid_1d("gram", blocks)?, 1, 1),
+        block_dim: (tc.threads, 1, 1),
+        shared_mem_bytes: matmul::tc_shared_memory::<T>("gram", &f)?,
     };
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &n, &k, &m.data, &mt.data, &mut out.data);
     // SAFETY: gram_tensor_core_<dtype>(int N, int K, const T* A, const T* At, T* C): A
     // n×k and C n×n (buffers checked by the caller), At k×n (allocated by `transposed`);
-    // one block per upper 128×128 tile, decoded from blockIdx.x; every access is
-    // bounds-checked against N and K, and the kernel gets the TC_SMEM bytes its stages
-    // take.
+    // 128 / BN blocks per upper 128×128 tile, decoded from blockIdx.x as the kernel
+    // does; every access is bounds-checked against N and K, and the kernel gets the
+    // TC_SMEM(T) bytes its stages take.
     unsafe { go(b, &name, cfg) }
 }
 
@@ -555,7 +583,12 @@ mod tests {
         assert_eq!(gram_row_limit("stripes"), Some(1024));
         assert_eq!(gram_row_limit("nope"), None);
         assert_eq!(VARIANTS[0], "stream_k");
-        let launched = ["gram_stream_k_", "gram_reg_blocked_", "gram_narrow"];
+        let launched = [
+            "gram_stream_k_",
+            "gram_reg_blocked_",
+            "gram_narrow",
+            "gram_tensor_core_f64",
+        ];
         assert!(DEFAULT_KERNELS
             .iter()
             .all(|k| launched.iter().any(|p| k.starts_with(p))));
@@ -566,8 +599,11 @@ mod tests {
 
     #[test]
     fn stream_k_runs_where_whole_tiles_leave_a_wave_part_empty() {
-        let p = |dtype, nk| plan("stream_k", dtype, 132, nk).unwrap();
-        assert_eq!(plan("reg_blocked", DType::F32, 132, (32, 1 << 20)), None);
+        let p = |dtype, nk| plan("stream_k", dtype, false, 132, nk).unwrap();
+        assert_eq!(
+            plan("reg_blocked", DType::F32, false, 132, (32, 1 << 20)),
+            None
+        );
         // Whole waves: 528 tiles are two waves of 264 blocks; 2080 are 7.9.
         assert_eq!(
             p(DType::F32, (4096, 4096)),
@@ -591,6 +627,17 @@ mod tests {
         );
         // Too little work to cut: one tile of four K-steps.
         assert!(p(DType::F32, (64, 64)).starts_with("reg_blocked: 1 upper tile,"));
+        // f64 on FP64 tensor cores where their blocks fill half the SMs or K is short.
+        let q = |nk| plan("stream_k", DType::F64, true, 132, nk).unwrap();
+        assert_eq!(
+            q((1024, 1024)),
+            "tensor_core (FP64 tensor cores): 36 upper tiles of 128x128, 72 blocks of 128x64"
+        );
+        assert!(q((65536, 64)).starts_with("tensor_core"));
+        assert!(q((256, 256)).starts_with("tensor_core"));
+        assert!(q((512, 512)).starts_with("stream-K"));
+        assert!(q((130, 262_147)).starts_with("stream-K"));
+        assert!(q((32, 1 << 20)).starts_with("narrow"));
         // Short and wide: the narrow kernel, at about 1024 threads per SM.
         assert_eq!(
             p(DType::F32, (32, 1 << 20)),

@@ -34,7 +34,8 @@ pub const VARIANTS: &[&str] = &[
 ];
 
 /// Kernels the default variant launches: its own, double_buffered's where it does not
-/// split K, and small's for small outputs with a short K.
+/// split K, small's for small outputs with a short K, and the FP64 tensor-core kernel
+/// for f64 (`dmma`).
 pub const DEFAULT_KERNELS: &[&str] = &[
     "gemm_split_k_f32",
     "gemm_split_k_f64",
@@ -44,6 +45,7 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "gemm_double_buffered_f64",
     "gemm_small_f32",
     "gemm_small_f64",
+    "gemm_tensor_core_f64",
 ];
 
 /// Determinism and scope.
@@ -61,11 +63,15 @@ stage's loads held in registers; split_k (default): for few tiles of C, \
 double_buffered on slices of K (when the 128x128 tiles are fewer than the SMs: as many slices \
 as fill the SMs twice, each at least 4 K-tiles), the \
 partial products added in slice order by a second kernel, or small in one launch where K is \
-at most 256 (reproducible run to run; the choice and the split, and so the rounding, depend \
-on M, N, K and the number of SMs). Transposed operands are \
+at most 256; f64 on a device with FP64 tensor cores (sm_80 and later) runs tensor_core's DMMA \
+kernel instead, except where its 128x64 blocks would be fewer than half the SMs with K over \
+256 (reproducible run to run; the choice and the split, and so the rounding, depend on M, N, \
+K, the dtype and the device: its SM count and whether it has FP64 tensor cores). Transposed \
+operands are \
 materialised before the product. K = 0 or alpha = 0 gives beta*C without reading A or B. \
 tensor_core and tensor_core_3x (sm_80 and later; unavailable before): warp-level mma.sync on \
-tensor cores, 128x128 block tile, three-stage cp.async pipeline, sums in a fixed order \
+tensor cores, 128x128 block tile (f64: 128x64, two blocks per SM), three-stage cp.async \
+pipeline, sums in a fixed order \
 (reproducible run to run); f32 on TF32 operands rounded to nearest, one product per term \
 (tensor_core: precision tf32, about 3 decimal digits per operand) or three (tensor_core_3x: \
 3xTF32, each operand split into two TF32 parts, precision 3xtf32, close to f32's own error); \
@@ -77,8 +83,9 @@ one block per SM; sums in a fixed order (reproducible run to run); f64 runs tens
 kernel (no f64 wgmma exists).";
 
 /// One rung of the ladder: the tile of C a block computes, the block's threads,
-/// whether it runs on tensor cores (sm_80 and later, with `TC_SMEM` of dynamic shared
-/// memory), and for the Hopper rungs their f32 kernel (`ops::wgmma`).
+/// whether it runs on tensor cores (sm_80 and later; their tile, threads and dynamic
+/// shared memory depend on the element type: [`tc_shape`]), and for the Hopper rungs
+/// their f32 kernel (`ops::wgmma`).
 #[derive(Debug, Clone, Copy)]
 struct Rung {
     name: &'static str,
@@ -191,28 +198,50 @@ pub(crate) fn gemm<T: CudaElement>(
     }
 }
 
-/// The dynamic shared memory of the tensor-core rungs (`TC_SMEM` in `kernels/mma.cuh`:
-/// three stages of a 128×128-byte tile of A and one of B).
-const TC_SMEM: u32 = 3 * 2 * 128 * 128;
-
-/// The dynamic shared memory `rung`'s kernel `f` needs, granted to it (past the 48 KB
-/// every kernel may use without asking).
-fn shared_memory(rung: Rung, f: &CudaFunction) -> Result<u32> {
-    if !rung.tensor_cores {
-        return Ok(0);
-    }
-    tc_shared_memory("gemm", f)
+/// The shape of `kernels/mma.cuh`'s tensor-core GEMM for one element type (`Tc<T>`
+/// there): its block tile of C, its threads, and the dynamic shared memory of its three
+/// stages (`TC_SMEM(T)`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TcShape {
+    pub tile: (usize, usize),
+    pub threads: u32,
+    pub smem: u32,
 }
 
-/// Grants `f`, a kernel on `kernels/mma.cuh`'s tensor-core GEMM, the `TC_SMEM` bytes of
-/// dynamic shared memory its stages take; returns them.
-pub(crate) fn tc_shared_memory(op: &str, f: &CudaFunction) -> Result<u32> {
+/// f32: 128×128 tiles of 256 threads, K-tiles of 32; f64: 128×64 tiles of 128 threads,
+/// K-tiles of 16, two blocks per SM, the stage tiles' rows padded by 4 elements.
+pub(crate) fn tc_shape<T: CudaElement>() -> TcShape {
+    // (BN, BK, the rows' padding, stages, threads)
+    let (bn, bk, pad, stages, threads) = match T::DTYPE {
+        DType::F32 => (128, 32, 0, 3, 256),
+        DType::F64 => (64, 16, 4, 3, 128),
+    };
+    let stage = 128 * (bk + pad) + bk * (bn + pad);
+    TcShape {
+        tile: (128, bn),
+        threads,
+        smem: (stages * stage * size_of::<T>()) as u32,
+    }
+}
+
+/// Grants `f`, a kernel on `kernels/mma.cuh`'s tensor-core GEMM for `T`, the dynamic
+/// shared memory its stages take (past the 48 KB every kernel may use without asking);
+/// returns it.
+pub(crate) fn tc_shared_memory<T: CudaElement>(op: &str, f: &CudaFunction) -> Result<u32> {
+    let bytes = tc_shape::<T>().smem;
     f.set_attribute(
         CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        TC_SMEM as i32,
+        bytes as i32,
     )
-    .map_err(|e| driver(format!("{op}: granting {TC_SMEM} B of shared memory"), e))?;
-    Ok(TC_SMEM)
+    .map_err(|e| driver(format!("{op}: granting {bytes} B of shared memory"), e))?;
+    Ok(bytes)
+}
+
+/// Whether the device has the warp-level tensor-core instructions the `tensor_core`
+/// rungs use (mma.sync on TF32 and f64: sm_80 and later).
+pub(crate) fn has_tensor_cores(gpu: &Gpu) -> bool {
+    let cc: u32 = gpu.arch().trim_start_matches("sm_").parse().unwrap_or(0);
+    cc >= 80
 }
 
 /// `Ok` where the device has the warp-level tensor-core instructions the `tensor_core`
@@ -221,8 +250,7 @@ pub(crate) fn tc_shared_memory(op: &str, f: &CudaFunction) -> Result<u32> {
 /// # Errors
 /// [`Error::Unavailable`] naming the family's variant and the device's architecture.
 pub(crate) fn tensor_cores_present(gpu: &Gpu, family: Family, rung: &str) -> Result<()> {
-    let cc: u32 = gpu.arch().trim_start_matches("sm_").parse().unwrap_or(0);
-    if cc >= 80 {
+    if has_tensor_cores(gpu) {
         return Ok(());
     }
     Err(Error::Unavailable {
@@ -262,9 +290,21 @@ fn small(sms: usize, (m, n, k): (usize, usize, usize)) -> bool {
 
 /// What `variant` runs on an m×n×k product on a device of `sms` SMs (see
 /// `Backend::plan`): for `split_k`, whether and how K is cut.
-pub(crate) fn plan(variant: &str, sms: usize, (m, n, k): (usize, usize, usize)) -> Option<String> {
+pub(crate) fn plan(
+    variant: &str,
+    fp64_tc: bool,
+    sms: usize,
+    (m, n, k): (usize, usize, usize),
+) -> Option<String> {
     if variant != "split_k" {
         return None;
+    }
+    if fp64_tc && dmma(sms, (m, n, k)) {
+        let (bm, bn) = FP64_TILE;
+        return Some(match m.div_ceil(bm) * n.div_ceil(bn) {
+            1 => format!("tensor_core (FP64 tensor cores): C in 1 tile of {bm}x{bn}"),
+            t => format!("tensor_core (FP64 tensor cores): C in {t} tiles of {bm}x{bn}"),
+        });
     }
     let count = m.div_ceil(128) * n.div_ceil(128);
     let tiles = match count {
@@ -287,13 +327,28 @@ pub(crate) fn plan(variant: &str, sms: usize, (m, n, k): (usize, usize, usize)) 
     })
 }
 
+/// The block tile of the FP64 tensor-core kernel (`tc_shape::<f64>`).
+const FP64_TILE: (usize, usize) = (128, 64);
+
+/// Whether `split_k` runs f64 on the FP64 tensor cores (where the device has them): where
+/// that kernel's 128×64 blocks are at least half as many as the SMs, or K is at most 256
+/// (nothing worth cutting); elsewhere its CUDA-core forms, which cut K for few tiles of
+/// C. (DMMA runs at about twice the CUDA cores' f64 rate, but one block walks all of K.)
+pub(crate) fn dmma(sms: usize, (m, n, k): (usize, usize, usize)) -> bool {
+    2 * m.div_ceil(FP64_TILE.0) * n.div_ceil(FP64_TILE.1) >= sms || k <= 256
+}
+
 /// `C ← alpha·A·B + beta·C` by the `split_k` rung: the partial products of the slices
 /// of K into a workspace, then their sums in slice order (see `kernels/matmul.cu`). One
 /// slice is the double_buffered rung itself.
 fn split_k<T: CudaElement>(gpu: &Gpu, p: Product<'_, T>) -> Result<()> {
-    let (slices, len) = k_slices(gpu.sm_count()?, p.mnk);
+    let sms = gpu.sm_count()?;
+    if T::DTYPE == DType::F64 && has_tensor_cores(gpu) && dmma(sms, p.mnk) {
+        return launch(gpu, TENSOR_CORE, p);
+    }
+    let (slices, len) = k_slices(sms, p.mnk);
     if slices == 1 {
-        let rung = match small(gpu.sm_count()?, p.mnk) {
+        let rung = match small(sms, p.mnk) {
             true => SMALL,
             false => DOUBLE_BUFFERED,
         };
@@ -462,9 +517,19 @@ fn launch<T: CudaElement>(gpu: &Gpu, rung: Rung, p: Product<'_, T>) -> Result<()
     );
     let name = format!("gemm_{}_{}", rung.name, T::SUFFIX);
     let f = gpu.function(KernelFile::MATMUL, &name)?;
-    let cfg = LaunchConfig {
-        shared_mem_bytes: shared_memory(rung, &f)?,
-        ..tile_grid(rung, m, n)?
+    let cfg = if rung.tensor_cores {
+        let tc = tc_shape::<T>();
+        let tiled = Rung {
+            tile: tc.tile,
+            block: (tc.threads, 1),
+            ..rung
+        };
+        LaunchConfig {
+            shared_mem_bytes: tc_shared_memory::<T>("gemm", &f)?,
+            ..tile_grid(tiled, m, n)?
+        }
+    } else {
+        tile_grid(rung, m, n)?
     };
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &mi, &ni, &ki, &p.alpha, &p.a.data, &p.b.data, &p.beta, &mut p.c.data);
@@ -518,8 +583,8 @@ mod tests {
 
     #[test]
     fn the_plan_says_whether_and_how_split_k_cuts_k() {
-        assert_eq!(plan("double_buffered", 132, (64, 64, 8192)), None);
-        let p = |mnk| plan("split_k", 132, mnk).unwrap();
+        assert_eq!(plan("double_buffered", false, 132, (64, 64, 8192)), None);
+        let p = |mnk| plan("split_k", false, 132, mnk).unwrap();
         assert_eq!(p((64, 64, 8192)), "K in 128 slices of 64 (C in 1 tile)");
         assert_eq!(
             p((4096, 4096, 4096)),
@@ -539,6 +604,25 @@ mod tests {
             p((2048, 2048, 64)),
             "double_buffered: C in 256 tiles for 132 SMs"
         );
+    }
+
+    #[test]
+    fn f64_runs_on_the_fp64_tensor_cores_unless_few_tiles_would_walk_a_long_k() {
+        let p = |mnk| plan("split_k", true, 132, mnk).unwrap();
+        assert_eq!(
+            p((4096, 4096, 4096)),
+            "tensor_core (FP64 tensor cores): C in 2048 tiles of 128x64"
+        );
+        // 128 blocks for 132 SMs: DMMA; 32 blocks with K = 512: the split of K.
+        assert!(p((1024, 1024, 1024)).starts_with("tensor_core"));
+        assert_eq!(p((512, 512, 512)), "K in 8 slices of 64 (C in 16 tiles)");
+        assert_eq!(p((64, 64, 8192)), "K in 128 slices of 64 (C in 1 tile)");
+        // A short K leaves nothing to cut.
+        assert_eq!(
+            p((64, 64, 64)),
+            "tensor_core (FP64 tensor cores): C in 1 tile of 128x64"
+        );
+        assert_eq!(p((64, 64, 257)), "K in 4 slices of 80 (C in 1 tile)");
     }
 
     #[test]
