@@ -321,6 +321,14 @@ __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, con
     }
 }
 
+// Two neighbouring elements of C as one aligned store.
+__device__ __forceinline__ void tc_store_pair(float* p, float a, float b) {
+    *reinterpret_cast<float2*>(p) = make_float2(a, b);
+}
+__device__ __forceinline__ void tc_store_pair(double* p, double a, double b) {
+    *reinterpret_cast<double2*>(p) = make_double2(a, b);
+}
+
 // C = alpha·A·B + beta·C (C not read when beta == 0) with A M×K, B K×N, C M×N row-major,
 // on the grouped 1-D grid of 128×BN tiles (grouped_tile, matmul.cu); tile (tm, tn) is
 // rows from tm·128 and columns from tn·BN. SYM (gram.cu's M·Mᵀ, with B = Aᵀ, the tiles that
@@ -347,19 +355,32 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
         tc_mainloop<T, MODE, false>(M, N, K, A, B, m0, n0, vec_a, vec_b, As, Bs, wm, wn, acc);
     }
     const int lane = threadIdx.x % 32, g = lane / 4, t2 = (lane % 4) * 2;
+    // A thread's two neighbouring outputs (e and e + 1) go out as one store of 2·sizeof(T)
+    // bytes where both lie in C and their address is aligned to it (N even, C aligned):
+    // half the store instructions, on the stores that bound short-K products.
+    const bool pairs = !SYM && N % 2 == 0 && ((unsigned long long)C % (2 * sizeof(T))) == 0;
 #pragma unroll
     for (int i = 0; i < TcAcc<T>::I; ++i)
 #pragma unroll
         for (int j = 0; j < 4; ++j)
 #pragma unroll
-            for (int e = 0; e < TcAcc<T>::E; ++e) {
-                const int row = m0 + wm * 64 + i * 16 + g + (e / 2) * 8;
-                const int col = n0 + wn * 32 + j * 8 + t2 + e % 2;
-                if (row < M && col < N && SYM) {
-                    if (row <= col) C[(i64)row * N + col] = C[(i64)col * N + row] = alpha * acc[i][j][e];
-                } else if (row < M && col < N) {
+            for (int h = 0; h < 2; ++h) {
+                const int row = m0 + wm * 64 + i * 16 + g + h * 8;
+                const int col = n0 + wn * 32 + j * 8 + t2;
+                const T v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
+                if (row >= M) continue;
+                if (SYM) {
+                    if (col < N && row <= col) C[(i64)row * N + col] = C[(i64)col * N + row] = v0;
+                    if (col + 1 < N && row <= col + 1)
+                        C[(i64)row * N + col + 1] = C[(i64)(col + 1) * N + row] = v1;
+                } else if (pairs && col + 1 < N) {
                     T* p = C + (i64)row * N + col;
-                    *p = beta == T(0) ? alpha * acc[i][j][e] : alpha * acc[i][j][e] + beta * *p;
+                    tc_store_pair(p, beta == T(0) ? v0 : v0 + beta * p[0],
+                                  beta == T(0) ? v1 : v1 + beta * p[1]);
+                } else {
+                    T* p = C + (i64)row * N + col;
+                    if (col < N) p[0] = beta == T(0) ? v0 : v0 + beta * p[0];
+                    if (col + 1 < N) p[1] = beta == T(0) ? v1 : v1 + beta * p[1];
                 }
             }
 }
