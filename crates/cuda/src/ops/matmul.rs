@@ -58,7 +58,7 @@ BK 8, 8x8 outputs per thread in registers; vectorized: reg_blocked with 16-byte 
 shared loads, A transposed in shared memory, warp-tiled 4x4 pieces; double_buffered: \
 vectorized with BK 16 (f32) and two shared buffers, the next K-tile copied \
 asynchronously (cp.async) while the current one is computed; small: 64x64 block tile, 256 \
-threads of 4x4 outputs, K through shared memory 32 at a time, both tiles k-major, the next \
+threads of 4x4 outputs, K through shared memory 64 at a time (f32; 32 for f64), both tiles k-major, the next \
 stage's loads held in registers; split_k (default): for few tiles of C, \
 double_buffered on slices of K (when the 128x128 tiles are fewer than the SMs: as many slices \
 as fill the SMs twice, each at least 4 K-tiles), the \
