@@ -329,10 +329,10 @@ __device__ __forceinline__ void gemm_double_buffered(int M, int N, int K, T alph
 // For small outputs with a short K (squares up to 256, 1024×1024×64), where 128×128
 // tiles leave most SMs idle and a cut of K costs a second launch: 64×64 tiles, 256
 // threads of 4×4 outputs, so 16 times as many blocks as the 128×128 rungs give. K goes
-// through shared memory 64 at a time (f32; 32 for f64), both tiles stored k-major (A transposed on the
-// store, B as it lies) so that a thread reads its four rows and four columns as two
-// 16-byte vectors; the next stage's loads wait in registers during the current stage's
-// products. One launch, sums in a fixed order.
+// through shared memory 64 at a time (f32; 32 for f64), both tiles stored k-major (A
+// transposed on the store, B as it lies) so that a thread reads its four rows and four
+// columns as two 16-byte vectors; the next stage's loads wait in registers during the
+// current stage's products. One launch, sums in a fixed order.
 // K per stage: 64 for f32 (half the stages over a short K: each waits on its loads),
 // 32 for f64 (whose two 64-deep tiles would pass the 48 KB of static shared memory).
 template <typename T> struct SmallCfg { static const int BK = sizeof(T) == 4 ? 64 : 32; };
