@@ -299,23 +299,21 @@ pub(crate) fn plan(
     if variant != "split_k" {
         return None;
     }
+    // "1 tile", "16 tiles": C's tiles of bm×bn.
+    let tiles_of = |bm: usize, bn: usize| match m.div_ceil(bm) * n.div_ceil(bn) {
+        1 => "1 tile".to_string(),
+        t => format!("{t} tiles"),
+    };
     if fp64_tc && dmma(sms, (m, n, k)) {
         let (bm, bn) = FP64_TILE;
-        return Some(match m.div_ceil(bm) * n.div_ceil(bn) {
-            1 => format!("tensor_core (FP64 tensor cores): C in 1 tile of {bm}x{bn}"),
-            t => format!("tensor_core (FP64 tensor cores): C in {t} tiles of {bm}x{bn}"),
-        });
+        return Some(format!(
+            "tensor_core (FP64 tensor cores): C in {} of {bm}x{bn}",
+            tiles_of(bm, bn)
+        ));
     }
-    let count = m.div_ceil(128) * n.div_ceil(128);
-    let tiles = match count {
-        1 => "1 tile".to_string(),
-        _ => format!("{count} tiles"),
-    };
+    let tiles = tiles_of(128, 128);
     if small(sms, (m, n, k)) {
-        let small_tiles = match m.div_ceil(64) * n.div_ceil(64) {
-            1 => "1 tile".to_string(),
-            t => format!("{t} tiles"),
-        };
+        let small_tiles = tiles_of(64, 64);
         return Some(format!(
             "small: {small_tiles} of 64x64 (C in {tiles} of 128x128)"
         ));
