@@ -446,6 +446,9 @@ __device__ void reduce_shuffle(const T* __restrict__ x, const T* __restrict__ y,
     NDGPU_REDUCE(op, Op, T, sfx, cols, 256,                                               \
                  (int rows, int cols, int per, const T* x, T* out_v, i64* out_i),         \
                  (rows, cols, per, x, out_v, out_i))                                      \
+    NDGPU_REDUCE(op, Op, T, sfx, cols_tall, 256,                                          \
+                 (int rows, int cols, int per, const T* x, T* out_v, i64* out_i),         \
+                 (rows, cols, per, x, out_v, out_i))                                      \
     NDGPU_REDUCE(op, Op, T, sfx, cols_vec, 256,                                           \
                  (int rows, int cols, const T* x, T* out_v, i64* out_i),                  \
                  (rows, cols, x, out_v, out_i))                                           \

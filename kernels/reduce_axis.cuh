@@ -198,6 +198,63 @@ __device__ void reduce_cols_vec(int rows, int cols, const T* __restrict__ x, T* 
     }
 }
 
+// cols_tall: many rows of few columns, whole 16-byte vectors (cols a multiple of V =
+// 16 / sizeof(T), G = cols / V a power of two of at most 32): the tall-thin shapes (the
+// k-means points). Block b takes rows [b·per, (b+1)·per); thread t keeps V accumulators
+// for the vector q = t mod G of each row it reads, and reads rows l, l + L, l + 2L, ...
+// of the chunk (l = t div G, L = 256 / G), four in flight: a warp's loads are 32
+// consecutive vectors, whole rows. The L partials of each column are then folded in the
+// order of l through shared memory. Output index chunk·cols + column (cols_finish folds
+// the chunks in order).
+template <typename Op, typename T>
+__device__ void reduce_cols_tall(int rows, int cols, int rows_per_chunk, const T* __restrict__ x,
+                                 T* out_v, i64* out_i) {
+    typedef typename Op::Acc Acc;
+    constexpr int V = 16 / sizeof(T);
+    __shared__ Acc part[256 * V];  // [l][column]: L·cols = 256·V entries
+    const int G = cols / V, L = 256 / G;
+    const int t = threadIdx.x, q = t % G, l = t / G;
+    const i64 r_begin = (i64)blockIdx.x * rows_per_chunk;
+    const i64 r_end = min((i64)rows, r_begin + rows_per_chunk);
+    const bool vec = aligned16(x);  // always, for a whole allocation; else element loads
+    const T* base = x + (i64)q * V;
+    Acc acc[V];
+#pragma unroll
+    for (int e = 0; e < V; e++) acc[e] = Op::identity();
+    auto load = [&](i64 r, T (&v)[V]) {
+        if (vec) {
+            ldv(base + r * cols, v);
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; e++) v[e] = base[r * cols + e];
+        }
+    };
+    i64 r = r_begin + l;
+    for (; r + 3 * L < r_end; r += 4 * L) {
+        T v[4][V];
+#pragma unroll
+        for (int k = 0; k < 4; k++) load(r + k * L, v[k]);
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+#pragma unroll
+            for (int e = 0; e < V; e++) acc[e] = Op::combine(acc[e], Op::item(v[k][e], T(0), r + k * L));
+    }
+    for (; r < r_end; r += L) {
+        T v[V];
+        load(r, v);
+#pragma unroll
+        for (int e = 0; e < V; e++) acc[e] = Op::combine(acc[e], Op::item(v[e], T(0), r));
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++) part[l * cols + q * V + e] = acc[e];
+    __syncthreads();
+    if (t < cols) {
+        Acc a = part[t];
+        for (int j = 1; j < L; j++) a = Op::combine(a, part[j * cols + t]);
+        Op::put(out_v, out_i, (i64)blockIdx.x * cols + t, a);
+    }
+}
+
 // cols_finish: thread per column folds its `chunks` partials (stored chunk-major, `cols`
 // apart) in chunk order. Also folds the column chunks of rows_block (with cols = rows).
 template <typename Op, typename T>

@@ -31,6 +31,9 @@ const MIN_CHUNK_ROWS: usize = 64;
 const COLS_VEC_ROWS: usize = 64;
 /// Blocks per SM the axis kernels aim for when they split a row or a column.
 const BLOCKS_PER_SM: usize = 8;
+/// Blocks per SM of `cols_tall`, whose 256 threads each keep four 16-byte loads in
+/// flight (about 4 MB on 132 SMs), and whose chunks `cols_finish` then folds one by one.
+const TALL_BLOCKS_PER_SM: usize = 2;
 
 /// Checks that the dimensions fit the kernels' index range.
 pub(super) fn check_dims<T>(op: &'static str, m: &DeviceMatrix<T>) -> Result<()> {
@@ -151,6 +154,30 @@ fn cols<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>)
         // time (as vectors where x is 16-byte aligned) at rows < rows and columns < cols;
         // each column writes entry `column` of the outputs, which hold at least `cols`.
         return launched(&name, unsafe { l.launch(linear(grid as u32, 256)) });
+    }
+    // Many rows of few columns, whole 16-byte vectors, cols / V a power of two of at most
+    // 32: blocks on chunks of rows, each thread one vector of columns of every (256 /
+    // (cols / V))-th row of its chunk, whole rows per warp.
+    let groups = m.cols / v;
+    if m.cols.is_multiple_of(v) && groups.is_power_of_two() && groups <= 32 {
+        let chunks = (TALL_BLOCKS_PER_SM * sm).min(m.rows.div_ceil(256)).max(1);
+        let rows_per_chunk = m.rows.div_ceil(chunks);
+        let chunks = m.rows.div_ceil(rows_per_chunk);
+        let cfg = LaunchConfig {
+            grid_dim: (chunks as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        return chunked(
+            gpu,
+            kind,
+            "cols_tall",
+            cfg,
+            m,
+            rows_per_chunk,
+            (chunks, m.cols),
+            out,
+        );
     }
     let col_blocks = m.cols.div_ceil(32);
     let want = BLOCKS_PER_SM * sm;

@@ -53,6 +53,8 @@ macro_rules! default_kernels {
                 concat!("reduce_", $axis, "_cols_f64"),
                 concat!("reduce_", $axis, "_cols_vec_f32"),
                 concat!("reduce_", $axis, "_cols_vec_f64"),
+                concat!("reduce_", $axis, "_cols_tall_f32"),
+                concat!("reduce_", $axis, "_cols_tall_f64"),
                 concat!("reduce_", $axis, "_cols_finish_f32"),
                 concat!("reduce_", $axis, "_cols_finish_f64"),
             )*
@@ -163,9 +165,11 @@ mod tests {
     #[test]
     fn default_kernels_are_the_shuffle_and_axis_kernels() {
         assert_eq!(VARIANTS[0], "shuffle");
-        assert_eq!(DEFAULT_KERNELS.len(), 7 * 2 + 6 * 6 * 2);
+        // 7 whole-array ops; 6 axis ops × 7 axis kernels; both dtypes.
+        assert_eq!(DEFAULT_KERNELS.len(), 7 * 2 + 6 * 7 * 2);
         assert!(DEFAULT_KERNELS.contains(&"reduce_dot_shuffle_f64"));
         assert!(DEFAULT_KERNELS.contains(&"reduce_argmin_cols_finish_f32"));
+        assert!(DEFAULT_KERNELS.contains(&"reduce_argmax_cols_tall_f32"));
         assert!(!DEFAULT_KERNELS.iter().any(|k| k.contains("atomic")));
     }
 }
