@@ -31,8 +31,8 @@ const MIN_CHUNK_ROWS: usize = 64;
 const COLS_VEC_ROWS: usize = 64;
 /// Blocks per SM the axis kernels aim for when they split a row or a column.
 const BLOCKS_PER_SM: usize = 8;
-/// Blocks per SM of `cols_tall`, whose 256 threads each keep four 16-byte loads in
-/// flight (about 4 MB on 132 SMs), and whose chunks `cols_finish` then folds one by one.
+/// Blocks per SM of `cols_tall`: few, since each of its 256 threads keeps four 16-byte
+/// loads in flight, and `cols_finish` then folds the chunks one by one.
 const TALL_BLOCKS_PER_SM: usize = 2;
 
 /// Checks that the dimensions fit the kernels' index range.

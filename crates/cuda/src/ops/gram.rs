@@ -247,7 +247,13 @@ fn cut<T: CudaElement>(sms: usize, (n, k): (usize, usize)) -> Cut {
 /// (two of 128×64 per upper 128×128 tile) are at least half as many as the SMs, or K is
 /// at most 256; elsewhere stream-K's CUDA-core forms, which spread a long K over the SMs.
 fn dmma(sms: usize, (n, k): (usize, usize)) -> bool {
-    2 * 2 * REG_BLOCKED.grid.blocks::<f64>(n, k) >= sms || k <= 256
+    2 * tc_blocks::<f64>(n, k) >= sms || k <= 256
+}
+
+/// The tensor-core kernel's blocks for an n×k M of `T`: each upper 128×128 tile as
+/// 128 / BN blocks of the element type's tile (f64: two).
+fn tc_blocks<T: CudaElement>(n: usize, k: usize) -> usize {
+    TENSOR_CORE.grid.blocks::<T>(n, k) * (128 / matmul::tc_shape::<T>().tile.1)
 }
 
 /// The narrow kernel's cut of an n×k M on a device of `sms` SMs, where `stream_k` runs
@@ -284,9 +290,10 @@ pub(crate) fn plan(
     }
     if fp64_tc && dmma(sms, nk) {
         let tiles = REG_BLOCKED.grid.blocks::<f64>(nk.0, nk.1);
+        let (bm, bn) = matmul::tc_shape::<f64>().tile;
         return Some(format!(
-            "tensor_core (FP64 tensor cores): {tiles} upper tiles of 128x128, {} blocks of 128x64",
-            2 * tiles
+            "tensor_core (FP64 tensor cores): {tiles} upper tiles of 128x128, {} blocks of {bm}x{bn}",
+            tc_blocks::<f64>(nk.0, nk.1)
         ));
     }
     let c = match dtype {
@@ -513,12 +520,9 @@ fn tensor_core<T: CudaElement>(
     let mt = matmul::transposed(gpu, m)?;
     let name = format!("gram_{}_{}", TENSOR_CORE.name, T::SUFFIX);
     let f = gpu.function(KernelFile::GRAM, &name)?;
-    // Each upper 128×128 tile as 128 / BN blocks of the element type's tile (f64: two).
-    let tc = matmul::tc_shape::<T>();
-    let blocks = TENSOR_CORE.grid.blocks::<T>(m.rows, m.cols) * (128 / tc.tile.1);
     let cfg = LaunchConfig {
-        grid_dim: (grid_1d("gram", blocks)?, 1, 1),
-        block_dim: (tc.threads, 1, 1),
+        grid_dim: (grid_1d("gram", tc_blocks::<T>(m.rows, m.cols))?, 1, 1),
+        block_dim: (matmul::tc_shape::<T>().threads, 1, 1),
         shared_mem_bytes: matmul::tc_shared_memory::<T>("gram", &f)?,
     };
     let mut b = gpu.stream().launch_builder(&f);

@@ -305,7 +305,7 @@ pub(crate) fn plan(
         t => format!("{t} tiles"),
     };
     if fp64_tc && dmma(sms, (m, n, k)) {
-        let (bm, bn) = FP64_TILE;
+        let (bm, bn) = tc_shape::<f64>().tile;
         return Some(format!(
             "tensor_core (FP64 tensor cores): C in {} of {bm}x{bn}",
             tiles_of(bm, bn)
@@ -325,15 +325,13 @@ pub(crate) fn plan(
     })
 }
 
-/// The block tile of the FP64 tensor-core kernel (`tc_shape::<f64>`).
-const FP64_TILE: (usize, usize) = (128, 64);
-
 /// Whether `split_k` runs f64 on the FP64 tensor cores (where the device has them): where
 /// that kernel's 128×64 blocks are at least half as many as the SMs, or K is at most 256
 /// (nothing worth cutting); elsewhere its CUDA-core forms, which cut K for few tiles of
 /// C. (DMMA runs at about twice the CUDA cores' f64 rate, but one block walks all of K.)
 pub(crate) fn dmma(sms: usize, (m, n, k): (usize, usize, usize)) -> bool {
-    2 * m.div_ceil(FP64_TILE.0) * n.div_ceil(FP64_TILE.1) >= sms || k <= 256
+    let (bm, bn) = tc_shape::<f64>().tile;
+    2 * m.div_ceil(bm) * n.div_ceil(bn) >= sms || k <= 256
 }
 
 /// `C ← alpha·A·B + beta·C` by the `split_k` rung: the partial products of the slices
