@@ -6,7 +6,7 @@
 // block's barrier and loads overlap the other's products). A warp computes 64×32 of C
 // from fragments read out of shared memory. K-tiles of 128 bytes per row of A (32 f32,
 // 16 f64) go through a three-stage cp.async pipeline (dynamic shared memory, TC_SMEM(T)
-// bytes, which the launch grants: 96 KB for f32, 72 KB for f64).
+// bytes, which the launch grants: 96 KB for f32, 85.5 KB for f64, whose rows are padded).
 // f32: mma.m16n8k8 on TF32 operands rounded to nearest (cvt.rna), f32 accumulation.
 // MODE 1 (TF32): one product per step, operands carrying 11 significant bits. MODE 3
 // (3xTF32): each operand x split into big = tf32(x) and small = tf32(x − big), which
@@ -18,7 +18,6 @@
 #pragma once
 #include "common.cuh"
 #include "tiles.cuh"
-
 
 template <typename T> struct Tc;
 template <> struct Tc<float> {
@@ -45,7 +44,8 @@ template <> struct Tc<double> {
     __device__ __forceinline__ static int a_at(int r, int c) { return r * LDA + c; }
     __device__ __forceinline__ static int b_at(int k, int n) { return k * LDB + n; }
 };
-// The dynamic shared memory of gemm_tc<T>: three stages of A's 128×BK and B's BK×BN.
+// The dynamic shared memory of gemm_tc<T>: STAGES stages of A's 128×BK tile and B's BK×BN
+// (A_STAGE and B_STAGE elements, padding included).
 #define TC_SMEM(T) (Tc<T>::STAGES * (Tc<T>::A_STAGE + Tc<T>::B_STAGE) * (int)sizeof(T))
 
 __device__ __forceinline__ u32 to_tf32(float x) {
