@@ -6,7 +6,7 @@
 // block's barrier and loads overlap the other's products). A warp computes 64×32 of C
 // from fragments read out of shared memory. K-tiles of 128 bytes per row of A (32 f32,
 // 16 f64) go through a three-stage cp.async pipeline (dynamic shared memory, TC_SMEM(T)
-// bytes, which the launch grants: 96 KB for f32, 85.5 KB for f64, whose rows are padded).
+// bytes, which the launch grants; the f64 rows are padded).
 // f32: mma.m16n8k8 on TF32 operands rounded to nearest (cvt.rna), f32 accumulation.
 // MODE 1 (TF32): one product per step, operands carrying 11 significant bits. MODE 3
 // (3xTF32): each operand x split into big = tf32(x) and small = tf32(x − big), which

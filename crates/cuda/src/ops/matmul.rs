@@ -328,7 +328,7 @@ pub(crate) fn plan(
 /// Whether `split_k` runs f64 on the FP64 tensor cores (where the device has them): where
 /// that kernel's 128×64 blocks are at least half as many as the SMs, or K is at most 256
 /// (nothing worth cutting); elsewhere its CUDA-core forms, which cut K for few tiles of
-/// C. (DMMA runs at about twice the CUDA cores' f64 rate, but one block walks all of K.)
+/// C. (The FP64 tensor cores outrun the CUDA cores, but one block walks all of K.)
 pub(crate) fn dmma(sms: usize, (m, n, k): (usize, usize, usize)) -> bool {
     let (bm, bn) = tc_shape::<f64>().tile;
     2 * m.div_ceil(bm) * n.div_ceil(bn) >= sms || k <= 256
