@@ -384,11 +384,25 @@ __device__ void km_finalize(const T* __restrict__ partial, const C* __restrict__
     const i64 e = (i64)blockIdx.x * 32 + lane;
     T s = T(0);
     C cnt = C(0);
-    if (e < kd)
-        for (int q = warp; q < g; q += 8) {
+    if (e < kd) {
+        // Eight chunks' loads in flight at a time, added in chunk order.
+        int q = warp;
+        for (; q + 56 < g; q += 64) {
+            T v[8];
+            C m[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) {
+                v[u] = partial[(q + 8 * u) * kd + e];
+                m[u] = pcount[(q + 8 * u) * (i64)k + e / d];
+            }
+#pragma unroll
+            for (int u = 0; u < 8; ++u) { s += v[u]; cnt += m[u]; }
+        }
+        for (; q < g; q += 8) {
             s += partial[q * kd + e];
             cnt += pcount[q * (i64)k + e / d];
         }
+    }
     ps[warp][lane] = s;
     pc[warp][lane] = cnt;
     __syncthreads();

@@ -61,10 +61,12 @@ pub(super) struct Ties {
 }
 
 impl Ties {
+    /// The list and its count, uninitialised: `assign_tf32` zeroes the count before its
+    /// kernel appends to the list.
     pub(super) fn new(gpu: &Gpu, n: usize) -> Result<Self> {
         Ok(Ties {
             list: gpu.alloc("kmeans", n)?,
-            count: alloc_i32(gpu, 1)?,
+            count: gpu.alloc("kmeans", 1)?,
         })
     }
 }
