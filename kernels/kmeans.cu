@@ -320,10 +320,15 @@ __device__ void km_accumulate_partials(const T* __restrict__ x, const int* __res
     const i64 wbeg = cbeg + warp * per, wend = min(cend, wbeg + per);
     T* my = sums + warp * kb * db;
     C* myc = cnts + warp * kb;
+    // The next group's label (and weight) is loaded while this group is summed.
+    int lab_next = wbeg + lane < wend ? labels[wbeg + lane] : 0;
+    T wp_next = (WEIGHTED && wbeg + lane < wend) ? wts[wbeg + lane] : T(1);
     for (i64 base = wbeg; base < wend; base += 32) {
         const i64 p = base + lane;
-        const int lab = (p < wend) ? labels[p] - k0 : -1;
-        const T wp = (WEIGHTED && p < wend) ? wts[p] : T(1);
+        const int lab = (p < wend) ? lab_next - k0 : -1;
+        const T wp = wp_next;
+        lab_next = p + 32 < wend ? labels[p + 32] : 0;
+        wp_next = (WEIGHTED && p + 32 < wend) ? wts[p + 32] : T(1);
         unsigned mask = __ballot_sync(KM_FULL, lab >= 0 && lab < kn);
         while (mask) {
             int src[KM_U];

@@ -254,7 +254,8 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 }
 
 // k ≤ 128 and 1 ≤ d ≤ 32 (the caller's check): the centroids are staged once (as TF32
-// and as they are), and blocks stride over the point tiles. Each thread copies its
+// and as they are), their norms formed here (block 0 writes them to cnorm), and blocks
+// stride over the point tiles. Each thread copies its
 // elements of the next tile with cp.async (4-byte copies, zero-filled outside X) into one
 // of two raw buffers while the current tile is computed, then converts those same
 // elements into the TF32 tile; the winners' distances read the raw tile and centroids
@@ -262,7 +263,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 #define KT_SMALL_SMEM ((2 * KT_BP * KT_RAW + KT_BC * KT_BD + 2 * KT_BP * KT_LD + KT_BC) * 4 + 2 * KT_BP * 12)
 extern "C" __global__ void __launch_bounds__(256, 2)
     kmeans_assign_tf32_small_f32(const float* __restrict__ x, const float* __restrict__ c,
-                                 const float* __restrict__ cnorm, int n, int k, int d,
+                                 float* __restrict__ cnorm, int n, int k, int d,
                                  int* __restrict__ labels, float* __restrict__ pdist,
                                  unsigned char* __restrict__ pchg, int* __restrict__ list,
                                  int* __restrict__ count) {
@@ -295,8 +296,25 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         const int q = r1 + 8 * i;
         craw[q * KT_BD + lane] = q < k && lane < d ? c[q * d + lane] : 0.0f;
     }
-    kt_norms(cnorm, 0, k, cn);
-    const float cc = kt_max_norm(cnorm, 0, k);
+    // ‖c_q − c_0‖² formed as kmeans_centroid_norms_f32 forms it (one fused multiply-add
+    // chain in dimension order, from global memory), so these are the bits the fused
+    // kernel reads: block 0 stores them for the fused kernel that assigns the list.
+    if (threadIdx.x < KT_BC) {
+        const int q = threadIdx.x;
+        float s = 0.0f;
+        if (q < k) {
+            for (int t = 0; t < d; ++t) {
+                const float v = c[(i64)q * d + t] - c[t];
+                s = fmaf(v, v, s);
+            }
+            if (blockIdx.x == 0) cnorm[q] = s;
+        }
+        cn[q] = q < k ? s : Lim<float>::inf();
+    }
+    __syncthreads();  // the norms are in
+    float cc = 0.0f;  // the largest, NaN passed over as in kt_max_norm
+    for (int q = lane; q < k; q += 32) cc = fmaxf(cc, cn[q]);
+    for (int off = 16; off; off >>= 1) cc = fmaxf(cc, __shfl_xor_sync(KM_FULL, cc, off));
 
     for (int tile = blockIdx.x, b = 0; tile < tiles; tile += gridDim.x, b ^= 1) {
         const int p0 = tile * KT_BP;

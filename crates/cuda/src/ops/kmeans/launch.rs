@@ -229,10 +229,6 @@ pub(super) fn assign_fused<T: CudaElement>(
 /// tiles, the norms and the two halves' best pairs.
 const TF32_SMALL_SMEM: u32 = (2 * 128 * 34 + 128 * 32 + 2 * 128 * 36 + 128) * 4 + 2 * 128 * 12;
 
-/// The tensor-core assignment (f32): settles the points whose best TF32 score is clear
-/// of the second by the error bound, lists the others in `ties` (count zeroed first).
-/// With k ≤ 128 and 1 ≤ d ≤ 32, the kernel that stages the centroids once and strides
-/// over the point tiles (two blocks per SM), else one block per 128 points.
 /// Whether the TF32 assignment of k centroids of d dimensions runs the persistent kernel
 /// (`kmeans_assign_tf32_small_f32`), whose shared memory holds k ≤ 128 centroids of
 /// 1 ≤ d ≤ 32.
@@ -245,6 +241,11 @@ pub(super) fn tf32_persistent_blocks(tiles: usize, sms: usize) -> usize {
     tiles.min(2 * sms)
 }
 
+/// The tensor-core assignment (f32): settles the points whose best TF32 score is clear
+/// of the second by the error bound, lists the others in `ties` (count zeroed first).
+/// With k ≤ 128 and 1 ≤ d ≤ 32, the kernel that stages the centroids once, forms their
+/// norms into `ws.cnorm` and strides over the point tiles (two blocks per SM); else one
+/// block per 128 points, reading the norms `centroid_norms` left in `ws.cnorm`.
 pub(super) fn assign_tf32<T: CudaElement>(
     gpu: &Gpu,
     x: &DeviceMatrix<T>,
@@ -276,13 +277,15 @@ pub(super) fn assign_tf32<T: CudaElement>(
         .map_err(|e| driver(format!("{name}: granting {smem} B of shared memory"), e))?;
     }
     let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; &x.data, &c.data, &ws.cnorm, &n, &k, &d, labels, &mut ws.pdist,
+    push_args!(b; &x.data, &c.data, &mut ws.cnorm, &n, &k, &d, labels, &mut ws.pdist,
         &mut ws.pchg, &mut ties.list, &mut ties.count);
-    // SAFETY: (const float* x, const float* c, const float* cnorm, int n, int k, int d,
+    // SAFETY: (const float* x, const float* c, [const] float* cnorm, int n, int k, int d,
     // int* labels, float* pdist, unsigned char* pchg, int* list, int* count): T is f32
-    // (the caller's check); x n×d, c k×d, cnorm k, labels, pdist, pchg and list n, count
-    // 1 (zeroed above); loads guarded by n, k, d; blocks stride over the 128-point tiles;
-    // the small kernel only where k ≤ 128 and 1 ≤ d ≤ 32, with its shared memory granted.
+    // (the caller's check); x n×d, c k×d, cnorm k (read by the general kernel, which
+    // `centroid_norms` filled; written by block 0 of the small one), labels, pdist, pchg
+    // and list n, count 1 (zeroed above); loads guarded by n, k, d; blocks stride over the
+    // 128-point tiles; the small kernel only where k ≤ 128 and 1 ≤ d ≤ 32, with its
+    // shared memory granted.
     unsafe { go(b, name, cfg((grid as u32, 1, 1), smem)) }
 }
 

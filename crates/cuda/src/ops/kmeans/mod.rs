@@ -127,7 +127,10 @@ fn assign<T: CudaElement>(
     let mut ws = Workspace::new(gpu, x.rows, c.rows)?;
     match v {
         Variant::TensorCore if T::DTYPE == DType::F32 && tensor_cores(gpu) => {
-            launch::centroid_norms(gpu, c, &mut ws.cnorm)?;
+            // The persistent kernel forms the norms itself (the same bits).
+            if !launch::tf32_persistent(c.rows, x.cols) {
+                launch::centroid_norms(gpu, c, &mut ws.cnorm)?;
+            }
             let mut ties = Ties::new(gpu, x.rows)?;
             launch::assign_tf32(gpu, x, c, labels, &mut ws, &mut ties)?;
             launch::assign_fused(gpu, x, c, labels, &mut ws, Some(&ties))?;
