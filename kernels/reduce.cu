@@ -28,7 +28,7 @@
 // Axis reductions: `rows` (a group of up to 32 lanes per row, 4 rows at a time),
 // `rows_block` (blocks per row, for few long rows; columns split into chunks), `cols`
 // (threads over columns, coalesced; rows split into chunks) and `cols_finish` (folds
-// the chunks of each column, or row, in order).
+// the chunks of each column, or row, in a fixed order).
 #include "common.cuh"
 
 #define FULL_MASK 0xffffffffu

@@ -106,7 +106,7 @@ __device__ void reduce_rows_vec(int rows, int cols, int g, const T* __restrict__
 // rows_block: for few long rows. Block 256 per (row, chunk of columns): blockIdx.x is
 // the row, blockIdx.y the chunk; threads stride the chunk 256 apart, 4 loads per
 // iteration into 4 accumulators; the block tree finishes. Output index chunk·rows + row
-// (cols_finish folds the chunks of each row in order when there are several).
+// (cols_finish folds the chunks of each row in a fixed order when there are several).
 template <typename Op, typename T>
 __device__ void reduce_rows_block(int rows, int cols, int cols_per_chunk,
                                   const T* __restrict__ x, T* out_v, i64* out_i) {
@@ -202,10 +202,11 @@ __device__ void reduce_cols_vec(int rows, int cols, const T* __restrict__ x, T* 
 // 16 / sizeof(T), G = cols / V a power of two of at most 32): the tall-thin shapes (the
 // k-means points). Block b takes rows [b·per, (b+1)·per); thread t keeps V accumulators
 // for the vector q = t mod G of each row it reads, and reads rows l, l + L, l + 2L, ...
-// of the chunk (l = t div G, L = 256 / G), four in flight: a warp's loads are 32
+// of the chunk (l = t div G, L = 256 / G), four in flight (for f32 the next four are
+// issued before the current four are combined): a warp's loads are 32
 // consecutive vectors, whole rows. The L partials of each column are then folded in the
 // order of l through shared memory. Output index chunk·cols + column (cols_finish folds
-// the chunks in order).
+// the chunks in a fixed order).
 template <typename Op, typename T>
 __device__ void reduce_cols_tall(int rows, int cols, int rows_per_chunk, const T* __restrict__ x,
                                  T* out_v, i64* out_i) {
@@ -230,14 +231,39 @@ __device__ void reduce_cols_tall(int rows, int cols, int rows_per_chunk, const T
         }
     };
     i64 r = r_begin + l;
-    for (; r + 3 * L < r_end; r += 4 * L) {
+    if constexpr (sizeof(T) == 4) {
+        // Four rows' loads in flight; the next four are issued before these are combined
+        // (f32 only: f64's pairs would spill).
         T v[4][V];
+        if (r + 3 * L < r_end)
 #pragma unroll
-        for (int k = 0; k < 4; k++) load(r + k * L, v[k]);
+            for (int k = 0; k < 4; k++) load(r + k * L, v[k]);
+        for (; r + 3 * L < r_end; r += 4 * L) {
+            T cur[4][V];
 #pragma unroll
-        for (int k = 0; k < 4; k++)
+            for (int k = 0; k < 4; k++)
 #pragma unroll
-            for (int e = 0; e < V; e++) acc[e] = Op::combine(acc[e], Op::item(v[k][e], T(0), r + k * L));
+                for (int e = 0; e < V; e++) cur[k][e] = v[k][e];
+            if (r + 7 * L < r_end)
+#pragma unroll
+                for (int k = 0; k < 4; k++) load(r + (4 + k) * L, v[k]);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    acc[e] = Op::combine(acc[e], Op::item(cur[k][e], T(0), r + k * L));
+        }
+    } else {
+        for (; r + 3 * L < r_end; r += 4 * L) {
+            T v[4][V];
+#pragma unroll
+            for (int k = 0; k < 4; k++) load(r + k * L, v[k]);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    acc[e] = Op::combine(acc[e], Op::item(v[k][e], T(0), r + k * L));
+        }
     }
     for (; r < r_end; r += L) {
         T v[V];
@@ -255,14 +281,37 @@ __device__ void reduce_cols_tall(int rows, int cols, int rows_per_chunk, const T
     }
 }
 
-// cols_finish: thread per column folds its `chunks` partials (stored chunk-major, `cols`
-// apart) in chunk order. Also folds the column chunks of rows_block (with cols = rows).
+// cols_finish: folds the `chunks` partials of each column (stored chunk-major, `cols`
+// apart) in a fixed order: a block takes 32 columns, warp w folds its lane's column over
+// the chunks [w·per, (w + 1)·per) in chunk order (per = ⌈chunks / 8⌉, eight loads in
+// flight at a time), then warp 0 folds the eight results in warp order. With at most 8
+// chunks that is chunk order. Also folds the column chunks of rows_block (with cols =
+// rows).
 template <typename Op, typename T>
 __device__ void reduce_cols_finish(int chunks, int cols, const T* in_v, const i64* in_i,
                                    T* out_v, i64* out_i) {
-    const int c = blockIdx.x * 256 + threadIdx.x;
-    if (c >= cols) return;
-    typename Op::Acc a = Op::get(in_v, in_i, c);
-    for (int k = 1; k < chunks; k++) a = Op::combine(a, Op::get(in_v, in_i, (i64)k * cols + c));
-    Op::put(out_v, out_i, c, a);
+    typedef typename Op::Acc Acc;
+    __shared__ Acc part[8][32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int c = blockIdx.x * 32 + lane;
+    const int per = (chunks + 7) / 8, k0 = warp * per, k1 = min(chunks, k0 + per);
+    if (c < cols && k0 < k1) {
+        Acc a = Op::get(in_v, in_i, (i64)k0 * cols + c);
+        int k = k0 + 1;
+        for (; k + 7 < k1; k += 8) {
+            Acc b[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++) b[u] = Op::get(in_v, in_i, (i64)(k + u) * cols + c);
+#pragma unroll
+            for (int u = 0; u < 8; u++) a = Op::combine(a, b[u]);
+        }
+        for (; k < k1; k++) a = Op::combine(a, Op::get(in_v, in_i, (i64)k * cols + c));
+        part[warp][lane] = a;
+    }
+    __syncthreads();
+    if (warp == 0 && c < cols) {
+        Acc a = part[0][lane];  // chunks ≥ 1, so warp 0 has a run
+        for (int w = 1; w < 8 && w * per < chunks; w++) a = Op::combine(a, part[w][lane]);
+        Op::put(out_v, out_i, c, a);
+    }
 }

@@ -5,8 +5,8 @@
 //! column): for few rows of whole vectors, a thread per vector of columns; else threads
 //! over columns, so every warp reads whole lines;
 //! rows are split into chunks when there are too few columns to fill the device. Chunks
-//! are folded by a second pass in chunk order, so every order is fixed by the shape and
-//! the device.
+//! are folded by a second pass in a fixed order (eight runs of consecutive chunks, then
+//! the runs), so every order is fixed by the shape and the device.
 
 use crate::push_args;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
@@ -31,9 +31,9 @@ const MIN_CHUNK_ROWS: usize = 64;
 const COLS_VEC_ROWS: usize = 64;
 /// Blocks per SM the axis kernels aim for when they split a row or a column.
 const BLOCKS_PER_SM: usize = 8;
-/// Blocks per SM of `cols_tall`: few, since each of its 256 threads keeps four 16-byte
-/// loads in flight, and `cols_finish` then folds the chunks one by one.
-const TALL_BLOCKS_PER_SM: usize = 2;
+/// Blocks per SM of `cols_tall` (each of its 256 threads keeps four 16-byte loads in
+/// flight; `cols_finish` then folds the chunks, eight loads at a time).
+const TALL_BLOCKS_PER_SM: usize = 4;
 
 /// Checks that the dimensions fit the kernels' index range.
 pub(super) fn check_dims<T>(op: &'static str, m: &DeviceMatrix<T>) -> Result<()> {
@@ -244,8 +244,9 @@ fn chunked<T: CudaElement>(
     fold_chunks(gpu, kind, (chunks, width), (&pv, &pi), out)
 }
 
-/// Folds `chunks` partials per output, stored chunk-major (`width` apart), in chunk
-/// order into entries `0..width` of the outputs.
+/// Folds `chunks` partials per output, stored chunk-major (`width` apart), into entries
+/// `0..width` of the outputs, in a fixed order: eight runs of consecutive chunks, each
+/// in chunk order, then the runs in order (chunk order for at most eight chunks).
 fn fold_chunks<T: CudaElement>(
     gpu: &Gpu,
     kind: Kind,
@@ -254,14 +255,15 @@ fn fold_chunks<T: CudaElement>(
     out: Out<T>,
 ) -> Result<()> {
     let (k, w) = (chunks as i32, width as i32);
-    let cfg = linear(width.div_ceil(256) as u32, 256);
+    let cfg = linear(width.div_ceil(32) as u32, 256);
     let name = kernel_name::<T>(kind, "cols_finish");
     let f = gpu.function(KernelFile::REDUCE, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &k, &w, pv, pi, out.v, out.i);
     // SAFETY: (int chunks, int cols, const T* in_v, const i64* in_i, T* out_v,
     // i64* out_i): the inputs hold chunks·width entries, all written by the first pass
-    // (in_i by arg ops; zeroed otherwise); thread c < width writes entry c of the
-    // outputs, which hold at least width entries (out_i: arg ops only).
+    // (in_i by arg ops; zeroed otherwise); a block of 256 threads per 32 outputs, the
+    // lane's output c < width written once, to entries that exist (the outputs hold at
+    // least width entries; out_i: arg ops only).
     launched(&name, unsafe { l.launch(cfg) })
 }
