@@ -44,11 +44,13 @@ template <typename T> struct ArgPair {
 // the non-coherent L1).
 template <typename T> struct ValueAcc {
     typedef T Acc;
+    static constexpr bool ARG = false;
     __device__ static void put(T* pv, i64*, i64 k, T a) { pv[k] = a; }
     __device__ static T get(const T* pv, const i64*, i64 k) { return __ldcg(pv + k); }
 };
 template <typename T> struct PairAcc {
     typedef ArgPair<T> Acc;
+    static constexpr bool ARG = true;
     __device__ static void put(T* pv, i64* pi, i64 k, Acc a) {
         pv[k] = a.v;
         pi[k] = a.i;
@@ -117,6 +119,11 @@ template <typename T, bool MAX> struct ArgOpT : PairAcc<T> {
         a.v = x;
         a.i = i;
         return a;
+    }
+    // Whether element x takes over from the best b of the elements before it (a forward
+    // scan, so a tie keeps the earlier): b is not NaN, and x is NaN or beyond it.
+    __device__ static bool takes(T x, T b) {
+        return !is_nan(b) && (is_nan(x) || (MAX ? x > b : x < b));
     }
     __device__ static Acc combine(Acc a, Acc b) {
         const bool an = is_nan(a.v), bn = is_nan(b.v);

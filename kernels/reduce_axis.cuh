@@ -50,8 +50,8 @@ __device__ void reduce_rows(int rows, int cols, int g, const T* __restrict__ x, 
 
 // rows_vec: rows of whole 16-byte vectors (cols a multiple of V = 16 / sizeof(T)), many
 // of them: g lanes per row (cols / V rounded up to a power of two, at most 32), each lane
-// 16-byte loads of V consecutive elements g·V apart, folded in column order, then
-// shuffles of width g. A thread takes 4 rows a grid stride apart at a time, so 4 vector
+// 16-byte loads of V consecutive elements g·V apart, folded in column order (for arg ops
+// each vector's best found first by a forward scan), then shuffles of width g. A thread takes 4 rows a grid stride apart at a time, so 4 vector
 // loads are in flight per lane; the blocks stride over the matrix.
 template <typename Op, typename T>
 __device__ void reduce_rows_vec(int rows, int cols, int g, const T* __restrict__ x, T* out_v,
@@ -86,10 +86,25 @@ __device__ void reduce_rows_vec(int rows, int cols, int g, const T* __restrict__
                 }
             }
 #pragma unroll
-            for (int k = 0; k < 4; k++)
+            for (int k = 0; k < 4; k++) {
+                if constexpr (Op::ARG) {
+                    // The vector's best by a forward scan with a small offset, then one
+                    // pair combine (the same result: the order of pairs is total).
+                    T b = v[k][0];
+                    int o = 0;
 #pragma unroll
-                for (int e = 0; e < V; e++)
-                    acc[k] = Op::combine(acc[k], Op::item(v[k][e], T(0), cc + e));
+                    for (int e = 1; e < V; e++) {
+                        const bool take = Op::takes(v[k][e], b);
+                        b = take ? v[k][e] : b;
+                        o = take ? e : o;
+                    }
+                    acc[k] = Op::combine(acc[k], Op::item(b, T(0), cc + o));
+                } else {
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        acc[k] = Op::combine(acc[k], Op::item(v[k][e], T(0), cc + e));
+                }
+            }
         }
 #pragma unroll
         for (int k = 0; k < 4; k++) {
