@@ -106,14 +106,7 @@ __device__ void km_divide(const T* sums, const C* counts, int k, int d, T* c) {
 // centroids shifted by the first one (see km_assign_fused).
 template <typename T> __device__ void km_centroid_norms(const T* c, int k, int d, T* cnorm) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= k) return;
-    const T* cj = c + (i64)j * d;
-    T s = T(0);
-    for (int t = 0; t < d; ++t) {
-        const T v = cj[t] - c[t];
-        s = fma(v, v, s);
-    }
-    cnorm[j] = s;
+    if (j < k) cnorm[j] = km_norm(c, j, d);
 }
 
 // Points and centroids are shifted by the first centroid, c_0, as they are staged: the

@@ -59,6 +59,20 @@ __device__ __forceinline__ void km_direct(const T* __restrict__ x, int ldx, cons
         }
 }
 
+// ‖c_j − c_0‖²: one fused multiply-add chain over the dimensions in order, the shift
+// taken from c's first row (c: k×d, row-major). Every kernel that needs a centroid's norm
+// forms it here, so they all read the same bits.
+template <typename T>
+__device__ __forceinline__ T km_norm(const T* __restrict__ c, int j, int d) {
+    const T* cj = c + (i64)j * d;
+    T s = T(0);
+    for (int t = 0; t < d; ++t) {
+        const T v = cj[t] - c[t];
+        s = fma(v, v, s);
+    }
+    return s;
+}
+
 // A point's outcome: its label, its distance to that centroid (for the inertia) and
 // whether the label changed (the labels hold the previous ones on entry).
 template <typename T>

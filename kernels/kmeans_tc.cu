@@ -296,20 +296,14 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         const int q = r1 + 8 * i;
         craw[q * KT_BD + lane] = q < k && lane < d ? c[q * d + lane] : 0.0f;
     }
-    // ‖c_q − c_0‖² formed as kmeans_centroid_norms_f32 forms it (one fused multiply-add
-    // chain in dimension order, from global memory), so these are the bits the fused
-    // kernel reads: block 0 stores them for the fused kernel that assigns the list.
+    // ‖c_q − c_0‖² by km_norm, as kmeans_centroid_norms_f32 forms it, so these are the
+    // bits the fused kernel reads: block 0 stores them for the fused kernel that assigns
+    // the list.
     if (threadIdx.x < KT_BC) {
         const int q = threadIdx.x;
-        float s = 0.0f;
-        if (q < k) {
-            for (int t = 0; t < d; ++t) {
-                const float v = c[(i64)q * d + t] - c[t];
-                s = fmaf(v, v, s);
-            }
-            if (blockIdx.x == 0) cnorm[q] = s;
-        }
-        cn[q] = q < k ? s : Lim<float>::inf();
+        const float s = q < k ? km_norm(c, q, d) : Lim<float>::inf();
+        if (q < k && blockIdx.x == 0) cnorm[q] = s;
+        cn[q] = s;
     }
     __syncthreads();  // the norms are in
     float cc = 0.0f;  // the largest, NaN passed over as in kt_max_norm
