@@ -83,8 +83,8 @@ __device__ __forceinline__ void kt_norms(const float* __restrict__ cnorm, int c0
     const int q = threadIdx.x;
     if (q < KT_BC) cn[q] = c0 + q < k ? cnorm[c0 + q] : Lim<float>::inf();
 }
-// The largest norm of centroids c0 .. c0 + 127 (< k), in every lane; NaN norms are passed
-// over, as the scores pass over NaN.
+// The largest norm of centroids c0 .. c0 + 127 (< k), in every lane, from cnorm (global
+// or shared memory); NaN norms are passed over, as the scores pass over NaN.
 __device__ __forceinline__ float kt_max_norm(const float* __restrict__ cnorm, int c0, int k) {
     float m = 0.0f;
     for (int q = threadIdx.x % 32; q < KT_BC && c0 + q < k; q += 32) m = fmaxf(m, cnorm[c0 + q]);
@@ -306,9 +306,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         cn[q] = s;
     }
     __syncthreads();  // the norms are in
-    float cc = 0.0f;  // the largest, NaN passed over as in kt_max_norm
-    for (int q = lane; q < k; q += 32) cc = fmaxf(cc, cn[q]);
-    for (int off = 16; off; off >>= 1) cc = fmaxf(cc, __shfl_xor_sync(KM_FULL, cc, off));
+    const float cc = kt_max_norm(cn, 0, k);
 
     for (int tile = blockIdx.x, b = 0; tile < tiles; tile += gridDim.x, b ^= 1) {
         const int p0 = tile * KT_BP;
