@@ -368,6 +368,155 @@ __device__ void km_accumulate_partials(const T* __restrict__ x, const int* __res
         }
 }
 
+// km_accumulate_partials where D ≤ 32 and each warp's private K×D sum (and K masses)
+// fits in shared memory: the same chunks, eighths and order of additions, so the same
+// bits, but no cluster or dimension ranges. A warp takes every point of its eighth,
+// lane t holding dimension t, G points at a time (KM_G: where D = 32, 32 for f32 and
+// 16 for f64, a compile-time stride; half that elsewhere, so that two groups' rows and
+// addresses fit in registers): the next group's rows, labels and weights are loaded
+// while the current group is added, so a warp keeps a whole group of rows in flight. The adds are
+// branch-free: a point past the eighth (or with a label outside [0, k)) adds +0 to
+// centroid 0's sum, which leaves its bits as they are (a sum that starts at +0 is never
+// −0). Unweighted counts are integers, exact in any order: every lane adds its own
+// point's with a shared-memory atomic, once per group. One block per chunk; dynamic
+// shared memory 8·K·(D·sizeof T + sizeof C) + 8·32·sizeof T bytes (granted by the
+// launch): the sums, the masses and the scratch words.
+#define KM_G(T, DC) ((DC ? 128 : 64) / (int)sizeof(T))
+template <typename T, bool WEIGHTED, int G>
+struct KmGroup {
+    T v[G];        // dimension `lane` of points base .. base + G − 1
+    int lab;       // the label of point base + lane (lanes < G), 0 where not valid
+    unsigned ok;   // bit u: point base + u lies in the eighth and has a label in [0, k)
+    T w;           // the weight of point base + lane (0 where not valid)
+};
+// DC: D as a constant (its loads then take one base register), or 0 (D = d).
+template <typename T, bool WEIGHTED, int DC, int G>
+__device__ __forceinline__ void km_rows_load(const T* __restrict__ x, const int* __restrict__ labels,
+                                             const T* __restrict__ wts, int d, int k, i64 base,
+                                             i64 end, KmGroup<T, WEIGHTED, G>& g) {
+    if (DC) d = DC;
+    const int lane = threadIdx.x % 32;
+    const i64 p = base + lane;
+    const int lab = lane < G && p < end ? labels[p] : -1;
+    const bool ok = lab >= 0 && lab < k;
+    g.ok = __ballot_sync(KM_FULL, ok);
+    g.lab = ok ? lab : 0;
+    g.w = WEIGHTED ? (ok ? wts[p] : T(0)) : T(1);
+    const T* src = x + base * d + lane;
+    const int rows = (int)min((i64)G, end - base);  // ≤ 0 past the eighth
+#pragma unroll
+    for (int u = 0; u < G; ++u) g.v[u] = (lane < d && u < rows) ? src[u * d] : T(0);
+}
+// Adds B values into shared-memory words base[cl[i]·stride] (some may be the same) with
+// the bits of adding them one after another, but with the B loads in flight together: the
+// sum for value i starts from the result of the last earlier i' < i at the same word, if
+// any, else from the word's loaded value; the stores then go in order, so a word's last
+// store holds all its values. (One add after another, each load waiting for the previous
+// store, is a chain of shared-memory latencies.) WEIGHTED: a[i] ← w[i]·v[i] + a[i] in one
+// rounding.
+template <int B, bool WEIGHTED, typename T>
+__device__ __forceinline__ void km_batch_add(T* base, int stride, const int (&cl)[B], const T (&v)[B],
+                                             const T (&w)[B]) {
+    T old[B], r[B];
+#pragma unroll
+    for (int i = 0; i < B; ++i) old[i] = base[cl[i] * stride];
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+        T from = old[i];
+#pragma unroll
+        for (int j = 0; j < i; ++j)
+            if (cl[j] == cl[i]) from = r[j];
+        if constexpr (WEIGHTED) r[i] = fma(w[i], v[i], from);
+        else r[i] = from + v[i];
+    }
+#pragma unroll
+    for (int i = 0; i < B; ++i) base[cl[i] * stride] = r[i];
+}
+
+// The group's points into the warp's sums, four at a time (km_batch_add; eight make ptxas
+// run out of predicate registers): lane t adds to
+// mine[cl·stride] (its dimension of centroid cl; lanes t ≥ d to a scratch word of their
+// own, stride 0), so that the adds need no branch. With weights, lane 0 adds them into
+// the masses likewise.
+template <typename T, typename C, bool WEIGHTED, int G>
+__device__ __forceinline__ void km_rows_add(const KmGroup<T, WEIGHTED, G>& g, T* mine, int stride,
+                                            C* myc) {
+    constexpr int B = 4;
+    const int lane = threadIdx.x % 32;
+    if (!WEIGHTED && ((g.ok >> lane) & 1)) atomicAdd(reinterpret_cast<int*>(myc) + g.lab, 1);
+#pragma unroll
+    for (int u0 = 0; u0 < G; u0 += B) {
+        T v[B], w[B];
+        int cl[B];
+#pragma unroll
+        for (int i = 0; i < B; ++i) {
+            const int u = u0 + i;
+            cl[i] = __shfl_sync(KM_FULL, g.lab, u);
+            v[i] = (g.ok >> u) & 1 ? g.v[u] : T(0);
+            w[i] = WEIGHTED ? __shfl_sync(KM_FULL, g.w, u) : T(1);  // 0 where not valid
+        }
+        km_batch_add<B, WEIGHTED>(mine, stride, cl, v, w);
+        if constexpr (WEIGHTED) {
+            if (lane == 0)
+#pragma unroll
+                for (int i = 0; i < B; ++i) myc[cl[i]] += (C)w[i];  // +0 where not valid
+        }
+    }
+}
+template <typename T, typename C, bool WEIGHTED, int DC>
+__device__ void km_accumulate_rows_d(const T* __restrict__ x, const int* __restrict__ labels,
+                                     const T* __restrict__ wts, int n, int d, int k, int chunk,
+                                     T* __restrict__ partial, C* __restrict__ pcount) {
+    extern __shared__ __align__(16) unsigned char km_smem[];
+    constexpr int W = 8, G = KM_G(T, DC);
+    T* sums = reinterpret_cast<T*>(km_smem);
+    C* cnts = reinterpret_cast<C*>(sums + W * k * d);
+    const int tid = threadIdx.x, warp = tid / 32;
+    for (int e = tid; e < W * k * d; e += blockDim.x) sums[e] = T(0);
+    for (int e = tid; e < W * k; e += blockDim.x) cnts[e] = C(0);
+    __syncthreads();
+
+    const i64 cbeg = (i64)blockIdx.x * chunk, cend = min((i64)n, cbeg + chunk);
+    const i64 per = (chunk + W - 1) / W;
+    const i64 wbeg = cbeg + warp * per, wend = min(cend, wbeg + per);
+    T* my = sums + warp * k * d;
+    C* myc = cnts + warp * k;
+    const int lane = tid % 32;
+    T* scratch = reinterpret_cast<T*>(cnts + W * k) + warp * 32;  // T-aligned: see the launch
+    T* mine = lane < d ? my + lane : scratch + lane;
+    const int stride = lane < d ? d : 0;
+    KmGroup<T, WEIGHTED, G> ga, gb;
+    km_rows_load<T, WEIGHTED, DC>(x, labels, wts, d, k, wbeg, wend, ga);
+    for (i64 base = wbeg; base < wend; base += 2 * G) {
+        km_rows_load<T, WEIGHTED, DC>(x, labels, wts, d, k, base + G, wend, gb);
+        km_rows_add<T, C, WEIGHTED, G>(ga, mine, stride, myc);
+        km_rows_load<T, WEIGHTED, DC>(x, labels, wts, d, k, base + 2 * G, wend, ga);
+        km_rows_add<T, C, WEIGHTED, G>(gb, mine, stride, myc);
+    }
+    __syncthreads();
+    const i64 g = blockIdx.x;
+    for (int e = tid; e < k * d; e += blockDim.x) {
+        T s = T(0);
+        for (int w = 0; w < W; ++w) s += sums[w * k * d + e];
+        partial[g * k * d + e] = s;
+    }
+    for (int kk = tid; kk < k; kk += blockDim.x) {
+        C s = C(0);
+        for (int w = 0; w < W; ++w) s += cnts[w * k + kk];
+        pcount[g * k + kk] = s;
+    }
+}
+
+template <typename T, typename C, bool WEIGHTED>
+__device__ void km_accumulate_rows(const T* __restrict__ x, const int* __restrict__ labels,
+                                   const T* __restrict__ wts, int n, int d, int k, int chunk,
+                                   T* __restrict__ partial, C* __restrict__ pcount) {
+    if (d == 32)
+        km_accumulate_rows_d<T, C, WEIGHTED, 32>(x, labels, wts, n, d, k, chunk, partial, pcount);
+    else
+        km_accumulate_rows_d<T, C, WEIGHTED, 0>(x, labels, wts, n, d, k, chunk, partial, pcount);
+}
+
 // The G chunk partials of each centroid coordinate added in a fixed order, divided by
 // the count (C = int) or the weight (C = T); a cluster of none keeps its centroid. A
 // block takes 32 coordinates; its 8 warps each add every 8th chunk in order, and warp 0
@@ -498,6 +647,17 @@ __device__ void km_shift(const T* __restrict__ a, const T* __restrict__ b, i64 l
                                                 int db, T* partial, T* pweight) {           \
         km_accumulate_partials<T, T, true>(x, labels, w, n, d, k, chunk, kb, db, partial,   \
                                            pweight);                                        \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256, 1) kmeans_accumulate_rows_##S(      \
+        const T* x, const int* labels, int n, int d, int k, int chunk, T* partial,          \
+        int* pcount) {                                                                      \
+        km_accumulate_rows<T, int, false>(x, labels, nullptr, n, d, k, chunk, partial,      \
+                                          pcount);                                          \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256, 1) kmeans_accumulate_rows_weighted_##S( \
+        const T* x, const int* labels, const T* w, int n, int d, int k, int chunk,          \
+        T* partial, T* pweight) {                                                           \
+        km_accumulate_rows<T, T, true>(x, labels, w, n, d, k, chunk, partial, pweight);     \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256)                                       \
         kmeans_shift_##S(const T* a, const T* b, i64 len, double* bs) {                     \

@@ -262,6 +262,15 @@ impl Gpu {
             .map(|v| v as usize)
             .map_err(|e| driver("reading the multiprocessor count", e))
     }
+    /// The most shared memory one block may be granted (the opt-in limit), in bytes.
+    pub fn shared_memory_optin(&self) -> Result<usize> {
+        self.ctx
+            .attribute(
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )
+            .map(|v| v as usize)
+            .map_err(|e| driver("reading the shared-memory limit", e))
+    }
     /// `(free, total)` device memory in bytes.
     pub fn mem_info(&self) -> Result<(usize, usize)> {
         self.ctx

@@ -7,6 +7,7 @@
 //! summation order, hence the bits, are the same on every run.
 
 use crate::push_args;
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 use ndgpu_core::{Assignment, Error, Result};
 
@@ -82,6 +83,12 @@ impl Plan {
     }
     fn smem<T>(&self) -> u32 {
         (WARPS * self.kb * (self.db * std::mem::size_of::<T>() + self.mass)) as u32
+    }
+    /// The dynamic shared memory of the whole-row partial-sum kernel
+    /// (`km_accumulate_rows`) for K centroids of D dimensions: every warp's K×D sum, K
+    /// masses and 32 scratch elements (8·K masses keep them aligned).
+    fn rows_smem<T>(&self, k: usize, d: usize) -> usize {
+        WARPS * (k * (d * std::mem::size_of::<T>() + self.mass) + 32 * std::mem::size_of::<T>())
     }
 }
 
@@ -320,6 +327,12 @@ pub fn accumulate_chunks<T: CudaElement>(
             format!("{n} points of {d} dimensions in {chunks} chunks: views too short"),
         ));
     }
+    // D ≤ 32 and the warps' whole K×D sums fit in a block's shared memory: the kernel
+    // that takes every row (the same sums in the same order, so the same bits).
+    let rows_smem = plan.rows_smem::<T>(k, d);
+    if d <= 32 && rows_smem <= gpu.shared_memory_optin()? {
+        return accumulate_rows(gpu, plan, rows, k, partial, masses, first, rows_smem);
+    }
     let gy = k.div_ceil(plan.kb);
     let gz = d.div_ceil(plan.db);
     if gy > 65535 || gz > 65535 {
@@ -365,6 +378,66 @@ pub fn accumulate_chunks<T: CudaElement>(
     // as the kernel lays it out.
     let grid = (chunks as u32, gy as u32, gz as u32);
     unsafe { go(b, &name, cfg(grid, plan.smem::<T>())) }
+}
+
+/// `accumulate_chunks` by `km_accumulate_rows` (D ≤ 32, `smem` ≤ the device's opt-in
+/// limit bytes of shared memory for its one block per chunk), the views checked by the
+/// caller.
+#[allow(clippy::too_many_arguments)]
+fn accumulate_rows<T: CudaElement>(
+    gpu: &Gpu,
+    plan: &Plan,
+    rows: Rows<'_, '_, T>,
+    k: usize,
+    partial: &mut CudaSlice<T>,
+    masses: &mut Masses<T>,
+    first: usize,
+    smem: usize,
+) -> Result<()> {
+    let Rows { x, labels, w, n, d } = rows;
+    let chunks = n.div_ceil(plan.chunk);
+    let (ni, di, ki) = (
+        dim_i32("kmeans", n)?,
+        dim_i32("kmeans", d)?,
+        dim_i32("kmeans", k)?,
+    );
+    let chunk = plan.chunk as i32;
+    let which = if w.is_some() { "_weighted" } else { "" };
+    let (f, name) = kernel(gpu, format!("kmeans_accumulate_rows{which}_{}", T::SUFFIX))?;
+    // The device's whole opt-in limit, the same on every call: a size of this launch's
+    // own could be lowered by another thread's launch of the same function between this
+    // grant and this launch (the function is shared), which then fails.
+    let limit = gpu.shared_memory_optin()?;
+    f.set_attribute(
+        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        limit as i32,
+    )
+    .map_err(|e| crate::driver(format!("{name}: granting {limit} B of shared memory"), e))?;
+    let mut partial = partial.slice_mut(first * k * d..);
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; x, labels);
+    if let Some(w) = w {
+        push_args!(b; w);
+    }
+    push_args!(b; &ni, &di, &ki, &chunk, &mut partial);
+    let (mut counts, mut weights);
+    match masses {
+        Masses::Counts(m) => {
+            counts = m.slice_mut(first * k..);
+            push_args!(b; &mut counts);
+        }
+        Masses::Weights(m) => {
+            weights = m.slice_mut(first * k..);
+            push_args!(b; &mut weights);
+        }
+    }
+    // SAFETY: (x, labels, [w,] n, d, k, chunk, partial, masses): one block per chunk,
+    // chunks·chunk ≥ n; x holds n×d (d ≤ 32), labels n (values outside [0, k) are
+    // skipped), w n; partial holds chunks×k×d and the masses chunks×k from chunk `first`
+    // on (checked by accumulate_chunks), ints, or T with weights (checked there); the
+    // dynamic shared memory, 8·(k·(d·size_of T + size of a mass) + 32·size_of T) bytes
+    // as the kernel lays it out, is granted above.
+    unsafe { go(b, &name, cfg((chunks as u32, 1, 1), smem as u32)) }
 }
 
 /// Moves each centroid to the sum of the `plan.g` chunk partials divided by the sum of

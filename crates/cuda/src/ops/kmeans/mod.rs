@@ -36,10 +36,12 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "kmeans_point_stats_f32",
     "kmeans_point_stats_f64",
     "kmeans_accumulate_partials_f32",
+    "kmeans_accumulate_rows_f32",
     "kmeans_finalize_f32",
     "kmeans_centroid_norms_f64",
     "kmeans_assign_fused_f64",
     "kmeans_accumulate_partials_f64",
+    "kmeans_accumulate_rows_f64",
     "kmeans_finalize_f64",
     "kmeans_stats_sum_f64",
     // With sample weights.
@@ -47,6 +49,8 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "kmeans_point_stats_weighted_f64",
     "kmeans_accumulate_partials_weighted_f32",
     "kmeans_accumulate_partials_weighted_f64",
+    "kmeans_accumulate_rows_weighted_f32",
+    "kmeans_accumulate_rows_weighted_f64",
     "kmeans_finalize_weighted_f32",
     "kmeans_finalize_weighted_f64",
 ];
