@@ -25,7 +25,8 @@
 #define KT_BC 128
 #define KT_BD 32
 #define KT_LD (KT_BD + 4)  // row stride in words: fragment reads hit 32 banks
-#define KT_RAW (KT_BD + 2)  // raw rows: the two half-warps of km_direct read 16 banks apart
+#define KT_RAW (KT_BD + 4)  // raw rows: the eight quads of a warp in km_direct4 read 32 different banks
+#define KT_CRAW (KT_BD + 1)  // raw centroid rows: quads reading different centroids spread over the banks
 
 struct Top2 {
     float best, second;
@@ -92,29 +93,39 @@ __device__ __forceinline__ float kt_max_norm(const float* __restrict__ cnorm, in
     return m;
 }
 
+// Four 8×8 matrices of 16-bit elements from shared memory (ldmatrix), thread i giving
+// the address of row i % 8 of matrix i / 8. Read as 32-bit words, thread T then holds
+// word T % 4 of row T / 4 of each: the (g, t) layout of a TF32 mma fragment.
+__device__ __forceinline__ void kt_ldsm_x4(u32 (&r)[4], const u32* p) {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
 // 256 threads = 8 warps as 4 (points) × 2 (centroids); a warp computes 32 points × 64
 // centroids of the 128 × 128 tile (xs: points, cs: centroids, KT_BD dimensions) as 2 × 8
-// mma.m16n8k8.
+// mma.m16n8k8. Fragments come by ldmatrix: an A fragment (16 points × 8 dimensions) is
+// four 8×4-word matrices, rows g and g + 8, words t and t + 4; two B fragments (8
+// centroids × 8 dimensions each) are four more.
 __device__ __forceinline__ void kt_mma(const u32* xs, const u32* cs, float (&acc)[2][8][4]) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const int wm = warp / 2, wn = warp % 2;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wm = warp / 2, wn = warp % 2, m = lane / 8, r = lane % 8;
 #pragma unroll
     for (int kk = 0; kk < KT_BD; kk += 8) {
         u32 a[2][4];
 #pragma unroll
-        for (int mt = 0; mt < 2; ++mt) {
-            const u32* r = xs + (wm * 32 + mt * 16 + g) * KT_LD + kk + t;
-            a[mt][0] = r[0];
-            a[mt][1] = r[8 * KT_LD];
-            a[mt][2] = r[4];
-            a[mt][3] = r[8 * KT_LD + 4];
-        }
+        for (int mt = 0; mt < 2; ++mt)
+            kt_ldsm_x4(a[mt], xs + (wm * 32 + mt * 16 + (m & 1) * 8 + r) * KT_LD + kk + (m >> 1) * 4);
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
-            const u32* q = cs + (wn * 64 + nt * 8 + g) * KT_LD + kk + t;
-            const u32 b[2] = {q[0], q[4]};
-            mma_tf32(acc[0][nt], a[0], b);
-            mma_tf32(acc[1][nt], a[1], b);
+        for (int nt = 0; nt < 8; nt += 2) {
+            u32 b[4];  // b[0], b[1]: n-tile nt; b[2], b[3]: n-tile nt + 1
+            kt_ldsm_x4(b, cs + (wn * 64 + (nt + (m >> 1)) * 8 + r) * KT_LD + kk + (m & 1) * 4);
+            const u32 b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+            mma_tf32(acc[0][nt], a[0], b0);
+            mma_tf32(acc[1][nt], a[1], b0);
+            mma_tf32(acc[0][nt + 1], a[0], b1);
+            mma_tf32(acc[1][nt + 1], a[1], b1);
         }
     }
 }
@@ -146,23 +157,26 @@ __device__ __forceinline__ void kt_reset(Top2 (&run)[2][2]) {
         for (int h = 0; h < 2; ++h) run[mt][h] = Top2{Lim<float>::inf(), Lim<float>::inf(), 0};
 }
 
-// This thread's point in kt_finish (when tid % 16 < 8): p0 + 8·(tid / 16) + tid % 8.
-__device__ __forceinline__ int kt_point(int p0) {
-    return p0 + 8 * ((int)threadIdx.x / 16) + (int)threadIdx.x % 8;
+// This thread's point in pass ps (0, 1) of kt_finish: p0 + 64·ps + tid / 4, a quad of
+// lanes per point.
+__device__ __forceinline__ int kt_point(int p0, int ps) {
+    return p0 + 64 * ps + (int)threadIdx.x / 4;
 }
 
 // The points p0 .. p0 + 127 (< n) given each thread's best two of its centroids (cc the
-// largest ‖c_j − c_0‖²; with LOCAL, old is the previous label of kt_point): the quad's best two, then
-// the two centroid halves through shared memory (half: 2 × 128); then 16 half-warps of 8
-// points each compute the winners' distances and the points' norms (x and c: rows of
-// strides ldx and ldc; with LOCAL, x holds the tile's rows from 0), settle the points
-// whose gap exceeds 2E and append the others to the list, one atomic per warp. Every
-// thread of the block calls it.
+// largest ‖c_j − c_0‖²; prev[q] the previous label of point p0 + q): the quad's best two,
+// then the two centroid halves through shared memory (half: 2 × 128); then in two passes
+// of 64 points a quad of lanes per point merges its two halves and computes the winner's
+// distance and the point's norm (km_direct4; x and c: rows of strides ldx and ldc; with
+// LOCAL, x holds the tile's rows from 0), and the quad's lane 0 settles the point if its
+// gap exceeds 2E, or else appends it to the list (one atomic per warp for both passes).
+// Every thread of the block calls it.
 template <bool LOCAL>
 __device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, const float* __restrict__ c,
                                           int ldc, int n, int k, int d, int p0, float cc,
-                                          Top2 (&run)[2][2], Top2 (*half)[KT_BP], int old,
-                                          int* __restrict__ labels, float* __restrict__ pdist,
+                                          Top2 (&run)[2][2], Top2 (*half)[KT_BP],
+                                          const int* __restrict__ prev, int* __restrict__ labels,
+                                          float* __restrict__ pdist,
                                           unsigned char* __restrict__ pchg, int* __restrict__ list,
                                           int* __restrict__ count) {
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
@@ -177,46 +191,37 @@ __device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, 
         }
     __syncthreads();
 
-    const int tp = tid / 16, l16 = tid % 16;
-    int row[8], lab[8];
-    Top2 mine = Top2{0.0f, 0.0f, 0};
+    bool pending[2];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        const int q = tp * 8 + i;
-        const Top2 m = top2_merge(half[0][q], half[1][q]);
-        row[i] = p0 + q < n ? (LOCAL ? q : p0 + q) : -1;
-        lab[i] = m.index;
-        if (i == l16) mine = m;
-    }
-    float dist[8], xx[8];
-    km_direct<float, 8, true>(x, ldx, c, ldc, d, row, lab, l16, dist, xx);
-    int mylab = 0;
-    float mydist = 0.0f, myxx = 0.0f;
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-        if (i == l16) { mylab = lab[i]; mydist = dist[i]; myxx = xx[i]; }
-    const int myrow = kt_point(p0);
-    bool pending = false;
-    if (l16 < 8 && myrow < n) {
-        const float q = sqrtf(myxx) * sqrtf(cc) * (1.0f + 0x1p-9f + d * 0x1p-22f);
-        const float e = q * (0x1p-9f + (3 * d + 16) * 0x1p-21f) + cc * 0x1p-21f;
-        const float gap = mine.second - mine.best;
-        const bool safe = k == 1 || (mine.best >= -NDGPU_F32_MAX && mine.second <= NDGPU_F32_MAX &&
-                                     gap > 2.0f * e * (1.0f + 0x1p-8f));
-        if (safe) {  // as km_settle; with LOCAL, the previous label was read at the tile's start
-            pchg[myrow] = (LOCAL ? old : labels[myrow]) != mylab;
-            labels[myrow] = mylab;
-            pdist[myrow] = mydist;
+    for (int ps = 0; ps < 2; ++ps) {
+        const int q = 64 * ps + tid / 4, myrow = kt_point(p0, ps);
+        const Top2 mine = top2_merge(half[0][q], half[1][q]);
+        const int row = myrow < n ? (LOCAL ? q : myrow) : -1;
+        float mydist, myxx;
+        km_direct4<float, true>(x, ldx, c, ldc, d, row, mine.index, t, mydist, myxx);
+        pending[ps] = false;
+        if (t == 0 && myrow < n) {
+            const float qn = sqrtf(myxx) * sqrtf(cc) * (1.0f + 0x1p-9f + d * 0x1p-22f);
+            const float e = qn * (0x1p-9f + (3 * d + 16) * 0x1p-21f) + cc * 0x1p-21f;
+            const float gap = mine.second - mine.best;
+            const bool safe = k == 1 || (mine.best >= -NDGPU_F32_MAX && mine.second <= NDGPU_F32_MAX &&
+                                         gap > 2.0f * e * (1.0f + 0x1p-8f));
+            if (safe) {  // as km_settle
+                pchg[myrow] = prev[q] != mine.index;
+                labels[myrow] = mine.index;
+                pdist[myrow] = mydist;
+            }
+            pending[ps] = !safe;
         }
-        pending = !safe;
     }
-    const unsigned m = __ballot_sync(KM_FULL, pending);
-    if (m) {
-        const int first = __ffs(m) - 1;
+    const unsigned m0 = __ballot_sync(KM_FULL, pending[0]), m1 = __ballot_sync(KM_FULL, pending[1]);
+    if (m0 | m1) {
         int base = 0;
-        if (lane == first) base = atomicAdd(count, __popc(m));
-        base = __shfl_sync(KM_FULL, base, first);
-        if (pending) list[base + __popc(m & ((1u << lane) - 1))] = myrow;
+        if (lane == 0) base = atomicAdd(count, __popc(m0) + __popc(m1));
+        base = __shfl_sync(KM_FULL, base, 0);
+        const unsigned below = (1u << lane) - 1;
+        if (pending[0]) list[base + __popc(m0 & below)] = kt_point(p0, 0);
+        if (pending[1]) list[base + __popc(m0) + __popc(m1 & below)] = kt_point(p0, 1);
     }
 }
 
@@ -250,7 +255,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         }
         kt_top2(acc, cn, c0, run);
     }
-    kt_finish<false>(x, d, c, d, n, k, d, p0, cc, run, half, 0, labels, pdist, pchg, list, count);
+    kt_finish<false>(x, d, c, d, n, k, d, p0, cc, run, half, labels + p0, labels, pdist, pchg, list, count);
 }
 
 // k ≤ 128 and 1 ≤ d ≤ 32 (the caller's check): the centroids are staged once (as TF32
@@ -259,8 +264,10 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 // elements of the next tile with cp.async (4-byte copies, zero-filled outside X) into one
 // of two raw buffers while the current tile is computed, then converts those same
 // elements into the TF32 tile; the winners' distances read the raw tile and centroids
-// from shared memory. Dynamic shared memory: KT_SMALL_SMEM bytes.
-#define KT_SMALL_SMEM ((2 * KT_BP * KT_RAW + KT_BC * KT_BD + 2 * KT_BP * KT_LD + KT_BC) * 4 + 2 * KT_BP * 12)
+// from shared memory. The tile's previous labels come with its points (cp.async), so
+// that the change count does not wait on a global load. Dynamic shared memory:
+// KT_SMALL_SMEM bytes.
+#define KT_SMALL_SMEM ((2 * KT_BP * KT_RAW + KT_BC * KT_CRAW + 2 * KT_BP * KT_LD + KT_BC + 2 * KT_BP) * 4 + 2 * KT_BP * 12)
 extern "C" __global__ void __launch_bounds__(256, 2)
     kmeans_assign_tf32_small_f32(const float* __restrict__ x, const float* __restrict__ c,
                                  float* __restrict__ cnorm, int n, int k, int d,
@@ -269,17 +276,19 @@ extern "C" __global__ void __launch_bounds__(256, 2)
                                  int* __restrict__ count) {
     extern __shared__ __align__(16) unsigned char kt_smem[];
     float* raw = reinterpret_cast<float*>(kt_smem);  // 2 × KT_BP × KT_RAW
-    float* craw = raw + 2 * KT_BP * KT_RAW;           // KT_BC × KT_BD
-    u32* xs = reinterpret_cast<u32*>(craw + KT_BC * KT_BD);
+    float* craw = raw + 2 * KT_BP * KT_RAW;           // KT_BC × KT_CRAW
+    u32* xs = reinterpret_cast<u32*>(craw + KT_BC * KT_CRAW);
     u32* cs = xs + KT_BP * KT_LD;
     float* cn = reinterpret_cast<float*>(cs + KT_BC * KT_LD);
     Top2(*half)[KT_BP] = reinterpret_cast<Top2(*)[KT_BP]>(cn + KT_BC);
+    int* olds = reinterpret_cast<int*>(&half[2][0]);  // 2 × KT_BP previous labels
     const int lane = threadIdx.x % 32, r1 = threadIdx.x / 32;  // column lane of rows r1 + 8·i
     const int tiles = (n + KT_BP - 1) / KT_BP;
     const float shift = lane < d ? c[lane] : 0.0f;
 
-    // This thread's elements of tile p0 into raw buffer b, asynchronously; with a size of
-    // 0 (outside X) nothing is read and the element is zero-filled.
+    // This thread's elements of tile p0 into raw buffer b (and, for the first 128
+    // threads, one previous label into olds), asynchronously; with a size of 0 (outside
+    // X) nothing is read and the element is zero-filled.
     auto fetch = [&](int p0, int b) {
         const float* src = x + (i64)(p0 + r1) * d + lane;
         const unsigned dst = (unsigned)__cvta_generic_to_shared(raw + (b * KT_BP + r1) * KT_RAW + lane);
@@ -287,6 +296,12 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         for (int i = 0; i < KT_BP / 8; ++i)
             asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst + 32 * i * KT_RAW),
                          "l"(src + 8 * i * d), "r"(p0 + r1 + 8 * i < n && lane < d ? 4 : 0));
+        if (threadIdx.x < KT_BP) {
+            const int q = threadIdx.x;
+            const unsigned od = (unsigned)__cvta_generic_to_shared(olds + b * KT_BP + q);
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(od), "l"(labels + p0 + q),
+                         "r"(p0 + q < n ? 4 : 0));
+        }
         cp_async_commit();
     };
     if (blockIdx.x < tiles) fetch(blockIdx.x * KT_BP, 0);
@@ -294,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 #pragma unroll
     for (int i = 0; i < KT_BC / 8; ++i) {
         const int q = r1 + 8 * i;
-        craw[q * KT_BD + lane] = q < k && lane < d ? c[q * d + lane] : 0.0f;
+        craw[q * KT_CRAW + lane] = q < k && lane < d ? c[q * d + lane] : 0.0f;
     }
     // ‖c_q − c_0‖² by km_norm, as kmeans_centroid_norms_f32 forms it, so these are the
     // bits the fused kernel reads: block 0 stores them for the fused kernel that assigns
@@ -310,7 +325,6 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 
     for (int tile = blockIdx.x, b = 0; tile < tiles; tile += gridDim.x, b ^= 1) {
         const int p0 = tile * KT_BP;
-        const int old = kt_point(p0) < n ? labels[kt_point(p0)] : 0;
         const float* cur = raw + b * KT_BP * KT_RAW;
         cp_async_wait<0>();
 #pragma unroll
@@ -325,7 +339,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         Top2 run[2][2];
         kt_reset(run);
         kt_top2(acc, cn, 0, run);
-        kt_finish<true>(cur, KT_RAW, craw, KT_BD, n, k, d, p0, cc, run, half, old, labels, pdist,
+        kt_finish<true>(cur, KT_RAW, craw, KT_CRAW, n, k, d, p0, cc, run, half, olds + b * KT_BP, labels, pdist,
                         pchg, list, count);
     }
 }

@@ -226,8 +226,9 @@ pub(super) fn assign_fused<T: CudaElement>(
 
 /// Bytes of dynamic shared memory of `kmeans_assign_tf32_small_f32` (`KT_SMALL_SMEM` in
 /// kmeans_tc.cu): two raw point tiles, the raw centroids, the TF32 point and centroid
-/// tiles, the norms and the two halves' best pairs.
-const TF32_SMALL_SMEM: u32 = (2 * 128 * 34 + 128 * 32 + 2 * 128 * 36 + 128) * 4 + 2 * 128 * 12;
+/// tiles, the norms, two tiles' previous labels and the two halves' best pairs.
+const TF32_SMALL_SMEM: u32 =
+    (2 * 128 * 36 + 128 * 33 + 2 * 128 * 36 + 128 + 2 * 128) * 4 + 2 * 128 * 12;
 
 /// Whether the TF32 assignment of k centroids of d dimensions runs the persistent kernel
 /// (`kmeans_assign_tf32_small_f32`), whose shared memory holds k ≤ 128 centroids of
