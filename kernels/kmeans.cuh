@@ -59,41 +59,46 @@ __device__ __forceinline__ void km_direct(const T* __restrict__ x, int ldx, cons
         }
 }
 
-// km_direct for one point per quad of lanes (r0 = lane % 4; the four lanes of a quad must
-// call it together, each with the quad's row and lab): lane r0 runs the chains of
-// km_direct's lanes r0, r0 + 4, r0 + 8 and r0 + 12 (the dimensions ≡ each mod 16, in
-// increasing order), adds them as the butterfly's first two levels do,
+// km_direct for TP points per quad of lanes (r0 = lane % 4; the four lanes of a quad must
+// call it together, each with the quad's rows and labs): for each point, lane r0 runs the
+// chains of km_direct's lanes r0, r0 + 4, r0 + 8 and r0 + 12 (the dimensions ≡ each mod
+// 16, in increasing order), adds them as the butterfly's first two levels do,
 // (c_r0 + c_r0+8) + (c_r0+4 + c_r0+12), and the last two levels are shuffles within the
 // quad: the same additions in the same order, so the same bits as km_direct, from a
-// quarter of the lanes and half the shuffles.
-template <typename T, bool NORM, typename R>
+// quarter of the lanes and half the shuffles. The TP points' loads go out together.
+template <typename T, int TP, bool NORM, typename R>
 __device__ __forceinline__ void km_direct4(const T* __restrict__ x, int ldx, const T* __restrict__ c,
-                                           int ldc, int d, R row, int lab, int r0, T& dist,
-                                           T& norm) {
-    T ds[4] = {T(0), T(0), T(0), T(0)}, ns[4] = {T(0), T(0), T(0), T(0)};
-    if (row >= 0) {
-        const T* xr = x + (i64)row * ldx;
-        const T* cr = c + (i64)lab * ldc;
-        for (int t0 = 0; t0 < d; t0 += 16)
+                                           int ldc, int d, const R (&row)[TP], const int (&lab)[TP],
+                                           int r0, T (&dist)[TP], T (&norm)[TP]) {
+    T ds[TP][4], ns[TP][4];
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int t = t0 + r0 + 4 * j;
-                if (t < d) {
-                    const T v = xr[t];
-                    const T df = v - cr[t];
-                    ds[j] = fma(df, df, ds[j]);
+    for (int i = 0; i < TP; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) { ds[i][j] = T(0); ns[i][j] = T(0); }
+    for (int t0 = 0; t0 < d; t0 += 16)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int t = t0 + r0 + 4 * j;
+#pragma unroll
+            for (int i = 0; i < TP; ++i)
+                if (t < d && row[i] >= 0) {
+                    const T v = x[(i64)row[i] * ldx + t];
+                    const T df = v - c[(i64)lab[i] * ldc + t];
+                    ds[i][j] = fma(df, df, ds[i][j]);
                     if (NORM) {
                         const T v0 = v - c[t];
-                        ns[j] = fma(v0, v0, ns[j]);
+                        ns[i][j] = fma(v0, v0, ns[i][j]);
                     }
                 }
-            }
-    }
-    dist = (ds[0] + ds[2]) + (ds[1] + ds[3]);
-    norm = NORM ? (ns[0] + ns[2]) + (ns[1] + ns[3]) : T(0);
-    for (int off = 2; off; off >>= 1) {
-        dist += __shfl_xor_sync(KM_FULL, dist, off);
-        if (NORM) norm += __shfl_xor_sync(KM_FULL, norm, off);
+        }
+#pragma unroll
+    for (int i = 0; i < TP; ++i) {
+        dist[i] = (ds[i][0] + ds[i][2]) + (ds[i][1] + ds[i][3]);
+        norm[i] = NORM ? (ns[i][0] + ns[i][2]) + (ns[i][1] + ns[i][3]) : T(0);
+        for (int off = 2; off; off >>= 1) {
+            dist[i] += __shfl_xor_sync(KM_FULL, dist[i], off);
+            if (NORM) norm[i] += __shfl_xor_sync(KM_FULL, norm[i], off);
+        }
     }
 }
 

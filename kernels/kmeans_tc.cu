@@ -165,11 +165,12 @@ __device__ __forceinline__ int kt_point(int p0, int ps) {
 
 // The points p0 .. p0 + 127 (< n) given each thread's best two of its centroids (cc the
 // largest ‖c_j − c_0‖²; prev[q] the previous label of point p0 + q): the quad's best two,
-// then the two centroid halves through shared memory (half: 2 × 128); then in two passes
-// of 64 points a quad of lanes per point merges its two halves and computes the winner's
-// distance and the point's norm (km_direct4; x and c: rows of strides ldx and ldc; with
-// LOCAL, x holds the tile's rows from 0), and the quad's lane 0 settles the point if its
-// gap exceeds 2E, or else appends it to the list (one atomic per warp for both passes).
+// then the two centroid halves through shared memory (half: 2 × 128); then a quad of
+// lanes per point, each quad two points (kt_point's passes 0 and 1, whose loads go out
+// together), merges the two halves and computes the winner's distance and the point's
+// norm (km_direct4; x and c: rows of strides ldx and ldc; with LOCAL, x holds the tile's
+// rows from 0), and the quad's lane 0 settles the point if its gap exceeds 2E, or else
+// appends it to the list (one atomic per warp for both points).
 // Every thread of the block calls it.
 template <bool LOCAL>
 __device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, const float* __restrict__ c,
@@ -191,25 +192,33 @@ __device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, 
         }
     __syncthreads();
 
+    // Both passes' points at once (their loads go out together).
+    Top2 mine[2];
+    int row[2], lab[2];
+#pragma unroll
+    for (int ps = 0; ps < 2; ++ps) {
+        const int q = 64 * ps + tid / 4, myrow = kt_point(p0, ps);
+        mine[ps] = top2_merge(half[0][q], half[1][q]);
+        row[ps] = myrow < n ? (LOCAL ? q : myrow) : -1;
+        lab[ps] = mine[ps].index;
+    }
+    float mydist[2], myxx[2];
+    km_direct4<float, 2, true>(x, ldx, c, ldc, d, row, lab, t, mydist, myxx);
     bool pending[2];
 #pragma unroll
     for (int ps = 0; ps < 2; ++ps) {
         const int q = 64 * ps + tid / 4, myrow = kt_point(p0, ps);
-        const Top2 mine = top2_merge(half[0][q], half[1][q]);
-        const int row = myrow < n ? (LOCAL ? q : myrow) : -1;
-        float mydist, myxx;
-        km_direct4<float, true>(x, ldx, c, ldc, d, row, mine.index, t, mydist, myxx);
         pending[ps] = false;
         if (t == 0 && myrow < n) {
-            const float qn = sqrtf(myxx) * sqrtf(cc) * (1.0f + 0x1p-9f + d * 0x1p-22f);
+            const float qn = sqrtf(myxx[ps]) * sqrtf(cc) * (1.0f + 0x1p-9f + d * 0x1p-22f);
             const float e = qn * (0x1p-9f + (3 * d + 16) * 0x1p-21f) + cc * 0x1p-21f;
-            const float gap = mine.second - mine.best;
-            const bool safe = k == 1 || (mine.best >= -NDGPU_F32_MAX && mine.second <= NDGPU_F32_MAX &&
+            const float gap = mine[ps].second - mine[ps].best;
+            const bool safe = k == 1 || (mine[ps].best >= -NDGPU_F32_MAX && mine[ps].second <= NDGPU_F32_MAX &&
                                          gap > 2.0f * e * (1.0f + 0x1p-8f));
             if (safe) {  // as km_settle
-                pchg[myrow] = prev[q] != mine.index;
-                labels[myrow] = mine.index;
-                pdist[myrow] = mydist;
+                pchg[myrow] = prev[q] != mine[ps].index;
+                labels[myrow] = mine[ps].index;
+                pdist[myrow] = mydist[ps];
             }
             pending[ps] = !safe;
         }

@@ -327,10 +327,12 @@ pub fn accumulate_chunks<T: CudaElement>(
             format!("{n} points of {d} dimensions in {chunks} chunks: views too short"),
         ));
     }
-    // D ≤ 32 and the warps' whole K×D sums fit in a block's shared memory: the kernel
-    // that takes every row (the same sums in the same order, so the same bits).
+    // D ≤ 32, the warps' whole K×D sums fit in a block's shared memory, and its one block
+    // per chunk fills the SMs: the kernel that takes every row (the same sums in the same
+    // order, so the same bits). With fewer chunks than SMs the cluster ranges below give
+    // more blocks.
     let rows_smem = plan.rows_smem::<T>(k, d);
-    if d <= 32 && rows_smem <= gpu.shared_memory_optin()? {
+    if d <= 32 && rows_smem <= gpu.shared_memory_optin()? && chunks >= gpu.sm_count()? {
         return accumulate_rows(gpu, plan, rows, k, partial, masses, first, rows_smem);
     }
     let gy = k.div_ceil(plan.kb);

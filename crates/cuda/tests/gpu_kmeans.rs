@@ -335,6 +335,32 @@ fn wide<T: CudaElement>(variant: &str) {
 
 common::every_variant_test!(wide_shapes_every_variant, Family::KMeans, wide);
 
+/// An update of more chunks of points than the device has SMs, at D = 32 (the shape whose
+/// chunk sums take every row in one block per chunk, `km_accumulate_rows`): each
+/// centroid the mean of its points, within the update's bound.
+fn many_chunks<T: CudaElement>(k: usize) {
+    let b = with_variant(Family::KMeans, "tensor_core");
+    let mut rng = SplitMix64::new(14);
+    let (n, d) = (1 << 20, 32);
+    let x = random::<T>(&mut rng, n, d);
+    let c = x.slice(ndarray::s![..k, ..]).to_owned();
+    let what = format!("{} many chunks, k = {k}", T::SUFFIX);
+    let dx = b.upload(x.view()).unwrap();
+    let mut dc = b.upload(c.view()).unwrap();
+    let mut labels = b.unlabeled(n).unwrap();
+    b.assign_dev(&dx, &dc, &mut labels).unwrap();
+    let got = b.download_indices(&labels).unwrap();
+    b.update_dev(&dx, &labels, &mut dc).unwrap();
+    check_means(&what, &x, &got, &c, &b.download(&dc).unwrap());
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn many_chunks_update_to_the_means() {
+    many_chunks::<f32>(128);
+    many_chunks::<f64>(64);
+}
+
 /// A centroid far from every point: its cluster is empty, and the update leaves it
 /// where it is. A second assignment counts the changes against the labels it was given.
 fn empty_cluster<T: CudaElement>(variant: &str) {
