@@ -157,21 +157,17 @@ __device__ __forceinline__ void kt_reset(Top2 (&run)[2][2]) {
         for (int h = 0; h < 2; ++h) run[mt][h] = Top2{Lim<float>::inf(), Lim<float>::inf(), 0};
 }
 
-// This thread's point in pass ps (0, 1) of kt_finish: p0 + 64·ps + tid / 4, a quad of
-// lanes per point.
-__device__ __forceinline__ int kt_point(int p0, int ps) {
-    return p0 + 64 * ps + (int)threadIdx.x / 4;
-}
-
 // The points p0 .. p0 + 127 (< n) given each thread's best two of its centroids (cc the
 // largest ‖c_j − c_0‖²; prev[q] the previous label of point p0 + q): the quad's best two,
-// then the two centroid halves through shared memory (half: 2 × 128); then a quad of
-// lanes per point, each quad two points (kt_point's passes 0 and 1, whose loads go out
-// together), merges the two halves and computes the winner's distance and the point's
-// norm (km_direct4; x and c: rows of strides ldx and ldc; with LOCAL, x holds the tile's
-// rows from 0), and the quad's lane 0 settles the point if its gap exceeds 2E, or else
-// appends it to the list (one atomic per warp for both points).
-// Every thread of the block calls it.
+// then the two centroid halves through shared memory (half: 2 × 128); then each point's
+// two halves are merged and the winner's distance and the point's norm computed (x and
+// c: rows of strides ldx and ldc), and the point's owner settles it if its gap exceeds 2E,
+// or else appends it to the list (one atomic per warp). With LOCAL (x holds the tile's
+// rows from 0, in shared memory), a quad of lanes per point, two points per quad, whose
+// loads go out together (km_direct4; lane 0 owns them); from global memory, a half-warp
+// per point, 8 points per half-warp (km_direct: 64 contiguous bytes of a row per load,
+// where a quad's 16 would touch twice the sectors; lanes 0–7 own them). Every thread of
+// the block calls it.
 template <bool LOCAL>
 __device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, const float* __restrict__ c,
                                           int ldc, int n, int k, int d, int p0, float cc,
@@ -192,31 +188,60 @@ __device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, 
         }
     __syncthreads();
 
-    // Both passes' points at once (their loads go out together).
+    // The (up to) two points this thread owns: q (their index in the tile), their merged
+    // best two, the winner's distance and the point's norm.
+    bool own[2];
+    int q[2];
     Top2 mine[2];
-    int row[2], lab[2];
-#pragma unroll
-    for (int ps = 0; ps < 2; ++ps) {
-        const int q = 64 * ps + tid / 4, myrow = kt_point(p0, ps);
-        mine[ps] = top2_merge(half[0][q], half[1][q]);
-        row[ps] = myrow < n ? (LOCAL ? q : myrow) : -1;
-        lab[ps] = mine[ps].index;
-    }
     float mydist[2], myxx[2];
-    km_direct4<float, 2, true>(x, ldx, c, ldc, d, row, lab, t, mydist, myxx);
+    if constexpr (LOCAL) {
+        int row[2], lab[2];
+#pragma unroll
+        for (int ps = 0; ps < 2; ++ps) {
+            q[ps] = 64 * ps + tid / 4;
+            mine[ps] = top2_merge(half[0][q[ps]], half[1][q[ps]]);
+            row[ps] = p0 + q[ps] < n ? q[ps] : -1;
+            lab[ps] = mine[ps].index;
+            own[ps] = t == 0;
+        }
+        km_direct4<float, 2, true>(x, ldx, c, ldc, d, row, lab, t, mydist, myxx);
+    } else {
+        const int tp = tid / 16, l16 = tid % 16;
+        int row[8], lab[8];
+        float dist[8], xx[8];
+        mine[0] = Top2{0.0f, 0.0f, 0};
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const int qi = tp * 8 + i;
+            const Top2 m = top2_merge(half[0][qi], half[1][qi]);
+            row[i] = p0 + qi < n ? p0 + qi : -1;
+            lab[i] = m.index;
+            if (i == l16) mine[0] = m;
+        }
+        km_direct<float, 8, true>(x, ldx, c, ldc, d, row, lab, l16, dist, xx);
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            if (i == l16) { mydist[0] = dist[i]; myxx[0] = xx[i]; }
+        q[0] = tp * 8 + l16 % 8;
+        own[0] = l16 < 8;
+        own[1] = false;  // no second point
+        q[1] = 0;
+        mine[1] = mine[0];
+        mydist[1] = myxx[1] = 0.0f;
+    }
     bool pending[2];
 #pragma unroll
     for (int ps = 0; ps < 2; ++ps) {
-        const int q = 64 * ps + tid / 4, myrow = kt_point(p0, ps);
+        const int myrow = p0 + q[ps];
         pending[ps] = false;
-        if (t == 0 && myrow < n) {
+        if (own[ps] && myrow < n) {
             const float qn = sqrtf(myxx[ps]) * sqrtf(cc) * (1.0f + 0x1p-9f + d * 0x1p-22f);
             const float e = qn * (0x1p-9f + (3 * d + 16) * 0x1p-21f) + cc * 0x1p-21f;
             const float gap = mine[ps].second - mine[ps].best;
             const bool safe = k == 1 || (mine[ps].best >= -NDGPU_F32_MAX && mine[ps].second <= NDGPU_F32_MAX &&
                                          gap > 2.0f * e * (1.0f + 0x1p-8f));
             if (safe) {  // as km_settle
-                pchg[myrow] = prev[q] != mine[ps].index;
+                pchg[myrow] = prev[q[ps]] != mine[ps].index;
                 labels[myrow] = mine[ps].index;
                 pdist[myrow] = mydist[ps];
             }
@@ -229,8 +254,8 @@ __device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, 
         if (lane == 0) base = atomicAdd(count, __popc(m0) + __popc(m1));
         base = __shfl_sync(KM_FULL, base, 0);
         const unsigned below = (1u << lane) - 1;
-        if (pending[0]) list[base + __popc(m0 & below)] = kt_point(p0, 0);
-        if (pending[1]) list[base + __popc(m0) + __popc(m1 & below)] = kt_point(p0, 1);
+        if (pending[0]) list[base + __popc(m0 & below)] = p0 + q[0];
+        if (pending[1]) list[base + __popc(m0) + __popc(m1 & below)] = p0 + q[1];
     }
 }
 
