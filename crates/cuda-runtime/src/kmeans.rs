@@ -90,6 +90,60 @@ impl Plan {
     fn rows_smem<T>(&self, k: usize, d: usize) -> usize {
         WARPS * (k * (d * std::mem::size_of::<T>() + self.mass) + 32 * std::mem::size_of::<T>())
     }
+    /// The kernel that sums `chunks` chunks of points for K centroids of D dimensions in
+    /// `T` on a device of `sms` SMs whose blocks may be granted `optin` bytes of shared
+    /// memory: the whole-row kernel where D ≤ 32, every warp's K×D sum fits and its one
+    /// block per chunk fills the SMs (at least as many chunks as SMs); else cluster and
+    /// dimension ranges, whose blocks are more and smaller. Both give the same bits.
+    pub fn chunk_sums<T>(
+        &self,
+        k: usize,
+        d: usize,
+        chunks: usize,
+        optin: usize,
+        sms: usize,
+    ) -> ChunkSums {
+        let smem = self.rows_smem::<T>(k, d);
+        if d <= 32 && smem <= optin && chunks >= sms {
+            ChunkSums::WholeRows { smem }
+        } else {
+            ChunkSums::Ranges {
+                clusters: k.div_ceil(self.kb),
+                dims: d.div_ceil(self.db),
+            }
+        }
+    }
+}
+
+/// The kernel that forms a set of chunk sums ([`Plan::chunk_sums`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkSums {
+    /// `km_accumulate_rows`: one block per chunk, taking every row, granted `smem` bytes
+    /// of shared memory.
+    WholeRows {
+        /// Bytes of dynamic shared memory a block.
+        smem: usize,
+    },
+    /// `km_accumulate_partials`: per chunk, a block for each of `clusters` ranges of
+    /// centroids and `dims` ranges of dimensions.
+    Ranges {
+        /// Ranges of centroids.
+        clusters: usize,
+        /// Ranges of dimensions.
+        dims: usize,
+    },
+}
+
+impl std::fmt::Display for ChunkSums {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChunkSums::WholeRows { .. } => write!(f, "whole-row chunk sums"),
+            ChunkSums::Ranges { clusters, dims } => write!(
+                f,
+                "chunk sums over {clusters} centroid and {dims} dimension ranges"
+            ),
+        }
+    }
 }
 
 /// The per-chunk masses of the update (G×K): point counts, or with sample weights the
@@ -327,16 +381,13 @@ pub fn accumulate_chunks<T: CudaElement>(
             format!("{n} points of {d} dimensions in {chunks} chunks: views too short"),
         ));
     }
-    // D ≤ 32, the warps' whole K×D sums fit in a block's shared memory, and its one block
-    // per chunk fills the SMs: the kernel that takes every row (the same sums in the same
-    // order, so the same bits). With fewer chunks than SMs the cluster ranges below give
-    // more blocks.
-    let rows_smem = plan.rows_smem::<T>(k, d);
-    if d <= 32 && rows_smem <= gpu.shared_memory_optin()? && chunks >= gpu.sm_count()? {
-        return accumulate_rows(gpu, plan, rows, k, partial, masses, first, rows_smem);
-    }
-    let gy = k.div_ceil(plan.kb);
-    let gz = d.div_ceil(plan.db);
+    let (gy, gz) =
+        match plan.chunk_sums::<T>(k, d, chunks, gpu.shared_memory_optin()?, gpu.sm_count()?) {
+            ChunkSums::WholeRows { smem } => {
+                return accumulate_rows(gpu, plan, rows, k, partial, masses, first, smem)
+            }
+            ChunkSums::Ranges { clusters, dims } => (clusters, dims),
+        };
     if gy > 65535 || gz > 65535 {
         return Err(Error::invalid(
             "kmeans",
@@ -477,4 +528,53 @@ pub fn finalize<T: CudaElement>(
     // one block per 32 of the k×d centroid coordinates, guarded by k·d; partial holds
     // g×k×d, the masses g×k (of the kernel's type: the entry point follows the kind).
     unsafe { go(b, &name, cfg(grid, 0)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The H100's and H200's opt-in shared memory a block, and SM counts.
+    const OPTIN: usize = 232_448;
+
+    #[test]
+    fn whole_rows_where_d_is_at_most_32_the_sums_fit_and_the_chunks_fill_the_sms() {
+        // 2^20 points, D = 32, K = 128: 256 chunks of 4096, 8 warps of 128×32 f32 sums,
+        // 128 counts and 32 scratch words each.
+        let p = Plan::new::<f32>(1 << 20, 128, 32, false);
+        assert_eq!((p.chunk, p.g), (4096, 256));
+        let smem = 8 * (128 * (32 * 4 + 4) + 32 * 4);
+        assert_eq!(
+            p.chunk_sums::<f32>(128, 32, p.g, OPTIN, 132),
+            ChunkSums::WholeRows { smem }
+        );
+        // Fewer chunks than SMs (a shard, or a small N): the ranges' more blocks.
+        let ranges = ChunkSums::Ranges {
+            clusters: 128usize.div_ceil(p.kb),
+            dims: 1,
+        };
+        assert_eq!(p.chunk_sums::<f32>(128, 32, 131, OPTIN, 132), ranges);
+        // Shared memory short of the sums.
+        assert_eq!(p.chunk_sums::<f32>(128, 32, p.g, smem - 1, 132), ranges);
+        // D over 32.
+        let wide = Plan::new::<f32>(1 << 20, 16, 33, false);
+        assert!(matches!(
+            wide.chunk_sums::<f32>(16, 33, wide.g, OPTIN, 132),
+            ChunkSums::Ranges { .. }
+        ));
+        // f64 with weights: masses of 8 bytes.
+        let w = Plan::new::<f64>(1 << 20, 64, 32, true);
+        assert_eq!(
+            w.chunk_sums::<f64>(64, 32, w.g, OPTIN, 132),
+            ChunkSums::WholeRows {
+                smem: 8 * (64 * (32 * 8 + 8) + 32 * 8)
+            }
+        );
+        // K = 1024 at D = 32 does not fit (8 warps × 128 KB).
+        let big = Plan::new::<f32>(1 << 20, 1024, 32, false);
+        assert!(matches!(
+            big.chunk_sums::<f32>(1024, 32, big.g, OPTIN, 132),
+            ChunkSums::Ranges { .. }
+        ));
+    }
 }

@@ -157,7 +157,8 @@ impl Backend for CudaBackend {
             }
             (Family::KMeans, &[n, d, k]) => {
                 let tc = self.runs_here(Family::MatMul, "tensor_core");
-                ops::kmeans::plan(variant, dtype, tc, sms, (n, d, k))
+                let optin = self.gpu.shared_memory_optin().ok()?;
+                ops::kmeans::plan(variant, dtype, (tc, sms, optin), (n, d, k))
             }
             _ => None,
         }

@@ -16,7 +16,7 @@ use cudarc::driver::CudaSlice;
 use ndgpu_core::{
     Assignment, Backend, DType, Error, Family, Indices, KMeans, KMeansConfig, Matrix, Result,
 };
-use ndgpu_cuda_runtime::kmeans::{read_stats, shift, update, Masses};
+use ndgpu_cuda_runtime::kmeans::{read_stats, shift, update, ChunkSums, Masses, Plan};
 use ndgpu_cuda_runtime::seed::seed;
 use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu, IndexStorage};
 
@@ -73,27 +73,44 @@ enum Variant {
 }
 
 /// What `variant` runs to assign n points of d dimensions to k centroids of `dtype` on a
-/// device of `sms` SMs, `tc` where it has TF32 `mma` (see `Backend::plan`): for
-/// `tensor_core`, which TF32 kernel, or `fused` where it runs none.
+/// device of `sms` SMs, `tc` where it has TF32 `mma`, whose blocks may be granted `optin`
+/// bytes of shared memory (see `Backend::plan`): for `tensor_core`, which TF32 kernel (or
+/// `fused` where it runs none), and for it and `fused` which kernel forms the update's
+/// chunk sums (unweighted).
 pub(crate) fn plan(
     variant: &str,
     dtype: DType,
-    tc: bool,
-    sms: usize,
+    (tc, sms, optin): (bool, usize, usize),
     (n, d, k): (usize, usize, usize),
 ) -> Option<String> {
-    if variant != "tensor_core" {
-        return None;
-    }
+    let update = |chunk: usize, g: usize, sums: ChunkSums| match g {
+        1 => format!("update: {sums}, one chunk"),
+        _ => format!("update: {sums}, {g} chunks of {chunk} points"),
+    };
+    let update = match dtype {
+        DType::F32 => {
+            let p = Plan::new::<f32>(n, k, d, false);
+            update(p.chunk, p.g, p.chunk_sums::<f32>(k, d, p.g, optin, sms))
+        }
+        DType::F64 => {
+            let p = Plan::new::<f64>(n, k, d, false);
+            update(p.chunk, p.g, p.chunk_sums::<f64>(k, d, p.g, optin, sms))
+        }
+    };
     let tiles = n.div_ceil(128);
-    Some(if dtype != DType::F32 || !tc {
-        "fused (no TF32 tensor cores for this type or device)".to_string()
-    } else if launch::tf32_persistent(k, d) {
-        let blocks = launch::tf32_persistent_blocks(tiles, sms);
-        format!("persistent TF32 kernel: {blocks} blocks over {tiles} tiles of 128 points")
-    } else {
-        format!("TF32 kernel: {tiles} blocks of 128 points")
-    })
+    let assign = match variant {
+        "fused" => "fused assignment".to_string(),
+        "tensor_core" if dtype != DType::F32 || !tc => {
+            "fused (no TF32 tensor cores for this type or device)".to_string()
+        }
+        "tensor_core" if launch::tf32_persistent(k, d) => {
+            let blocks = launch::tf32_persistent_blocks(tiles, sms);
+            format!("persistent TF32 kernel: {blocks} blocks over {tiles} tiles of 128 points")
+        }
+        "tensor_core" => format!("TF32 kernel: {tiles} blocks of 128 points"),
+        _ => return None,
+    };
+    Some(format!("{assign}; {update}"))
 }
 
 fn parse(variant: &str) -> Result<Variant> {
@@ -264,16 +281,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_plan_names_the_kernel_tensor_core_runs() {
-        let plan = |v, t, tc, (n, d, k)| super::plan(v, t, tc, 132, (n, d, k));
-        assert_eq!(plan("fused", DType::F32, true, (1 << 20, 32, 128)), None);
+    fn the_plan_names_the_kernels_tensor_core_and_fused_run() {
+        let plan = |v, t, tc, (n, d, k)| super::plan(v, t, (tc, 132, 232_448), (n, d, k));
+        assert_eq!(plan("atomic", DType::F32, true, (1 << 20, 32, 128)), None);
         assert_eq!(
             plan("tensor_core", DType::F32, true, (1 << 20, 32, 128)).unwrap(),
-            "persistent TF32 kernel: 264 blocks over 8192 tiles of 128 points"
+            "persistent TF32 kernel: 264 blocks over 8192 tiles of 128 points; \
+             update: whole-row chunk sums, 256 chunks of 4096 points"
+        );
+        assert_eq!(
+            plan("fused", DType::F32, true, (1 << 20, 32, 128)).unwrap(),
+            "fused assignment; update: whole-row chunk sums, 256 chunks of 4096 points"
         );
         assert_eq!(
             plan("tensor_core", DType::F32, true, (1000, 33, 128)).unwrap(),
-            "TF32 kernel: 8 blocks of 128 points"
+            "TF32 kernel: 8 blocks of 128 points; \
+             update: chunk sums over 4 centroid and 1 dimension ranges, one chunk"
         );
         for (t, tc) in [(DType::F64, true), (DType::F32, false)] {
             let p = plan("tensor_core", t, tc, (1000, 8, 8)).unwrap();
