@@ -125,14 +125,63 @@ template <typename T> __device__ void km_centroid_norms(const T* c, int k, int d
 // The points are rows 0..n−1, or, with LIST, the rows list[0..*count) (the near ties that
 // the tensor-core assignment leaves to this one); blocks stride over the tiles.
 #define KM_BD 16
+// The fused rung's arithmetic, which its list kernel repeats bit for bit. A 16 × 16 block
+// of threads covers 16·TP points × 16·TC centroids; thread (tp, tc) owns points
+// km_point_of(i, tp) and centroids km_centroid_of(j, tc), each as two runs of half, so
+// that its shared reads are 16-byte vectors.
+template <int TP> __device__ __forceinline__ int km_point_of(int i, int tp) {
+    return (i / (TP / 2)) * (8 * TP) + tp * (TP / 2) + i % (TP / 2);
+}
+template <int TC> __device__ __forceinline__ int km_centroid_of(int j, int tc) {
+    return (j / (TC / 2)) * (8 * TC) + tc * (TC / 2) + j % (TC / 2);
+}
+// One dimension of the dot products: acc[i][j] += x[i]·c[j] (xt, ct: that dimension's
+// transposed rows of the point and centroid tiles, shifted by c_0).
+template <typename T, int TP, int TC>
+__device__ __forceinline__ void km_fma_step(const T* xt, const T* ct, int tp, int tc, T (&acc)[TP][TC]) {
+    constexpr int V = 16 / sizeof(T), HP = TP / 2, HC = TC / 2;
+    T a[TP], b[TC];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int q = 0; q < HP; q += V) ldv(&xt[h * (8 * TP) + tp * HP + q], &a[h * HP + q]);
+#pragma unroll
+        for (int q = 0; q < HC; q += V) ldv(&ct[h * (8 * TC) + tc * HC + q], &b[h * HC + q]);
+    }
+#pragma unroll
+    for (int i = 0; i < TP; ++i)
+#pragma unroll
+        for (int j = 0; j < TC; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+}
+// One point's scores ‖c‖² − 2·x·c over the thread's centroids of the tile at c0 (cn: the
+// tile's norms), in increasing index order, into its running best (strict <: the lowest
+// index on ties; NaN never wins).
+template <typename T, int TC>
+__device__ __forceinline__ void km_best_of_row(const T (&acc)[TC], const T* cn, int c0, int k, int tc,
+                                               T& best, int& bi) {
+#pragma unroll
+    for (int j = 0; j < TC; ++j) {
+        const int q = km_centroid_of<TC>(j, tc);
+        const T s = fma(T(-2), acc[j], cn[q]);
+        if (c0 + q < k && s < best) { best = s; bi = c0 + q; }
+    }
+}
+// The best (score, index) of the 16 lanes that share a point (ties → the lowest index).
+template <typename T> __device__ __forceinline__ void km_argmin16(T& best, int& bi) {
+    for (int off = 8; off; off >>= 1) {
+        const T os = __shfl_xor_sync(KM_FULL, best, off);
+        const int oi = __shfl_xor_sync(KM_FULL, bi, off);
+        if (os < best || (os == best && oi < bi)) { best = os; bi = oi; }
+    }
+}
 template <typename T, int TP, int TC, bool LIST>
 __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c,
                                 const T* __restrict__ cnorm, int n, int k, int d,
                                 const int* __restrict__ list, const int* __restrict__ count,
                                 int* __restrict__ labels, T* __restrict__ pdist,
                                 unsigned char* __restrict__ pchg) {
-    constexpr int BP = 16 * TP, BC = 16 * TC, HP = TP / 2, HC = TC / 2;
-    constexpr int PAD = 16 / sizeof(T), V = 16 / sizeof(T);
+    constexpr int BP = 16 * TP, BC = 16 * TC;
+    constexpr int PAD = 16 / sizeof(T);
     __shared__ __align__(16) T xs[KM_BD][BP + PAD];
     __shared__ __align__(16) T cs[KM_BD][BC + PAD];
     __shared__ T cn[BC];
@@ -180,32 +229,14 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
                 }
                 __syncthreads();
 #pragma unroll
-                for (int t = 0; t < KM_BD; ++t) {
-                    T a[TP], b[TC];
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-#pragma unroll
-                        for (int q = 0; q < HP; q += V) ldv(&xs[t][h * (BP / 2) + tp * HP + q], &a[h * HP + q]);
-#pragma unroll
-                        for (int q = 0; q < HC; q += V) ldv(&cs[t][h * (BC / 2) + tc * HC + q], &b[h * HC + q]);
-                    }
-#pragma unroll
-                    for (int i = 0; i < TP; ++i)
-#pragma unroll
-                        for (int j = 0; j < TC; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
-                }
+                for (int t = 0; t < KM_BD; ++t) km_fma_step<T, TP, TC>(xs[t], cs[t], tp, tc, acc);
             }
             // the thread's centroids in increasing index order: run 0, then run 1
 #pragma unroll
             for (int i = 0; i < TP; ++i) {
                 T best = sbest[i][tid];
                 int bi = sbi[i][tid];
-#pragma unroll
-                for (int j = 0; j < TC; ++j) {
-                    const int q = (j / HC) * (BC / 2) + tc * HC + j % HC;
-                    const T s = fma(T(-2), acc[i][j], cn[q]);
-                    if (c0 + q < k && s < best) { best = s; bi = c0 + q; }
-                }
+                km_best_of_row<T, TC>(acc[i], cn, c0, k, tc, best, bi);
                 sbest[i][tid] = best;
                 sbi[i][tid] = bi;
             }
@@ -217,12 +248,8 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
         for (int i = 0; i < TP; ++i) {
             T best = sbest[i][tid];
             bi[i] = sbi[i][tid];
-            for (int off = 8; off; off >>= 1) {  // within the 16 lanes sharing these points
-                const T os = __shfl_xor_sync(KM_FULL, best, off);
-                const int oi = __shfl_xor_sync(KM_FULL, bi[i], off);
-                if (os < best || (os == best && oi < bi[i])) { best = os; bi[i] = oi; }
-            }
-            const int p = (i / HP) * (BP / 2) + tp * HP + i % HP;
+            km_argmin16(best, bi[i]);
+            const int p = km_point_of<TP>(i, tp);
             row[i] = LIST ? prow[p] : (p0 + p < total ? p0 + p : -1);
         }
         T s[TP], unused[TP];
@@ -230,6 +257,121 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
 #pragma unroll
         for (int i = 0; i < TP; ++i)
             if (tc == i && row[i] >= 0) km_settle(row[i], bi[i], s[i], labels, pdist, pchg);
+    }
+}
+
+// The list of the tensor-core assignment (its near ties) where k ≤ 128 and 1 ≤ d ≤ 32,
+// f32: the fused rung's arithmetic, so the same bits (each dot product a fused
+// multiply-add chain over the dimensions in increasing order, padded with zeros to a
+// multiple of KM_BD; the scores and argmin of km_best_of_row and km_argmin16; the
+// winner's distance by km_direct), but the block stages the shifted centroids once and
+// strides over the list's 128-point tiles, the next tile's rows copying in with cp.async
+// (and the list entries of the tile after it) while the current one is computed. Each
+// thread converts the elements it copied (less c_0) into the transposed tile; the
+// winners' distances read the raw tile and centroids from shared memory. Dynamic shared
+// memory: KM_LIST_SMEM bytes.
+#define KM_LIST_LD (128 + 4)  // transposed tiles: rows of 16-byte vectors
+#define KM_LIST_RAW 33        // raw rows
+#define KM_LIST_SMEM ((3 * 32 * KM_LIST_LD + 3 * 128 * KM_LIST_RAW + 128) * 4 + 3 * 128 * 4)
+extern "C" __global__ void __launch_bounds__(256, 2)
+    kmeans_assign_fused_list_small_f32(const float* __restrict__ x, const float* __restrict__ c,
+                                       const float* __restrict__ cnorm, int n, int k, int d,
+                                       const int* __restrict__ list, const int* __restrict__ count,
+                                       int* __restrict__ labels, float* __restrict__ pdist,
+                                       unsigned char* __restrict__ pchg) {
+    constexpr int TP = 8, TC = 8, BP = 16 * TP, BC = 16 * TC, LD = KM_LIST_LD, RAW = KM_LIST_RAW;
+    extern __shared__ __align__(16) unsigned char km_smem[];
+    float* cs = reinterpret_cast<float*>(km_smem);  // 32 × LD: centroid tile, transposed
+    float* xs = cs + 32 * LD;                        // 2 × 32 × LD: point tiles, transposed
+    float* raw = xs + 2 * 32 * LD;                   // 2 × BP × RAW: point rows as they are
+    float* craw = raw + 2 * BP * RAW;                // BC × RAW: centroid rows as they are
+    float* cn = craw + BC * RAW;                     // BC norms
+    int* prow = reinterpret_cast<int*>(cn + BC);     // 3 × BP list entries
+    const int tid = threadIdx.x, tc = tid % 16, tp = tid / 16;
+    const int lane = tid % 32, r1 = tid / 32;  // copies: dimension lane of rows r1 + 8·i
+    const int total = *count, tiles = (total + BP - 1) / BP;
+    if ((int)blockIdx.x >= tiles) return;  // uniform over the block
+    const int dp = (d + KM_BD - 1) / KM_BD * KM_BD;
+    const float shift = lane < d ? c[lane] : 0.0f;
+
+    // The list entries of `tile` into prow slot s (zero-filled past the list), and the
+    // rows they name into raw buffer b (zero-filled past the list or d).
+    auto entries = [&](int tile, int s) {
+        if (tid < BP) {
+            const int p = tile * BP + tid;
+            const unsigned dst = (unsigned)__cvta_generic_to_shared(prow + s * BP + tid);
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(list + min(p, total - 1)),
+                         "r"(p < total ? 4 : 0));
+        }
+    };
+    auto rows = [&](int tile, int s, int b) {
+#pragma unroll
+        for (int i = 0; i < BP / 8; ++i) {
+            const int r = r1 + 8 * i;
+            const bool in = tile * BP + r < total && lane < d;
+            const i64 row = in ? prow[s * BP + r] : 0;
+            const unsigned dst = (unsigned)__cvta_generic_to_shared(raw + (b * BP + r) * RAW + lane);
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(x + row * d + lane),
+                         "r"(in ? 4 : 0));
+        }
+    };
+
+    // The centroids, once: shifted and transposed for the products, as they are for the
+    // distances; and the first tile's list entries.
+#pragma unroll
+    for (int i = 0; i < BC / 8; ++i) {
+        const int q = r1 + 8 * i;
+        const bool in = q < k && lane < d;
+        const float v = in ? c[q * d + lane] : 0.0f;
+        craw[q * RAW + lane] = v;
+        cs[lane * LD + q] = in ? v - shift : 0.0f;
+    }
+    if (tid < BC) cn[tid] = tid < k ? cnorm[tid] : 0.0f;
+    entries(blockIdx.x, 0);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();  // the first entries are in
+    rows(blockIdx.x, 0, 0);
+    entries(blockIdx.x + gridDim.x, 1);
+    cp_async_commit();
+
+    for (int tile = blockIdx.x, it = 0; tile < tiles; tile += gridDim.x, ++it) {
+        const int b = it & 1, s = it % 3;
+        float* xt = xs + b * 32 * LD;
+        const float* cur = raw + b * BP * RAW;
+        cp_async_wait<0>();
+#pragma unroll
+        for (int i = 0; i < BP / 8; ++i) {
+            const int r = r1 + 8 * i;
+            xt[lane * LD + r] = tile * BP + r < total && lane < d ? cur[r * RAW + lane] - shift : 0.0f;
+        }
+        __syncthreads();  // this tile is in; so are the next tile's entries
+        const int next = tile + gridDim.x;
+        if (next < tiles) {
+            rows(next, (it + 1) % 3, b ^ 1);
+            entries(next + gridDim.x, (it + 2) % 3);
+        }
+        cp_async_commit();
+
+        float acc[TP][TC] = {};
+        for (int t0 = 0; t0 < dp; t0 += KM_BD)
+#pragma unroll
+            for (int t = t0; t < t0 + KM_BD; ++t) km_fma_step<float, TP, TC>(xt + t * LD, cs + t * LD, tp, tc, acc);
+        int bi[TP], lrow[TP];
+#pragma unroll
+        for (int i = 0; i < TP; ++i) {
+            float best = Lim<float>::inf();
+            bi[i] = 0;
+            km_best_of_row<float, TC>(acc[i], cn, 0, k, tc, best, bi[i]);
+            km_argmin16(best, bi[i]);
+            const int p = km_point_of<TP>(i, tp);
+            lrow[i] = tile * BP + p < total ? p : -1;
+        }
+        float dist[TP], unused[TP];
+        km_direct<float, TP, false>(cur, RAW, craw, RAW, d, lrow, bi, tc, dist, unused);
+#pragma unroll
+        for (int i = 0; i < TP; ++i)
+            if (tc == i && lrow[i] >= 0) km_settle((i64)prow[s * BP + lrow[i]], bi[i], dist[i], labels, pdist, pchg);
     }
 }
 

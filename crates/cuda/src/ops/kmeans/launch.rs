@@ -5,7 +5,7 @@
 
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, PushKernelArg};
-use ndgpu_core::Result;
+use ndgpu_core::{DType, Result};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::kmeans::{cfg, kernel, stats_sum, Masses};
 use ndgpu_cuda_runtime::launch::go;
@@ -208,8 +208,23 @@ pub(super) fn assign_fused<T: CudaElement>(
         None => tiles,
         Some(_) => tiles.min(2 * gpu.sm_count()?),
     };
-    let which = if ties.is_some() { "_list" } else { "" };
+    // The list where the centroids fit the persistent list kernel (f32: only the
+    // tensor-core assignment makes a list).
+    let small = ties.is_some() && T::DTYPE == DType::F32 && tf32_persistent(c.rows, x.cols);
+    let which = match (ties, small) {
+        (None, _) => "",
+        (Some(_), false) => "_list",
+        (Some(_), true) => "_list_small",
+    };
     let (f, name) = kernel(gpu, format!("kmeans_assign_fused{which}_{}", T::SUFFIX))?;
+    let smem = if small { LIST_SMALL_SMEM } else { 0 };
+    if small {
+        f.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            smem as i32,
+        )
+        .map_err(|e| driver(format!("{name}: granting {smem} B of shared memory"), e))?;
+    }
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &x.data, &c.data, &ws.cnorm, &n, &k, &d);
     if let Some(t) = ties {
@@ -220,9 +235,16 @@ pub(super) fn assign_fused<T: CudaElement>(
     // list, const int* count,] int* labels, T* pdist, unsigned char* pchg): x n×d, c k×d,
     // cnorm k, labels, pdist and pchg n; for the _list kernel, n rows in [0, n) and their
     // number ≤ n, written by the tensor-core assignment; loads guarded by n (or the
-    // count), k, d; blocks stride over the tiles.
-    unsafe { go(b, &name, cfg((grid as u32, 1, 1), 0)) }
+    // count), k, d; blocks stride over the tiles; the _list_small kernel only where
+    // k ≤ 128 and 1 ≤ d ≤ 32 in f32, with its shared memory granted.
+    unsafe { go(b, &name, cfg((grid as u32, 1, 1), smem)) }
 }
+
+/// Bytes of dynamic shared memory of `kmeans_assign_fused_list_small_f32`
+/// (`KM_LIST_SMEM` in kmeans.cu): the transposed centroid tile and two point tiles
+/// (32 × 132 words each), two raw point tiles and the raw centroids (128 × 33 words
+/// each), the norms and three tiles' list entries.
+const LIST_SMALL_SMEM: u32 = (3 * 32 * 132 + 3 * 128 * 33 + 128) * 4 + 3 * 128 * 4;
 
 /// Bytes of dynamic shared memory of `kmeans_assign_tf32_small_f32` (`KT_SMALL_SMEM` in
 /// kmeans_tc.cu): two raw point tiles, the raw centroids, the TF32 point and centroid
