@@ -82,6 +82,9 @@ pub(crate) struct Staging {
     pub(crate) buf: Option<cudarc::driver::PinnedHostSlice<u8>>,
 }
 
+/// Bytes of the pinned mailbox that small read-backs (a statistic, a scalar) go through.
+const MAILBOX: usize = 256;
+
 /// One CUDA device as used by ndgpu: a context, a compute stream, a copy stream,
 /// cached kernels, pinned staging for transfers.
 ///
@@ -104,7 +107,14 @@ pub struct Gpu {
     functions: Mutex<HashMap<String, CudaFunction>>,
     pub(crate) staging: Mutex<Staging>,
     pub(crate) pool: MemPool,
+    /// Pinned host memory for small read-backs, allocated on first use.
+    mailbox: Mutex<Option<cudarc::driver::PinnedHostSlice<u8>>>,
+    /// Device buffers that operations keep between calls ([`Gpu::take_scratch`]).
+    scratch: Mutex<Vec<(&'static str, Scratch)>>,
 }
+
+/// One kept set of scratch buffers, of whatever type its operation gave.
+type Scratch = Box<dyn std::any::Any + Send>;
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -129,10 +139,40 @@ impl Gpu {
     /// # Errors
     /// Driver errors.
     pub fn release_cached(&self) -> Result<()> {
+        // Dropped outside the lock: freeing goes through the driver.
+        let kept = std::mem::take(&mut *self.scratch.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(kept);
         self.synchronize()?;
         self.pool
             .trim()
             .map_err(|e| driver("releasing pooled memory", e))
+    }
+
+    /// The scratch buffers that an operation kept under `key` ([`Gpu::keep_scratch`]),
+    /// if they are of type `S`; they are the caller's until it keeps them again, so two
+    /// threads never share them (the second finds none and allocates its own).
+    pub fn take_scratch<S: std::any::Any + Send>(&self, key: &'static str) -> Option<S> {
+        let mut kept = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let i = kept.iter().position(|(k, s)| *k == key && s.is::<S>())?;
+        let (_, s) = kept.swap_remove(i);
+        drop(kept);
+        s.downcast::<S>().ok().map(|s| *s)
+    }
+
+    /// Keeps an operation's scratch buffers for its next call, in place of any kept
+    /// under `key`: its next call at the same shape then makes no allocation (each is a
+    /// driver call on the host's path before the first kernel, while the device idles).
+    /// They stay allocated until replaced, until [`Gpu::release_cached`] (which an
+    /// allocation that finds the device full calls), or until the runtime is dropped.
+    pub fn keep_scratch<S: std::any::Any + Send>(&self, key: &'static str, s: S) {
+        let mut kept = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let old = kept
+            .iter()
+            .position(|(k, _)| *k == key)
+            .map(|i| kept.swap_remove(i));
+        kept.push((key, Box::new(s)));
+        drop(kept);
+        drop(old);
     }
 
     /// The runtime of device `ordinal` that every backend opened by name shares: the one
@@ -196,6 +236,8 @@ impl Gpu {
             functions: Mutex::default(),
             staging: Mutex::default(),
             pool,
+            mailbox: Mutex::default(),
+            scratch: Mutex::default(),
         }))
     }
 
@@ -446,6 +488,9 @@ impl Gpu {
                 format!("elements {range:?} of a buffer of {}", d.len()),
             ));
         }
+        if !range.is_empty() && range.len() * std::mem::size_of::<T>() <= MAILBOX {
+            return self.download_small(d, range);
+        }
         let mut host = ndgpu_core::host::filled_vec("download", range.len(), T::default())?;
         if !range.is_empty() {
             self.stream
@@ -454,6 +499,50 @@ impl Gpu {
         }
         self.synchronize()?;
         Ok(host)
+    }
+
+    /// A read-back of at most [`MAILBOX`] bytes, after all queued work: one copy into
+    /// pinned memory, then the stream's end. (A copy into pageable memory goes through
+    /// the driver's own staging, which waits for the stream first, a slower path for the
+    /// statistic an iteration reads back.)
+    fn download_small<T: DeviceRepr + Default + Clone>(
+        &self,
+        d: &CudaSlice<T>,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<T>> {
+        let len = range.len();
+        let mut mailbox = self.mailbox.lock().unwrap_or_else(|e| e.into_inner());
+        if mailbox.is_none() {
+            // SAFETY: zeroed below before anything reads it. Flags 0: cached, since the
+            // host reads it.
+            let mut buf = unsafe { self.context().alloc_pinned_with_flags::<u8>(MAILBOX, 0) }
+                .map_err(|e| driver("allocating the pinned mailbox", e))?;
+            let p = buf
+                .as_mut_ptr()
+                .map_err(|e| driver("reaching the pinned mailbox", e))?;
+            // SAFETY: the allocation holds MAILBOX bytes.
+            unsafe { std::ptr::write_bytes(p, 0, MAILBOX) };
+            *mailbox = Some(buf);
+        }
+        let p = mailbox
+            .as_mut()
+            .expect("allocated above")
+            .as_mut_ptr()
+            .map_err(|e| driver("reaching the pinned mailbox", e))?;
+        // SAFETY: the mailbox holds MAILBOX ≥ len · size_of::<T>() bytes, page-aligned (so
+        // aligned for T), initialised (zeroed, then whole elements copied in; T is a
+        // plain device type, any bits valid), and ours while the lock is held; the copy
+        // has finished (the stream synchronised) before the slice is read.
+        let dst = unsafe { std::slice::from_raw_parts_mut(p.cast::<T>(), len) };
+        let src = cudarc::driver::DevicePtr::device_ptr(&d.slice(range), &self.stream).0;
+        // SAFETY: src holds len elements of T (a range of d, checked by the caller), dst
+        // as many, pinned.
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(dst, src, self.stream.cu_stream())
+                .map_err(|e| driver("copying from the device", e))?;
+        }
+        self.synchronize()?;
+        Ok(dst.to_vec())
     }
 }
 

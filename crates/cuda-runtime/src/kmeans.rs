@@ -299,13 +299,33 @@ pub fn update<T: CudaElement>(
         return Ok(());
     }
     let plan = Plan::new::<T>(n, k, d, w.is_some());
-    let mut partial = gpu.alloc::<T>("kmeans", plan.g * k * d)?;
-    let mut masses = Masses::alloc(gpu, plan.g * k, w.is_some())?;
+    // The last call's sums where the shape is the same (a fit's every iteration).
+    let shape = (plan.g, k, d, w.is_some());
+    let mut sums = match gpu.take_scratch::<UpdateScratch<T>>(UPDATE_SCRATCH) {
+        Some(s) if s.shape == shape => s,
+        _ => UpdateScratch {
+            shape,
+            partial: gpu.alloc::<T>("kmeans", plan.g * k * d)?,
+            masses: Masses::alloc(gpu, plan.g * k, w.is_some())?,
+        },
+    };
     let (xv, lv) = (x.data.slice(0..n * d), labels.slice(0..n));
     let wv = w.map(|w| w.slice(0..n));
     let rows = Rows::new(&xv, &lv, wv.as_ref(), d);
-    accumulate_chunks(gpu, &plan, rows, k, &mut partial, &mut masses, 0)?;
-    finalize(gpu, &plan, &partial, &masses, c)
+    accumulate_chunks(gpu, &plan, rows, k, &mut sums.partial, &mut sums.masses, 0)?;
+    finalize(gpu, &plan, &sums.partial, &sums.masses, c)?;
+    gpu.keep_scratch(UPDATE_SCRATCH, sums);
+    Ok(())
+}
+
+/// The key of the update's scratch on the runtime ([`Gpu::keep_scratch`]).
+const UPDATE_SCRATCH: &str = "kmeans update";
+
+/// The chunk sums and masses of an update of shape (chunks, K, D, weighted).
+struct UpdateScratch<T> {
+    shape: (usize, usize, usize, bool),
+    partial: CudaSlice<T>,
+    masses: Masses<T>,
 }
 
 /// Consecutive points of X (row-major, `n`×`d`), their labels and sample weights,

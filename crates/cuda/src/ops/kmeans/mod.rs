@@ -33,6 +33,7 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "kmeans_assign_tf32_small_f32",
     "kmeans_assign_fused_f32",
     "kmeans_assign_fused_list_f32",
+    "kmeans_assign_fused_list_small_f32",
     "kmeans_point_stats_f32",
     "kmeans_point_stats_f64",
     "kmeans_accumulate_partials_f32",
@@ -145,29 +146,56 @@ fn assign<T: CudaElement>(
     if x.rows == 0 {
         return Ok(Assignment::default());
     }
-    let mut ws = Workspace::new(gpu, x.rows, c.rows)?;
+    // The last call's scratch where the shape is the same (a fit's every iteration).
+    let mut scratch = match gpu.take_scratch::<Scratch<T>>(SCRATCH) {
+        Some(s) if s.n == x.rows && s.k == c.rows => s,
+        _ => Scratch {
+            n: x.rows,
+            k: c.rows,
+            ws: Workspace::new(gpu, x.rows, c.rows)?,
+            ties: None,
+        },
+    };
+    let ws = &mut scratch.ws;
     match v {
         Variant::TensorCore if T::DTYPE == DType::F32 && tensor_cores(gpu) => {
             // The persistent kernel forms the norms itself (the same bits).
             if !launch::tf32_persistent(c.rows, x.cols) {
                 launch::centroid_norms(gpu, c, &mut ws.cnorm)?;
             }
-            let mut ties = Ties::new(gpu, x.rows)?;
-            launch::assign_tf32(gpu, x, c, labels, &mut ws, &mut ties)?;
-            launch::assign_fused(gpu, x, c, labels, &mut ws, Some(&ties))?;
-            launch::point_stats(gpu, x.rows, w, &mut ws)?;
+            let ties = match &mut scratch.ties {
+                Some(t) => t,
+                none => none.insert(Ties::new(gpu, x.rows)?),
+            };
+            launch::assign_tf32(gpu, x, c, labels, ws, ties)?;
+            launch::assign_fused(gpu, x, c, labels, ws, Some(ties))?;
+            launch::point_stats(gpu, x.rows, w, ws)?;
         }
         Variant::Fused | Variant::TensorCore => {
             launch::centroid_norms(gpu, c, &mut ws.cnorm)?;
-            launch::assign_fused(gpu, x, c, labels, &mut ws, None)?;
-            launch::point_stats(gpu, x.rows, w, &mut ws)?;
+            launch::assign_fused(gpu, x, c, labels, ws, None)?;
+            launch::point_stats(gpu, x.rows, w, ws)?;
         }
         Variant::Atomic => {
             launch::zero(gpu, &mut ws.stats)?;
             launch::assign_direct(gpu, x, c, w, labels, &mut ws.stats)?;
         }
     }
-    read_stats(gpu, &ws.stats)
+    let stats = read_stats(gpu, &ws.stats)?;
+    gpu.keep_scratch(SCRATCH, scratch);
+    Ok(stats)
+}
+
+/// The key of the assignment's scratch on the runtime ([`Gpu::keep_scratch`]).
+const SCRATCH: &str = "kmeans assignment";
+
+/// An assignment's scratch for n points and k centroids: the workspace, and the list of
+/// the tensor-core kernel once a call has needed it.
+struct Scratch<T> {
+    n: usize,
+    k: usize,
+    ws: Workspace<T>,
+    ties: Option<Ties>,
 }
 
 /// One centroid update with variant `v` on resident data, weighted with `w` (nothing
