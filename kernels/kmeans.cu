@@ -15,15 +15,15 @@
 // Times per iteration on the H200 are in docs/kernels.md.
 #include "kmeans.cuh"
 
-// One block of 256 threads: stats[0] = Σ inertia, stats[1] = Σ changed over the blocks,
-// each thread a strided run, then a fixed tree.
-extern "C" __global__ void __launch_bounds__(256)
-    kmeans_stats_sum_f64(const double* block_stats, int nblocks, double* stats) {
+// stats[0] = Σ inertia, stats[1] = Σ changed over nblocks per-block pairs, by one block
+// of 256 threads: each thread a strided run, then a fixed tree. Every thread of the block
+// must call it.
+__device__ __forceinline__ void km_stats_sum(const double* block_stats, int nblocks, double* stats) {
     __shared__ double si[256], sc[256];
     double a = 0, b = 0;
     for (int i = threadIdx.x; i < nblocks; i += 256) {
-        a += block_stats[2 * i];
-        b += block_stats[2 * i + 1];
+        a += __ldcg(block_stats + 2 * i);
+        b += __ldcg(block_stats + 2 * i + 1);
     }
     si[threadIdx.x] = a;
     sc[threadIdx.x] = b;
@@ -36,6 +36,11 @@ extern "C" __global__ void __launch_bounds__(256)
         __syncthreads();
     }
     if (threadIdx.x == 0) { stats[0] = si[0]; stats[1] = sc[0]; }
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+    kmeans_stats_sum_f64(const double* block_stats, int nblocks, double* stats) {
+    km_stats_sum(block_stats, nblocks, stats);
 }
 
 // ---- rung 1: atomic (report 000) ---------------------------------------------------
@@ -376,17 +381,55 @@ extern "C" __global__ void __launch_bounds__(256, 2)
 }
 
 // Σ pdist and Σ pchg over the n points into one (inertia, changed) pair per block, each
-// thread a strided run, then km_block_stats: a fixed order given n (the grid depends on
-// n only). WEIGHTED: Σ pdist·w, each product in f64.
+// thread a strided run (eight loads in flight, added in order), then km_block_stats: a
+// fixed order given n (the grid depends on n only). WEIGHTED: Σ pdist·w, each product in
+// f64. The last block to finish (`done` counts them; zero on entry, zero again on exit)
+// adds the pairs into `stats` as kmeans_stats_sum_f64 does, the same bits, and zeroes
+// the list's count `count` (when not null) for the next assignment: the list kernel
+// that read it ran before.
 template <typename T, bool WEIGHTED>
 __device__ void km_point_stats(const T* __restrict__ pdist, const unsigned char* __restrict__ pchg,
-                               const T* __restrict__ w, int n, double* __restrict__ block_stats) {
+                               const T* __restrict__ w, int n, double* __restrict__ block_stats,
+                               double* __restrict__ stats, unsigned* __restrict__ done,
+                               int* __restrict__ count) {
+    constexpr int U = 8;
     double s = 0, ch = 0;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const int step = gridDim.x * blockDim.x;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i + (U - 1) * step < n; i += U * step) {
+        T v[U], wv[U];
+        unsigned char c[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            v[u] = pdist[i + u * step];
+            c[u] = pchg[i + u * step];
+            wv[u] = WEIGHTED ? w[i + u * step] : T(1);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            s += WEIGHTED ? (double)v[u] * (double)wv[u] : (double)v[u];
+            ch += c[u];
+        }
+    }
+    for (; i < n; i += step) {
         s += WEIGHTED ? (double)pdist[i] * (double)w[i] : (double)pdist[i];
         ch += pchg[i];
     }
     km_block_stats(s, ch, block_stats);
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        __threadfence();  // this block's pair, before its count
+        last = atomicAdd(done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last) {  // uniform over the block
+        __threadfence();
+        km_stats_sum(block_stats, gridDim.x, stats);
+        if (threadIdx.x == 0) {
+            *done = 0;
+            if (count) *count = 0;
+        }
+    }
 }
 
 // Assignment from a vendor score matrix S (N×K, S[i][j] = ‖c_j‖² − 2·x_i·c_j): one warp
@@ -674,18 +717,19 @@ __device__ void km_finalize(const T* __restrict__ partial, const C* __restrict__
     T s = T(0);
     C cnt = C(0);
     if (e < kd) {
-        // Eight chunks' loads in flight at a time, added in chunk order.
+        // U chunks' loads in flight at a time, added in chunk order.
+        constexpr int U = 128 / sizeof(T);
         int q = warp;
-        for (; q + 56 < g; q += 64) {
-            T v[8];
-            C m[8];
+        for (; q + 8 * (U - 1) < g; q += 8 * U) {
+            T v[U];
+            C m[U];
 #pragma unroll
-            for (int u = 0; u < 8; ++u) {
+            for (int u = 0; u < U; ++u) {
                 v[u] = partial[(q + 8 * u) * kd + e];
                 m[u] = pcount[(q + 8 * u) * (i64)k + e / d];
             }
 #pragma unroll
-            for (int u = 0; u < 8; ++u) { s += v[u]; cnt += m[u]; }
+            for (int u = 0; u < U; ++u) { s += v[u]; cnt += m[u]; }
         }
         for (; q < g; q += 8) {
             s += partial[q * kd + e];
@@ -762,12 +806,14 @@ __device__ void km_shift(const T* __restrict__ a, const T* __restrict__ b, i64 l
                                          pchg);                                             \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256) kmeans_point_stats_##S(             \
-        const T* pdist, const unsigned char* pchg, int n, double* bs) {                     \
-        km_point_stats<T, false>(pdist, pchg, nullptr, n, bs);                              \
+        const T* pdist, const unsigned char* pchg, int n, double* bs, double* stats,        \
+        unsigned* done, int* count) {                                                       \
+        km_point_stats<T, false>(pdist, pchg, nullptr, n, bs, stats, done, count);          \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256) kmeans_point_stats_weighted_##S(    \
-        const T* pdist, const unsigned char* pchg, const T* w, int n, double* bs) {         \
-        km_point_stats<T, true>(pdist, pchg, w, n, bs);                                     \
+        const T* pdist, const unsigned char* pchg, const T* w, int n, double* bs,           \
+        double* stats, unsigned* done, int* count) {                                        \
+        km_point_stats<T, true>(pdist, pchg, w, n, bs, stats, done, count);                 \
     }                                                                                       \
     extern "C" __global__ void __launch_bounds__(256) kmeans_assign_scores_##S(           \
         const T* s, const T* xsq, int n, int k, int* labels, double* bs) {                  \

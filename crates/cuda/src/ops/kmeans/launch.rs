@@ -3,11 +3,10 @@
 //! scratch buffers of an assignment. The score assignment, the statistics sum and the
 //! deterministic update are the runtime's (`ndgpu_cuda_runtime::kmeans`).
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use ndgpu_core::{DType, Result};
 use ndgpu_cuda_runtime::kernels::KernelFile;
-use ndgpu_cuda_runtime::kmeans::{cfg, kernel, stats_sum, Masses};
+use ndgpu_cuda_runtime::kmeans::{cfg, kernel, Masses};
 use ndgpu_cuda_runtime::launch::go;
 use ndgpu_cuda_runtime::push_args;
 use ndgpu_cuda_runtime::{blocks, dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
@@ -34,6 +33,9 @@ pub(super) struct Workspace<T> {
     pub stats: CudaSlice<f64>,
     /// ‖c_j‖².
     pub cnorm: CudaSlice<T>,
+    /// Blocks of the point statistics done: zero between assignments (the last block
+    /// zeroes it).
+    pub done: CudaSlice<u32>,
 }
 
 /// Blocks of the point statistics' sum for n points (a function of n only).
@@ -49,8 +51,19 @@ impl<T: CudaElement> Workspace<T> {
             block_stats: gpu.alloc("kmeans", 2 * stats_blocks(n))?,
             stats: gpu.alloc("kmeans", 2)?,
             cnorm: gpu.alloc("kmeans", k)?,
+            done: zeroed(gpu, 1)?,
         })
     }
+}
+
+/// `len` zeroed elements.
+fn zeroed<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    gpu: &Gpu,
+    len: usize,
+) -> Result<CudaSlice<T>> {
+    let mut s = gpu.alloc("kmeans", len)?;
+    zero(gpu, &mut s)?;
+    Ok(s)
 }
 
 /// The points the tensor-core assignment leaves to the fused one: a list of rows and its
@@ -61,12 +74,12 @@ pub(super) struct Ties {
 }
 
 impl Ties {
-    /// The list and its count, uninitialised: `assign_tf32` zeroes the count before its
-    /// kernel appends to the list.
+    /// The list, uninitialised, and its count, zero: the count is zero between
+    /// assignments (the point statistics zero it after the list kernel read it).
     pub(super) fn new(gpu: &Gpu, n: usize) -> Result<Self> {
         Ok(Ties {
             list: gpu.alloc("kmeans", n)?,
-            count: gpu.alloc("kmeans", 1)?,
+            count: zeroed(gpu, 1)?,
         })
     }
 }
@@ -219,11 +232,7 @@ pub(super) fn assign_fused<T: CudaElement>(
     let (f, name) = kernel(gpu, format!("kmeans_assign_fused{which}_{}", T::SUFFIX))?;
     let smem = if small { LIST_SMALL_SMEM } else { 0 };
     if small {
-        f.set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            smem as i32,
-        )
-        .map_err(|e| driver(format!("{name}: granting {smem} B of shared memory"), e))?;
+        gpu.grant_shared_memory(&f, &name)?;
     }
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &x.data, &c.data, &ws.cnorm, &n, &k, &d);
@@ -265,7 +274,7 @@ pub(super) fn tf32_persistent_blocks(tiles: usize, sms: usize) -> usize {
 }
 
 /// The tensor-core assignment (f32): settles the points whose best TF32 score is clear
-/// of the second by the error bound, lists the others in `ties` (count zeroed first).
+/// of the second by the error bound, lists the others in `ties` (whose count is zero).
 /// With k ≤ 128 and 1 ≤ d ≤ 32, the kernel that stages the centroids once, forms their
 /// norms into `ws.cnorm` and strides over the point tiles (two blocks per SM); else one
 /// block per 128 points, reading the norms `centroid_norms` left in `ws.cnorm`.
@@ -278,7 +287,6 @@ pub(super) fn assign_tf32<T: CudaElement>(
     ties: &mut Ties,
 ) -> Result<()> {
     let (n, k, d) = dims(x, c)?;
-    zero(gpu, &mut ties.count)?;
     let tiles = x.rows.div_ceil(128);
     let small = tf32_persistent(c.rows, x.cols);
     let (name, grid, smem) = if small {
@@ -293,11 +301,7 @@ pub(super) fn assign_tf32<T: CudaElement>(
     };
     let f = gpu.function(KernelFile::KMEANS_TC, name)?;
     if small {
-        f.set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            smem as i32,
-        )
-        .map_err(|e| driver(format!("{name}: granting {smem} B of shared memory"), e))?;
+        gpu.grant_shared_memory(&f, name)?;
     }
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &x.data, &c.data, &mut ws.cnorm, &n, &k, &d, labels, &mut ws.pdist,
@@ -306,19 +310,20 @@ pub(super) fn assign_tf32<T: CudaElement>(
     // int* labels, float* pdist, unsigned char* pchg, int* list, int* count): T is f32
     // (the caller's check); x n×d, c k×d, cnorm k (read by the general kernel, which
     // `centroid_norms` filled; written by block 0 of the small one), labels, pdist, pchg
-    // and list n, count 1 (zeroed above); loads guarded by n, k, d; blocks stride over the
+    // and list n, count 1 (zero: see `Ties`); loads guarded by n, k, d; blocks stride over the
     // 128-point tiles; the small kernel only where k ≤ 128 and 1 ≤ d ≤ 32, with its
     // shared memory granted.
     unsafe { go(b, name, cfg((grid as u32, 1, 1), smem)) }
 }
 
 /// The (inertia, changed) pair of the per-point arrays, summed in a fixed order into
-/// `ws.stats`.
+/// `ws.stats` by the same kernel's last block, which also zeroes the list's `count`.
 pub(super) fn point_stats<T: CudaElement>(
     gpu: &Gpu,
     n: usize,
     w: Option<&CudaSlice<T>>,
     ws: &mut Workspace<T>,
+    count: Option<&mut CudaSlice<i32>>,
 ) -> Result<()> {
     let nb = stats_blocks(n);
     let ni = dim_i32("kmeans", n)?;
@@ -329,10 +334,16 @@ pub(super) fn point_stats<T: CudaElement>(
     if let Some(w) = w {
         push_args!(b; w);
     }
-    push_args!(b; &ni, &mut ws.block_stats);
+    push_args!(b; &ni, &mut ws.block_stats, &mut ws.stats, &mut ws.done);
+    let none = 0u64;
+    match count {
+        Some(c) => push_args!(b; c),
+        None => push_args!(b; &none),
+    }
     // SAFETY: (const T* pdist, const unsigned char* pchg, [const T* w,] int n, double*
-    // block_stats): pdist, pchg and w hold n (every point settled by the assignment just
-    // queued), block_stats 2·nb; grid-stride loop guarded by n.
-    unsafe { go(b, &name, cfg((nb as u32, 1, 1), 0))? };
-    stats_sum(gpu, &ws.block_stats, nb, &mut ws.stats)
+    // block_stats, double* stats, unsigned* done, int* count): pdist, pchg and w hold n
+    // (every point settled by the assignment just queued), block_stats 2·nb, stats 2,
+    // done 1 (zero, as the last block leaves it), count 1 or null; grid-stride loop
+    // guarded by n.
+    unsafe { go(b, &name, cfg((nb as u32, 1, 1), 0)) }
 }

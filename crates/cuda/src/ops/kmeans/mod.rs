@@ -169,12 +169,12 @@ fn assign<T: CudaElement>(
             };
             launch::assign_tf32(gpu, x, c, labels, ws, ties)?;
             launch::assign_fused(gpu, x, c, labels, ws, Some(ties))?;
-            launch::point_stats(gpu, x.rows, w, ws)?;
+            launch::point_stats(gpu, x.rows, w, ws, Some(&mut ties.count))?;
         }
         Variant::Fused | Variant::TensorCore => {
             launch::centroid_norms(gpu, c, &mut ws.cnorm)?;
             launch::assign_fused(gpu, x, c, labels, ws, None)?;
-            launch::point_stats(gpu, x.rows, w, ws)?;
+            launch::point_stats(gpu, x.rows, w, ws, None)?;
         }
         Variant::Atomic => {
             launch::zero(gpu, &mut ws.stats)?;
