@@ -109,6 +109,8 @@ pub struct Gpu {
     pub(crate) pool: MemPool,
     /// Pinned host memory for small read-backs, allocated on first use.
     mailbox: Mutex<Option<cudarc::driver::PinnedHostSlice<u8>>>,
+    /// Kernels granted their dynamic shared memory ([`Gpu::grant_shared_memory`]).
+    granted: Mutex<std::collections::HashSet<String>>,
     /// Device buffers that operations keep between calls ([`Gpu::take_scratch`]).
     scratch: Mutex<Vec<(&'static str, Scratch)>>,
 }
@@ -237,6 +239,7 @@ impl Gpu {
             staging: Mutex::default(),
             pool,
             mailbox: Mutex::default(),
+            granted: Mutex::default(),
             scratch: Mutex::default(),
         }))
     }
@@ -304,6 +307,32 @@ impl Gpu {
             .map(|v| v as usize)
             .map_err(|e| driver("reading the multiprocessor count", e))
     }
+    /// Lets kernel `f` (named `name`) take as much dynamic shared memory as the device
+    /// allows a block beside its static shared memory, past the 48 KB any kernel may
+    /// take: asked of the driver once per kernel (a driver call less on the host's path
+    /// before each launch), and never lowered, so that launches of one kernel from
+    /// several threads cannot undo each other's grant.
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub fn grant_shared_memory(&self, f: &CudaFunction, name: &str) -> Result<()> {
+        let mut granted = self.granted.lock().unwrap_or_else(|e| e.into_inner());
+        if granted.contains(name) {
+            return Ok(());
+        }
+        let fixed = f
+            .get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+            .map_err(|e| driver(format!("{name}: reading its static shared memory"), e))?;
+        let bytes = self.shared_memory_optin()? as i32 - fixed;
+        f.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes,
+        )
+        .map_err(|e| driver(format!("{name}: granting {bytes} B of shared memory"), e))?;
+        granted.insert(name.to_string());
+        Ok(())
+    }
+
     /// The most shared memory one block may be granted (the opt-in limit), in bytes.
     pub fn shared_memory_optin(&self) -> Result<usize> {
         self.ctx

@@ -7,7 +7,6 @@
 //! summation order, hence the bits, are the same on every run.
 
 use crate::push_args;
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 use ndgpu_core::{Assignment, Error, Result};
 
@@ -477,15 +476,7 @@ fn accumulate_rows<T: CudaElement>(
     let chunk = plan.chunk as i32;
     let which = if w.is_some() { "_weighted" } else { "" };
     let (f, name) = kernel(gpu, format!("kmeans_accumulate_rows{which}_{}", T::SUFFIX))?;
-    // The device's whole opt-in limit, the same on every call: a size of this launch's
-    // own could be lowered by another thread's launch of the same function between this
-    // grant and this launch (the function is shared), which then fails.
-    let limit = gpu.shared_memory_optin()?;
-    f.set_attribute(
-        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        limit as i32,
-    )
-    .map_err(|e| crate::driver(format!("{name}: granting {limit} B of shared memory"), e))?;
+    gpu.grant_shared_memory(&f, &name)?;
     let mut partial = partial.slice_mut(first * k * d..);
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; x, labels);

@@ -523,7 +523,7 @@ fn tensor_core<T: CudaElement>(
     let cfg = LaunchConfig {
         grid_dim: (grid_1d("gram", tc_blocks::<T>(m.rows, m.cols))?, 1, 1),
         block_dim: (matmul::tc_shape::<T>().threads, 1, 1),
-        shared_mem_bytes: matmul::tc_shared_memory::<T>("gram", &f)?,
+        shared_mem_bytes: matmul::tc_shared_memory::<T>(gpu, &name, &f)?,
     };
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &n, &k, &m.data, &mt.data, &mut out.data);

@@ -5,7 +5,6 @@
 //! Every kernel multiplies row-major, untransposed operands: a transposed operand is
 //! materialised first with the transpose ladder's default kernel.
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
 use ndgpu_core::{check, Backend, DType, Error, Family, Gemm, MatMul, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::kernels::KernelFile;
@@ -224,17 +223,16 @@ pub(crate) fn tc_shape<T: CudaElement>() -> TcShape {
     }
 }
 
-/// Grants `f`, a kernel on `kernels/mma.cuh`'s tensor-core GEMM for `T`, the dynamic
-/// shared memory its stages take (past the 48 KB every kernel may use without asking);
-/// returns it.
-pub(crate) fn tc_shared_memory<T: CudaElement>(op: &str, f: &CudaFunction) -> Result<u32> {
-    let bytes = tc_shape::<T>().smem;
-    f.set_attribute(
-        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        bytes as i32,
-    )
-    .map_err(|e| driver(format!("{op}: granting {bytes} B of shared memory"), e))?;
-    Ok(bytes)
+/// Grants `f` (kernel `name`), a kernel on `kernels/mma.cuh`'s tensor-core GEMM for
+/// `T`, the dynamic shared memory its stages take (past the 48 KB every kernel may use
+/// without asking); returns it.
+pub(crate) fn tc_shared_memory<T: CudaElement>(
+    gpu: &Gpu,
+    name: &str,
+    f: &CudaFunction,
+) -> Result<u32> {
+    gpu.grant_shared_memory(f, name)?;
+    Ok(tc_shape::<T>().smem)
 }
 
 /// Whether the device has the warp-level tensor-core instructions the `tensor_core`
@@ -521,7 +519,7 @@ fn launch<T: CudaElement>(gpu: &Gpu, rung: Rung, p: Product<'_, T>) -> Result<()
             ..rung
         };
         LaunchConfig {
-            shared_mem_bytes: tc_shared_memory::<T>("gemm", &f)?,
+            shared_mem_bytes: tc_shared_memory::<T>(gpu, &name, &f)?,
             ..tile_grid(tiled, m, n)?
         }
     } else {

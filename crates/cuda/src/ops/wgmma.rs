@@ -11,8 +11,8 @@ use std::ffi::c_void;
 use std::mem::MaybeUninit;
 
 use cudarc::driver::sys::{
-    self, CUfunction_attribute, CUtensorMap, CUtensorMapDataType, CUtensorMapFloatOOBfill,
-    CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
+    self, CUtensorMap, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave,
+    CUtensorMapL2promotion, CUtensorMapSwizzle,
 };
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndgpu_core::{Error, Family, Result};
@@ -139,11 +139,7 @@ fn operand<T: CudaElement>(
 /// over `tiles` tiles: one block of 384 threads per SM at most (the grid is persistent).
 fn kernel(gpu: &Gpu, name: &str, tiles: usize) -> Result<(CudaFunction, LaunchConfig)> {
     let f = gpu.function(KernelFile::WGMMA, name)?;
-    f.set_attribute(
-        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        WG_SMEM as i32,
-    )
-    .map_err(|e| driver(format!("{name}: granting {WG_SMEM} B of shared memory"), e))?;
+    gpu.grant_shared_memory(&f, name)?;
     let cfg = LaunchConfig {
         grid_dim: (grid_1d("gemm", tiles.min(gpu.sm_count()?))?, 1, 1),
         block_dim: (384, 1, 1),

@@ -3,14 +3,13 @@
 //! Launches go through the stream's builder directly (`Gpu::function` +
 //! `launch_builder`): the arguments are borrowed only until the launch is queued.
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use ndgpu_core::{Error, Result};
 use ndgpu_cuda_runtime::launch::go;
 use ndgpu_cuda_runtime::push_args;
 
 use ndgpu_cuda_runtime::kernels::KernelFile;
-use ndgpu_cuda_runtime::{blocks, driver, CudaElement, DeviceMatrix, Gpu};
+use ndgpu_cuda_runtime::{blocks, CudaElement, DeviceMatrix, Gpu};
 
 /// Threads of the single-block factorization (report 004 used 512).
 const SINGLE_BLOCK_THREADS: u32 = 512;
@@ -36,15 +35,6 @@ fn cfg(grid: (u32, u32), threads: u32) -> LaunchConfig {
 fn kernel<T: CudaElement>(gpu: &Gpu, op: &str) -> Result<(CudaFunction, String)> {
     let name = format!("cholesky_{op}_{}", T::SUFFIX);
     Ok((gpu.function(KernelFile::CHOLESKY, &name)?, name))
-}
-
-/// Lets `f` take `bytes` of dynamic shared memory (above the 48 KiB default).
-fn dynamic_smem(f: &CudaFunction, name: &str, bytes: usize) -> Result<()> {
-    f.set_attribute(
-        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        bytes as i32,
-    )
-    .map_err(|e| driver(format!("{name}: raising the shared-memory limit"), e))
 }
 
 pub(super) fn single_block<T: CudaElement>(
@@ -119,7 +109,7 @@ pub(super) fn trsm_panel<T: CudaElement>(
     let size = std::mem::size_of::<T>();
     let smem = (2 * NB * (NB + 16 / size) + NB) * size;
     let (f, name) = kernel::<T>(gpu, "trsm_panel")?;
-    dynamic_smem(&f, &name, smem)?;
+    gpu.grant_shared_memory(&f, &name)?;
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &mut a.data, &n, &k0, info);
     // SAFETY: (T* a, int n, int k0, const int* info): k0 + 64 < n; 64 panel rows per
@@ -195,7 +185,7 @@ pub(super) fn syrk_lower<T: CudaElement>(
     let tiles = u32::try_from(count(tile))
         .map_err(|_| Error::invalid("cholesky", format!("{rows} trailing rows: too many tiles")))?;
     let (f, name) = kernel::<T>(gpu, op)?;
-    dynamic_smem(&f, &name, smem)?;
+    gpu.grant_shared_memory(&f, &name)?;
     let mut b = stream.launch_builder(&f);
     push_args!(b; &mut a.data, &n, &k0, &start, &c_end, &strip, info);
     // SAFETY: (T* a, int n, int k0, int s, int c_end, int strip, const int* info): one
