@@ -718,7 +718,7 @@ __device__ void km_finalize(const T* __restrict__ partial, const C* __restrict__
     C cnt = C(0);
     if (e < kd) {
         // U chunks' loads in flight at a time, added in chunk order.
-        constexpr int U = 128 / sizeof(T);
+        constexpr int U = 8;
         int q = warp;
         for (; q + 8 * (U - 1) < g; q += 8 * U) {
             T v[U];
