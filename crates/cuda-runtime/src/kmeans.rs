@@ -169,6 +169,24 @@ impl<T: CudaElement> Masses<T> {
     }
 }
 
+/// Pushes `masses` from element `from` on as the next argument of launch builder `b`
+/// (the view lives to the end of the caller's block, as the launch needs).
+macro_rules! push_masses {
+    ($b:ident; $masses:expr, $from:expr) => {
+        let (mut counts, mut weights);
+        match $masses {
+            Masses::Counts(m) => {
+                counts = m.slice_mut($from..);
+                push_args!($b; &mut counts);
+            }
+            Masses::Weights(m) => {
+                weights = m.slice_mut($from..);
+                push_args!($b; &mut weights);
+            }
+        }
+    };
+}
+
 /// Reads back (inertia, changed) from a two-element statistics buffer.
 ///
 /// # Errors
@@ -431,17 +449,7 @@ pub fn accumulate_chunks<T: CudaElement>(
         push_args!(b; w);
     }
     push_args!(b; &ni, &di, &ki, &chunk, &kb, &db, &mut partial);
-    let (mut counts, mut weights);
-    match masses {
-        Masses::Counts(m) => {
-            counts = m.slice_mut(first * k..);
-            push_args!(b; &mut counts);
-        }
-        Masses::Weights(m) => {
-            weights = m.slice_mut(first * k..);
-            push_args!(b; &mut weights);
-        }
-    }
+    push_masses!(b; masses, first * k);
     // SAFETY: (x, labels, [w,] n, d, k, chunk, kb, db, partial, masses): grid (chunks,
     // ⌈k/kb⌉, ⌈d/db⌉) with chunks·chunk ≥ n; x holds n×d, labels n values in [0, k)
     // (written by an assignment), w n; partial holds chunks×k×d and the masses chunks×k
@@ -484,17 +492,7 @@ fn accumulate_rows<T: CudaElement>(
         push_args!(b; w);
     }
     push_args!(b; &ni, &di, &ki, &chunk, &mut partial);
-    let (mut counts, mut weights);
-    match masses {
-        Masses::Counts(m) => {
-            counts = m.slice_mut(first * k..);
-            push_args!(b; &mut counts);
-        }
-        Masses::Weights(m) => {
-            weights = m.slice_mut(first * k..);
-            push_args!(b; &mut weights);
-        }
-    }
+    push_masses!(b; masses, first * k);
     // SAFETY: (x, labels, [w,] n, d, k, chunk, partial, masses): one block per chunk,
     // chunks·chunk ≥ n; x holds n×d (d ≤ 32), labels n (values outside [0, k) are
     // skipped), w n; partial holds chunks×k×d and the masses chunks×k from chunk `first`
