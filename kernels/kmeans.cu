@@ -271,13 +271,14 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
 // multiple of KM_BD; the scores and argmin of km_best_of_row and km_argmin16; the
 // winner's distance by km_direct), but the block stages the shifted centroids once and
 // strides over the list's 128-point tiles, the next tile's rows copying in with cp.async
-// (and the list entries of the tile after it) while the current one is computed. Each
-// thread converts the elements it copied (less c_0) into the transposed tile; the
-// winners' distances read the raw tile and centroids from shared memory. Dynamic shared
+// (with their previous labels, and the list entries of the tile after it) while the
+// current one is computed. Each thread converts the elements it copied (less c_0) into
+// the transposed tile; the winners' distances read the raw tile and centroids from
+// shared memory, the change count the copied labels. Dynamic shared
 // memory: KM_LIST_SMEM bytes.
 #define KM_LIST_LD (128 + 4)  // transposed tiles: rows of 16-byte vectors
 #define KM_LIST_RAW 33        // raw rows
-#define KM_LIST_SMEM ((3 * 32 * KM_LIST_LD + 3 * 128 * KM_LIST_RAW + 128) * 4 + 3 * 128 * 4)
+#define KM_LIST_SMEM ((3 * 32 * KM_LIST_LD + 3 * 128 * KM_LIST_RAW + 128) * 4 + 5 * 128 * 4)
 extern "C" __global__ void __launch_bounds__(256, 2)
     kmeans_assign_fused_list_small_f32(const float* __restrict__ x, const float* __restrict__ c,
                                        const float* __restrict__ cnorm, int n, int k, int d,
@@ -292,6 +293,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
     float* craw = raw + 2 * BP * RAW;                // BC × RAW: centroid rows as they are
     float* cn = craw + BC * RAW;                     // BC norms
     int* prow = reinterpret_cast<int*>(cn + BC);     // 3 × BP list entries
+    int* olds = prow + 3 * BP;                       // 2 × BP previous labels
     const int tid = threadIdx.x, tc = tid % 16, tp = tid / 16;
     const int lane = tid % 32, r1 = tid / 32;  // copies: dimension lane of rows r1 + 8·i
     const int total = *count, tiles = (total + BP - 1) / BP;
@@ -318,6 +320,13 @@ extern "C" __global__ void __launch_bounds__(256, 2)
             const unsigned dst = (unsigned)__cvta_generic_to_shared(raw + (b * BP + r) * RAW + lane);
             asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(x + row * d + lane),
                          "r"(in ? 4 : 0));
+        }
+        // Their previous labels, so that the change count does not wait on a global load.
+        if (tid < BP) {
+            const bool in = tile * BP + tid < total;
+            const unsigned dst = (unsigned)__cvta_generic_to_shared(olds + b * BP + tid);
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst),
+                         "l"(labels + (in ? prow[s * BP + tid] : 0)), "r"(in ? 4 : 0));
         }
     };
 
@@ -376,7 +385,12 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         km_direct<float, TP, false>(cur, RAW, craw, RAW, d, lrow, bi, tc, dist, unused);
 #pragma unroll
         for (int i = 0; i < TP; ++i)
-            if (tc == i && lrow[i] >= 0) km_settle((i64)prow[s * BP + lrow[i]], bi[i], dist[i], labels, pdist, pchg);
+            if (tc == i && lrow[i] >= 0) {  // as km_settle, the previous label from olds
+                const i64 row = prow[s * BP + lrow[i]];
+                pchg[row] = olds[b * BP + lrow[i]] != bi[i];
+                labels[row] = bi[i];
+                pdist[row] = dist[i];
+            }
     }
 }
 

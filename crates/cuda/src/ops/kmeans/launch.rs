@@ -252,8 +252,8 @@ pub(super) fn assign_fused<T: CudaElement>(
 /// Bytes of dynamic shared memory of `kmeans_assign_fused_list_small_f32`
 /// (`KM_LIST_SMEM` in kmeans.cu): the transposed centroid tile and two point tiles
 /// (32 × 132 words each), two raw point tiles and the raw centroids (128 × 33 words
-/// each), the norms and three tiles' list entries.
-const LIST_SMALL_SMEM: u32 = (3 * 32 * 132 + 3 * 128 * 33 + 128) * 4 + 3 * 128 * 4;
+/// each), the norms, three tiles' list entries and two tiles' previous labels.
+const LIST_SMALL_SMEM: u32 = (3 * 32 * 132 + 3 * 128 * 33 + 128) * 4 + 5 * 128 * 4;
 
 /// Bytes of dynamic shared memory of `kmeans_assign_tf32_small_f32` (`KT_SMALL_SMEM` in
 /// kmeans_tc.cu): two raw point tiles, the raw centroids, the TF32 point and centroid
