@@ -205,6 +205,15 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
 #pragma unroll
         for (int i = 0; i < TP; ++i) { sbest[i][tid] = Lim<T>::inf(); sbi[i][tid] = 0; }
         __syncthreads();  // the rows are written
+        // The previous label of the point this thread settles (its i = tc), loaded now so
+        // that the change count does not wait on it at the end.
+        i64 mine = -1;
+        int old = 0;
+        if (tc < TP) {
+            const int p = km_point_of<TP>(tc, tp);
+            mine = LIST ? prow[p] : (p0 + p < total ? p0 + p : -1);
+            if (mine >= 0) old = labels[mine];
+        }
 
         for (int c0 = 0; c0 < k; c0 += BC) {
             // This tile's norms, loaded before the dimension loop so that they are there
@@ -261,7 +270,7 @@ __device__ void km_assign_fused(const T* __restrict__ x, const T* __restrict__ c
         km_direct<T, TP, false>(x, d, c, d, d, row, bi, tc, s, unused);
 #pragma unroll
         for (int i = 0; i < TP; ++i)
-            if (tc == i && row[i] >= 0) km_settle(row[i], bi[i], s[i], labels, pdist, pchg);
+            if (tc == i && mine >= 0) km_settle(mine, old, bi[i], s[i], labels, pdist, pchg);
     }
 }
 
@@ -385,12 +394,8 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         km_direct<float, TP, false>(cur, RAW, craw, RAW, d, lrow, bi, tc, dist, unused);
 #pragma unroll
         for (int i = 0; i < TP; ++i)
-            if (tc == i && lrow[i] >= 0) {  // as km_settle, the previous label from olds
-                const i64 row = prow[s * BP + lrow[i]];
-                pchg[row] = olds[b * BP + lrow[i]] != bi[i];
-                labels[row] = bi[i];
-                pdist[row] = dist[i];
-            }
+            if (tc == i && lrow[i] >= 0)
+                km_settle((i64)prow[s * BP + lrow[i]], olds[b * BP + lrow[i]], bi[i], dist[i], labels, pdist, pchg);
     }
 }
 

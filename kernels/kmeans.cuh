@@ -117,11 +117,12 @@ __device__ __forceinline__ T km_norm(const T* __restrict__ c, int j, int d) {
 }
 
 // A point's outcome: its label, its distance to that centroid (for the inertia) and
-// whether the label changed (the labels hold the previous ones on entry).
+// whether the label changed from `old`, its previous label (which the kernels load, or
+// copy, well before this: waiting for it here held up a kernel's end).
 template <typename T>
-__device__ __forceinline__ void km_settle(i64 row, int lab, T dist, int* __restrict__ labels,
+__device__ __forceinline__ void km_settle(i64 row, int old, int lab, T dist, int* __restrict__ labels,
                                           T* __restrict__ pdist, unsigned char* __restrict__ pchg) {
-    pchg[row] = labels[row] != lab;
+    pchg[row] = old != lab;
     labels[row] = lab;
     pdist[row] = dist;
 }

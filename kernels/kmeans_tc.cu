@@ -240,11 +240,7 @@ __device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, 
             const float gap = mine[ps].second - mine[ps].best;
             const bool safe = k == 1 || (mine[ps].best >= -NDGPU_F32_MAX && mine[ps].second <= NDGPU_F32_MAX &&
                                          gap > 2.0f * e * (1.0f + 0x1p-8f));
-            if (safe) {  // as km_settle
-                pchg[myrow] = prev[q[ps]] != mine[ps].index;
-                labels[myrow] = mine[ps].index;
-                pdist[myrow] = mydist[ps];
-            }
+            if (safe) km_settle(myrow, prev[q[ps]], mine[ps].index, mydist[ps], labels, pdist, pchg);
             pending[ps] = !safe;
         }
     }
@@ -270,7 +266,17 @@ extern "C" __global__ void __launch_bounds__(256, 2)
     __shared__ __align__(16) u32 cs[KT_BC * KT_LD];
     __shared__ float cn[KT_BC];
     __shared__ Top2 half[2][KT_BP];
+    __shared__ int olds[KT_BP];
     const int p0 = blockIdx.x * KT_BP;
+    // The tile's previous labels, copied while the scores are formed, so that the change
+    // count does not wait on a global load at the end.
+    if (threadIdx.x < KT_BP) {
+        const int q = threadIdx.x;
+        const unsigned od = (unsigned)__cvta_generic_to_shared(olds + q);
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(od), "l"(labels + min(p0 + q, n - 1)),
+                     "r"(p0 + q < n ? 4 : 0));
+    }
+    cp_async_commit();
     Top2 run[2][2];
     kt_reset(run);
     float cc = 0.0f;
@@ -289,7 +295,8 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         }
         kt_top2(acc, cn, c0, run);
     }
-    kt_finish<false>(x, d, c, d, n, k, d, p0, cc, run, half, labels + p0, labels, pdist, pchg, list, count);
+    cp_async_wait<0>();  // published by kt_finish's barrier
+    kt_finish<false>(x, d, c, d, n, k, d, p0, cc, run, half, olds, labels, pdist, pchg, list, count);
 }
 
 // k ≤ 128 and 1 ≤ d ≤ 32 (the caller's check): the centroids are staged once (as TF32
