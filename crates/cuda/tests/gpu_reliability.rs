@@ -256,6 +256,49 @@ fn default_variants_are_bitwise_reproducible_run_to_run() {
     }
 }
 
+/// k-means keeps its scratch on the runtime between calls (`Gpu::keep_scratch`): threads
+/// fitting on one backend at once, some at the same shape and some not, each get the
+/// result they get alone, bit for bit (a set shared by two calls, or kept for the wrong
+/// shape, would mix their points); and `release_cached` gives the kept sets back.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn kmeans_scratch_is_never_shared_between_threads_and_is_given_back() {
+    let gpu = Gpu::new(0).expect("device");
+    let backend = Arc::new(CudaBackend::with_gpu(gpu.clone()));
+    let config = KMeansConfig::new(24).seed(5).max_iter(8);
+    // Loading the kernels takes device memory once: before the baseline.
+    let warm = random(4_000, 16, 20);
+    backend.kmeans(warm.view(), &config).unwrap();
+    gpu.release_cached().unwrap();
+    let (free0, _) = gpu.mem_info().unwrap();
+    // Three shapes, each in two threads.
+    let data: Vec<Array2<f32>> = (0..6)
+        .map(|t| random(20_000 + 3_000 * (t % 3), 16, 21 + t as u64))
+        .collect();
+    let alone: Vec<_> = data
+        .iter()
+        .map(|x| backend.kmeans(x.view(), &config).unwrap())
+        .collect();
+    std::thread::scope(|s| {
+        for (x, want) in data.iter().zip(&alone) {
+            let (backend, config) = (backend.clone(), &config);
+            s.spawn(move || {
+                for _ in 0..8 {
+                    let got = backend.kmeans(x.view(), config).unwrap();
+                    assert_eq!(got.labels, want.labels);
+                    assert_eq!(got.centroids, want.centroids);
+                    assert_eq!(got.inertia.to_bits(), want.inertia.to_bits());
+                }
+            });
+        }
+    });
+    // A fit whose kept scratch (9 bytes a point in f32: 36 MiB) is far above the slack.
+    let big = random(1 << 22, 2, 30);
+    backend.kmeans(big.view(), &config).unwrap();
+    gpu.release_cached().unwrap();
+    assert_memory_back(&gpu, free0, 8 << 20);
+}
+
 /// Empty matrices with a dimension of 2³¹ or 2⁶²: results sized by it are refused with
 /// an error (never a wrapped byte count handed to the driver), and the backend goes on.
 #[test]
