@@ -334,9 +334,7 @@ impl Drop for Params {
 
 /// A device `int` for cuSOLVER's `info` output.
 fn info_buffer(gpu: &Gpu) -> Result<CudaSlice<i32>> {
-    gpu.stream()
-        .alloc_zeros::<i32>(1)
-        .map_err(|e| error::driver("allocating cuSOLVER's info", e))
+    gpu.alloc_zeroed("cholesky", 1)
 }
 
 /// Waits for the queued work and reads `info`.

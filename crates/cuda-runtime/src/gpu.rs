@@ -450,6 +450,22 @@ impl Gpu {
         }
     }
 
+    /// Allocates `len` zeroed elements (at least one), as [`Gpu::alloc`] does.
+    ///
+    /// # Errors
+    /// As [`Gpu::alloc`]; driver errors.
+    pub fn alloc_zeroed<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        op: &'static str,
+        len: usize,
+    ) -> Result<CudaSlice<T>> {
+        let mut s = self.alloc(op, len)?;
+        self.stream
+            .memset_zeros(&mut s)
+            .map_err(|e| driver(format!("{op}: zeroing {len} elements"), e))?;
+        Ok(s)
+    }
+
     /// Allocates a rows×cols matrix (contents undefined).
     ///
     /// # Errors

@@ -120,10 +120,7 @@ pub fn seed<T: CudaElement>(
 /// atomics: exact in any order), as f64.
 fn owner_counts<T: CudaElement>(gpu: &Gpu, s: &Seeder<'_, T>, m: usize) -> Result<Vec<f64>> {
     let ni = dim_i32("kmeans", s.x.rows)?;
-    let mut counts = gpu
-        .stream()
-        .alloc_zeros::<i32>(m)
-        .map_err(|e| driver("kmeans: allocating counts", e))?;
+    let mut counts = gpu.alloc_zeroed::<i32>("kmeans", m)?;
     let f = s.function("seed_owner_counts")?;
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &s.owner, &ni, &mut counts);
@@ -268,10 +265,7 @@ impl<'a, T: CudaElement> Seeder<'a, T> {
             .iter()
             .map(|&l| gpu.alloc::<f64>("kmeans", l))
             .collect::<Result<Vec<_>>>()?;
-        let status = gpu
-            .stream()
-            .alloc_zeros::<i32>(1)
-            .map_err(|e| driver("kmeans: allocating the seeding status", e))?;
+        let status = gpu.alloc_zeroed::<i32>("kmeans", 1)?;
         let weighted = w.map(|w| Weighted::new(gpu, w, &lens)).transpose()?;
         Ok(Seeder {
             gpu,

@@ -13,7 +13,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use ndarray::Axis;
 use ndgpu_core::{Error, Result};
 
-use super::{kernel_name, zeroed, Kind};
+use super::{kernel_name, Kind};
 use crate::kernels::KernelFile;
 use crate::launch::{launched, linear};
 use crate::{CudaElement, DeviceMatrix, Gpu};
@@ -239,7 +239,7 @@ fn chunked<T: CudaElement>(
     }
     let parts = chunks * width;
     let mut pv = gpu.alloc::<T>(kind.name(), parts)?;
-    let mut pi = zeroed::<i64>(gpu, parts)?;
+    let mut pi = gpu.alloc_zeroed::<i64>("reduce", parts)?;
     pass(&mut pv, &mut pi)?;
     fold_chunks(gpu, kind, (chunks, width), (&pv, &pi), out)
 }

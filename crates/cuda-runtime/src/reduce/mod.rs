@@ -12,7 +12,7 @@
 mod axis;
 
 use crate::push_args;
-use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 use ndarray::Axis;
 use ndgpu_core::{check, ArgOp, Error, ReduceOp, Result};
 
@@ -83,16 +83,6 @@ const SHUFFLE_THREADS: u32 = 256;
 /// keeps 64 KiB of loads outstanding per SM.
 const SHUFFLE_BLOCKS_PER_SM: usize = 4;
 
-/// A zeroed scratch buffer (partial indices, the ticket counter).
-///
-/// # Errors
-/// Driver errors.
-pub fn zeroed<U: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, len: usize) -> Result<CudaSlice<U>> {
-    gpu.stream()
-        .alloc_zeros::<U>(len.max(1))
-        .map_err(|e| driver("reduce: allocating scratch", e))
-}
-
 /// Element `k` of a device buffer, after all queued work.
 ///
 /// # Errors
@@ -145,8 +135,8 @@ pub fn shuffle<T: CudaElement>(gpu: &Gpu, w: Whole<'_, T>) -> Result<(T, i64)> {
     let cap = SHUFFLE_BLOCKS_PER_SM * gpu.sm_count()?.max(1);
     let grid = n.div_ceil(SHUFFLE_THREADS as usize * width).clamp(1, cap) as u32;
     let mut pv = gpu.alloc::<T>(kind.name(), grid as usize + 1)?;
-    let mut pi = zeroed::<i64>(gpu, grid as usize + 1)?;
-    let mut ticket = zeroed::<u32>(gpu, 1)?;
+    let mut pi = gpu.alloc_zeroed::<i64>("reduce", grid as usize + 1)?;
+    let mut ticket = gpu.alloc_zeroed::<u32>("reduce", 1)?;
     let n64 = n as i64;
     let cfg = linear(grid, SHUFFLE_THREADS);
     let name = kernel_name::<T>(kind, "shuffle");
@@ -227,7 +217,7 @@ pub fn along<T: CudaElement>(
         return Ok(out);
     }
     axis::check_dims(op.name(), m)?;
-    let mut idx = zeroed::<i64>(gpu, 1)?;
+    let mut idx = gpu.alloc_zeroed::<i64>("reduce", 1)?;
     let to = axis::Out {
         v: &mut out.data,
         i: &mut idx,
@@ -249,7 +239,7 @@ pub fn arg_along<T: CudaElement>(
     axis: Axis,
 ) -> Result<(usize, IndexStorage)> {
     let kept = check::axis_dims(op.name(), m.dim(), axis, true)?;
-    let mut out = zeroed::<i64>(gpu, kept)?;
+    let mut out = gpu.alloc_zeroed::<i64>("reduce", kept)?;
     if kept > 0 {
         axis::check_dims(op.name(), m)?;
         let mut values = gpu.alloc::<T>(op.name(), kept)?;

@@ -51,19 +51,9 @@ impl<T: CudaElement> Workspace<T> {
             block_stats: gpu.alloc("kmeans", 2 * stats_blocks(n))?,
             stats: gpu.alloc("kmeans", 2)?,
             cnorm: gpu.alloc("kmeans", k)?,
-            done: zeroed(gpu, 1)?,
+            done: gpu.alloc_zeroed("kmeans", 1)?,
         })
     }
-}
-
-/// `len` zeroed elements.
-fn zeroed<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-    gpu: &Gpu,
-    len: usize,
-) -> Result<CudaSlice<T>> {
-    let mut s = gpu.alloc("kmeans", len)?;
-    zero(gpu, &mut s)?;
-    Ok(s)
 }
 
 /// The points the tensor-core assignment leaves to the fused one: a list of rows and its
@@ -79,16 +69,9 @@ impl Ties {
     pub(super) fn new(gpu: &Gpu, n: usize) -> Result<Self> {
         Ok(Ties {
             list: gpu.alloc("kmeans", n)?,
-            count: zeroed(gpu, 1)?,
+            count: gpu.alloc_zeroed("kmeans", 1)?,
         })
     }
-}
-
-/// `len` zeroed ints (at least one).
-pub(super) fn alloc_i32(gpu: &Gpu, len: usize) -> Result<CudaSlice<i32>> {
-    gpu.stream()
-        .alloc_zeros::<i32>(len.max(1))
-        .map_err(|e| driver(format!("kmeans: allocating {len} ints"), e))
 }
 
 pub(super) fn zero<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(

@@ -217,7 +217,7 @@ fn update_with<T: CudaElement>(
             let (k, d) = c.dim();
             let mut sums = gpu.alloc::<T>("kmeans", k * d)?;
             let mut masses = match w {
-                None => Masses::Counts(launch::alloc_i32(gpu, k)?),
+                None => Masses::Counts(gpu.alloc_zeroed("kmeans", k)?),
                 Some(_) => {
                     let mut m = gpu.alloc::<T>("kmeans", k)?;
                     launch::zero(gpu, &mut m)?;

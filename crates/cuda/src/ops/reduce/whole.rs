@@ -8,7 +8,7 @@ use ndgpu_core::Result;
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{grid_1d, launched, linear};
 use ndgpu_cuda_runtime::push_args;
-use ndgpu_cuda_runtime::reduce::{kernel_name, read_at, read_result, shuffle, zeroed, Kind, Whole};
+use ndgpu_cuda_runtime::reduce::{kernel_name, read_at, read_result, shuffle, Kind, Whole};
 use ndgpu_cuda_runtime::{CudaElement, Gpu};
 
 /// Threads per block of the ladder and `finish` kernels (`LADDER_THREADS`,
@@ -65,7 +65,7 @@ fn ladder<T: CudaElement>(
     let Whole { kind, x, y, n } = w;
     let grid = grid_1d(kind.name(), n.div_ceil(per_block))?;
     let mut pv = gpu.alloc::<T>(kind.name(), grid as usize)?;
-    let mut pi = zeroed::<i64>(gpu, grid as usize)?;
+    let mut pi = gpu.alloc_zeroed::<i64>("reduce", grid as usize)?;
     let n64 = n as i64;
     let cfg = linear(grid, THREADS);
     let kname = kernel_name::<T>(kind, name);
@@ -91,7 +91,7 @@ fn finish<T: CudaElement>(
     while p > 1 {
         let q = p.div_ceil(FINISH_PER_BLOCK);
         let mut qv = gpu.alloc::<T>(kind.name(), q)?;
-        let mut qi = zeroed::<i64>(gpu, q)?;
+        let mut qi = gpu.alloc_zeroed::<i64>("reduce", q)?;
         let p64 = p as i64;
         let cfg = linear(q as u32, THREADS);
         let name = kernel_name::<T>(kind, "finish");
@@ -112,7 +112,7 @@ fn atomic<T: CudaElement>(gpu: &Gpu, w: Whole<'_, T>) -> Result<T> {
     let Whole { kind, x, y, n } = w;
     let cap = ATOMIC_BLOCKS_PER_SM * gpu.sm_count()?.max(1);
     let grid = n.div_ceil(ATOMIC_THREADS as usize).clamp(1, cap) as u32;
-    let mut out = zeroed::<T>(gpu, 1)?;
+    let mut out = gpu.alloc_zeroed::<T>("reduce", 1)?;
     let n64 = n as i64;
     let cfg = linear(grid, ATOMIC_THREADS);
     let name = kernel_name::<T>(kind, "atomic");
