@@ -60,36 +60,49 @@ __device__ __forceinline__ void km_direct(const T* __restrict__ x, int ldx, cons
 }
 
 // km_direct for TP points per quad of lanes (r0 = lane % 4; the four lanes of a quad must
-// call it together, each with the quad's rows and labs): for each point, lane r0 runs the
-// chains of km_direct's lanes r0, r0 + 4, r0 + 8 and r0 + 12 (the dimensions ≡ each mod
-// 16, in increasing order), adds them as the butterfly's first two levels do,
+// call it together, each with the quad's rows and labs), for rows in shared memory that
+// are readable up to column DP (a multiple of 16, at least d) and hold +0 in the columns
+// d .. DP − 1, x's and c's alike, and rows that are all readable (a caller passes a row
+// past the data as one of zeros, and ignores its result): for each point, lane r0 runs
+// the chains of km_direct's lanes r0, r0 + 4, r0 + 8 and r0 + 12 (the dimensions ≡ each
+// mod 16, in increasing order), adds them as the butterfly's first two levels do,
 // (c_r0 + c_r0+8) + (c_r0+4 + c_r0+12), and the last two levels are shuffles within the
 // quad: the same additions in the same order, so the same bits as km_direct, from a
-// quarter of the lanes and half the shuffles. The TP points' loads go out together.
-template <typename T, int TP, bool NORM, typename R>
+// quarter of the lanes and half the shuffles. A padding column adds fma(+0, +0, s) = s to
+// its chain, which leaves every chain's bits as they are (chains start at +0 and never
+// hold −0), so the loops run to DP with no test of d or of the row, and every address is
+// a row's base plus a constant. The TP points' loads go out together.
+template <typename T, int TP, int DP, bool NORM>
 __device__ __forceinline__ void km_direct4(const T* __restrict__ x, int ldx, const T* __restrict__ c,
-                                           int ldc, int d, const R (&row)[TP], const int (&lab)[TP],
-                                           int r0, T (&dist)[TP], T (&norm)[TP]) {
+                                           int ldc, const int (&row)[TP], const int (&lab)[TP], int r0,
+                                           T (&dist)[TP], T (&norm)[TP]) {
+    static_assert(DP % 16 == 0, "whole groups of 16 columns");
     T ds[TP][4], ns[TP][4];
+    const T* xr[TP];
+    const T* cr[TP];
 #pragma unroll
-    for (int i = 0; i < TP; ++i)
+    for (int i = 0; i < TP; ++i) {
+        xr[i] = x + row[i] * ldx + r0;
+        cr[i] = c + lab[i] * ldc + r0;
 #pragma unroll
         for (int j = 0; j < 4; ++j) { ds[i][j] = T(0); ns[i][j] = T(0); }
-    for (int t0 = 0; t0 < d; t0 += 16)
+    }
+#pragma unroll
+    for (int t0 = 0; t0 < DP; t0 += 16)
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-            const int t = t0 + r0 + 4 * j;
+            const int t = t0 + 4 * j;
+            const T c0 = NORM ? c[r0 + t] : T(0);
 #pragma unroll
-            for (int i = 0; i < TP; ++i)
-                if (t < d && row[i] >= 0) {
-                    const T v = x[(i64)row[i] * ldx + t];
-                    const T df = v - c[(i64)lab[i] * ldc + t];
-                    ds[i][j] = fma(df, df, ds[i][j]);
-                    if (NORM) {
-                        const T v0 = v - c[t];
-                        ns[i][j] = fma(v0, v0, ns[i][j]);
-                    }
+            for (int i = 0; i < TP; ++i) {
+                const T v = xr[i][t];
+                const T df = v - cr[i][t];
+                ds[i][j] = fma(df, df, ds[i][j]);
+                if (NORM) {
+                    const T v0 = v - c0;
+                    ns[i][j] = fma(v0, v0, ns[i][j]);
                 }
+            }
         }
 #pragma unroll
     for (int i = 0; i < TP; ++i) {

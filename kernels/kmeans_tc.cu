@@ -158,19 +158,20 @@ __device__ __forceinline__ void kt_reset(Top2 (&run)[2][2]) {
 }
 
 // The points p0 .. p0 + 127 (< n) given each thread's best two of its centroids (cc the
-// largest ‖c_j − c_0‖²; prev[q] the previous label of point p0 + q): the quad's best two,
-// then the two centroid halves through shared memory (half: 2 × 128); then each point's
-// two halves are merged and the winner's distance and the point's norm computed (x and
-// c: rows of strides ldx and ldc), and the point's owner settles it if its gap exceeds 2E,
-// or else appends it to the list (one atomic per warp). With LOCAL (x holds the tile's
-// rows from 0, in shared memory), a quad of lanes per point, two points per quad, whose
-// loads go out together (km_direct4; lane 0 owns them); from global memory, a half-warp
-// per point, 8 points per half-warp (km_direct: 64 contiguous bytes of a row per load,
-// where a quad's 16 would touch twice the sectors; lanes 0–7 own them). Every thread of
-// the block calls it.
+// largest ‖c_j − c_0‖², rcc its square root; prev[q] the previous label of point p0 + q):
+// the quad's best two, then the two centroid halves through shared memory (half:
+// 2 × 128); then each point's two halves are merged and the winner's distance and the
+// point's norm computed (x and c: rows of strides ldx and ldc), and the point's owner
+// settles it if its gap exceeds 2E, or else appends it to the list (one atomic per warp).
+// With LOCAL (x holds the tile's rows from 0, in shared memory, zeros past n and past d
+// up to KT_BD, as are c's), a quad of lanes per point, two points per quad, whose loads
+// go out together (km_direct4, with no test of d or of the row; lane 0 owns them); from
+// global memory, a half-warp per point, 8 points per half-warp (km_direct: 64 contiguous
+// bytes of a row per load, where a quad's 16 would touch twice the sectors; lanes 0–7
+// own them). Every thread of the block calls it.
 template <bool LOCAL>
 __device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, const float* __restrict__ c,
-                                          int ldc, int n, int k, int d, int p0, float cc,
+                                          int ldc, int n, int k, int d, int p0, float cc, float rcc,
                                           Top2 (&run)[2][2], Top2 (*half)[KT_BP],
                                           const int* __restrict__ prev, int* __restrict__ labels,
                                           float* __restrict__ pdist,
@@ -200,11 +201,11 @@ __device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, 
         for (int ps = 0; ps < 2; ++ps) {
             q[ps] = 64 * ps + tid / 4;
             mine[ps] = top2_merge(half[0][q[ps]], half[1][q[ps]]);
-            row[ps] = p0 + q[ps] < n ? q[ps] : -1;
+            row[ps] = q[ps];  // zeros past n: its result is not used
             lab[ps] = mine[ps].index;
             own[ps] = t == 0;
         }
-        km_direct4<float, 2, true>(x, ldx, c, ldc, d, row, lab, t, mydist, myxx);
+        km_direct4<float, 2, KT_BD, true>(x, ldx, c, ldc, row, lab, t, mydist, myxx);
     } else {
         const int tp = tid / 16, l16 = tid % 16;
         int row[8], lab[8];
@@ -235,7 +236,7 @@ __device__ __forceinline__ void kt_finish(const float* __restrict__ x, int ldx, 
         const int myrow = p0 + q[ps];
         pending[ps] = false;
         if (own[ps] && myrow < n) {
-            const float qn = sqrtf(myxx[ps]) * sqrtf(cc) * (1.0f + 0x1p-9f + d * 0x1p-22f);
+            const float qn = sqrtf(myxx[ps]) * rcc * (1.0f + 0x1p-9f + d * 0x1p-22f);
             const float e = qn * (0x1p-9f + (3 * d + 16) * 0x1p-21f) + cc * 0x1p-21f;
             const float gap = mine[ps].second - mine[ps].best;
             const bool safe = k == 1 || (mine[ps].best >= -NDGPU_F32_MAX && mine[ps].second <= NDGPU_F32_MAX &&
@@ -296,7 +297,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         kt_top2(acc, cn, c0, run);
     }
     cp_async_wait<0>();  // published by kt_finish's barrier
-    kt_finish<false>(x, d, c, d, n, k, d, p0, cc, run, half, olds, labels, pdist, pchg, list, count);
+    kt_finish<false>(x, d, c, d, n, k, d, p0, cc, sqrtf(cc), run, half, olds, labels, pdist, pchg, list, count);
 }
 
 // k ≤ 128 and 1 ≤ d ≤ 32 (the caller's check): the centroids are staged once (as TF32
@@ -380,7 +381,7 @@ extern "C" __global__ void __launch_bounds__(256, 2)
         Top2 run[2][2];
         kt_reset(run);
         kt_top2(acc, cn, 0, run);
-        kt_finish<true>(cur, KT_RAW, craw, KT_CRAW, n, k, d, p0, cc, run, half, olds + b * KT_BP, labels, pdist,
+        kt_finish<true>(cur, KT_RAW, craw, KT_CRAW, n, k, d, p0, cc, sqrtf(cc), run, half, olds + b * KT_BP, labels, pdist,
                         pchg, list, count);
     }
 }
