@@ -469,13 +469,20 @@ __device__ void reduce_shuffle(const T* __restrict__ x, const T* __restrict__ y,
 #define NDGPU_ARG_OPS(M, T, sfx) M(argmin, ArgMinOp, T, sfx) M(argmax, ArgMaxOp, T, sfx)
 #define NDGPU_SUM_OPS(M, T, sfx) M(sum, SumOp, T, sfx) M(sumsq, SumSqOp, T, sfx) M(dot, DotOp, T, sfx)
 
+// Per-axis entry points of the arg ops alone.
+#define NDGPU_AXIS_ARG(op, Op, T, sfx)                                                    \
+    NDGPU_REDUCE(op, Op, T, sfx, rows_thread, 256,                                        \
+                 (int rows, int cols, const T* x, T* out_v, i64* out_i),                  \
+                 (rows, cols, x, out_v, out_i))
+
 #define NDGPU_DTYPE(T, sfx)                 \
     NDGPU_VALUE_OPS(NDGPU_WHOLE, T, sfx)    \
     NDGPU_ARG_OPS(NDGPU_WHOLE, T, sfx)      \
     NDGPU_WHOLE(dot, DotOp, T, sfx)         \
     NDGPU_SUM_OPS(NDGPU_ATOMIC, T, sfx)     \
     NDGPU_VALUE_OPS(NDGPU_AXIS, T, sfx)     \
-    NDGPU_ARG_OPS(NDGPU_AXIS, T, sfx)
+    NDGPU_ARG_OPS(NDGPU_AXIS, T, sfx)       \
+    NDGPU_ARG_OPS(NDGPU_AXIS_ARG, T, sfx)
 
 NDGPU_DTYPE(float, f32)
 NDGPU_DTYPE(double, f64)

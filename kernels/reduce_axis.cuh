@@ -118,6 +118,58 @@ __device__ void reduce_rows_vec(int rows, int cols, int g, const T* __restrict__
     }
 }
 
+// rows_thread (arg ops): rows of at most RT_VECS whole 16-byte vectors (f32: 32
+// columns, f64: 16), a thread per row. Its vectors' loads go out together, for two rows
+// a grid stride apart, then a forward scan of the row in column order by Op::takes (the
+// scan rows_vec runs within a vector; the order of pairs is total, so the same result as
+// combining pairs) and one put. No shuffles and no pair combines: on a tall, thin matrix
+// rows_vec's four lanes per row spent most of their instructions on those, where a
+// warp's 32 consecutive rows are one contiguous span of memory.
+#define RT_VECS 8
+template <typename Op, typename T>
+__device__ void reduce_rows_thread(int rows, int cols, const T* __restrict__ x, T* out_v, i64* out_i) {
+    static_assert(Op::ARG, "arg ops: a forward scan by Op::takes");
+    constexpr int V = 16 / sizeof(T);
+    const int nv = cols / V;  // 1 ≤ nv ≤ RT_VECS (the caller's check)
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    const bool vec = aligned16(x);  // always, for a whole allocation; else element loads
+    for (i64 first = (i64)blockIdx.x * blockDim.x + threadIdx.x; first < rows; first += 2 * stride) {
+        T v[2][RT_VECS][V];
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const i64 r = first + k * stride;
+            const T* row = x + (r < rows ? r : 0) * cols;
+#pragma unroll
+            for (int j = 0; j < RT_VECS; j++) {
+                if (j < nv) {
+                    if (vec) {
+                        ldv(row + j * V, v[k][j]);
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < V; e++) v[k][j][e] = row[j * V + e];
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const i64 r = first + k * stride;
+            T b = v[k][0][0];
+            int o = 0;
+#pragma unroll
+            for (int j = 0; j < RT_VECS; j++)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    if ((j > 0 || e > 0) && j < nv) {
+                        const bool take = Op::takes(v[k][j][e], b);
+                        b = take ? v[k][j][e] : b;
+                        o = take ? j * V + e : o;
+                    }
+            if (r < rows) Op::put(out_v, out_i, r, Op::item(b, T(0), o));
+        }
+    }
+}
+
 // rows_block: for few long rows. Block 256 per (row, chunk of columns): blockIdx.x is
 // the row, blockIdx.y the chunk; threads stride the chunk 256 apart, 4 loads per
 // iteration into 4 accumulators; the block tree finishes. Output index chunk·rows + row

@@ -1,5 +1,6 @@
 //! Reductions along one axis of a row-major matrix. `Axis(1)` (per row, contiguous):
-//! for rows of whole 16-byte vectors, up to 32 lanes of vector loads; else a group of up to 32
+//! for arg ops on rows of at most 8 whole 16-byte vectors, a thread per row; for rows of
+//! whole 16-byte vectors, up to 32 lanes of vector loads; else a group of up to 32
 //! lanes per row (as many as the row is long, rounded up to a power of two), 4 rows per
 //! group at a time; or, for few long rows, blocks on chunks of each row. `Axis(0)` (per
 //! column): for few rows of whole vectors, a thread per vector of columns; else threads
@@ -29,6 +30,9 @@ const MIN_CHUNK_ROWS: usize = 64;
 /// At most this many rows (`COLS_VEC_ROWS` in reduce.cu), of whole 16-byte vectors, get
 /// a thread per vector of columns that walks them all.
 const COLS_VEC_ROWS: usize = 64;
+/// The most 16-byte vectors in a row that `rows_thread` takes (`RT_VECS` in
+/// reduce_axis.cuh: a thread holds two rows of them in registers).
+const RT_VECS: usize = 8;
 /// Blocks per SM the axis kernels aim for when they split a row or a column.
 const BLOCKS_PER_SM: usize = 8;
 /// Blocks per SM of `cols_tall` (each of its 256 threads keeps four 16-byte loads in
@@ -100,13 +104,28 @@ fn rows<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>)
             out,
         );
     }
+    let v = 16 / std::mem::size_of::<T>();
+    let arg = matches!(kind, Kind::Arg(_));
+    // Arg ops on rows of at most RT_VECS whole 16-byte vectors: a thread per row, blocks
+    // striding the matrix (two rows in flight a thread).
+    if arg && m.cols.is_multiple_of(v) && m.cols <= RT_VECS * v {
+        let grid = m.rows.div_ceil(2 * 256).min(BLOCKS_PER_SM * sm);
+        let name = kernel_name::<T>(kind, "rows_thread");
+        let f = gpu.function(KernelFile::REDUCE, &name)?;
+        let mut l = gpu.stream().launch_builder(&f);
+        push_args!(l; &r, &c, &m.data, out.v, out.i);
+        // SAFETY: (int rows, int cols, const T* x, T* out_v, i64* out_i): cols is a
+        // multiple of V = 16 / size_of T, at most RT_VECS·V (the kernel's registers); x
+        // holds rows·cols elements, read V at a time (as vectors where x is 16-byte
+        // aligned) at rows < rows (row 0 stands in past the end) and columns < cols;
+        // each row writes entry `row` of the outputs, which hold at least `rows` entries.
+        return launched(&name, unsafe { l.launch(linear(grid as u32, 256)) });
+    }
     // Rows of whole 16-byte vectors: up to 32 lanes per row, one per vector, blocks
     // striding the matrix (an allocation starts 16-byte aligned, and so then does every
     // row; the kernel loads element by element otherwise). Short rows for every op; long
     // ones for the arg ops only, where it measured faster (the sums measured slower:
     // docs/kernels.md).
-    let v = 16 / std::mem::size_of::<T>();
-    let arg = matches!(kind, Kind::Arg(_));
     if m.cols.is_multiple_of(v) && (m.cols <= 32 * v || arg) {
         let g = (m.cols / v).next_power_of_two().min(32);
         let rows_per_block = 4 * (256 / g);

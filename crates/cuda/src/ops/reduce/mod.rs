@@ -36,7 +36,7 @@ pub const VARIANTS: &[&str] = &[
 ];
 
 macro_rules! default_kernels {
-    ($($whole:literal),* ; $($axis:literal),*) => {
+    ($($whole:literal),* ; $($axis:literal),* ; $($arg:literal),*) => {
         &[
             $(
                 concat!("reduce_", $whole, "_shuffle_f32"),
@@ -58,6 +58,10 @@ macro_rules! default_kernels {
                 concat!("reduce_", $axis, "_cols_finish_f32"),
                 concat!("reduce_", $axis, "_cols_finish_f64"),
             )*
+            $(
+                concat!("reduce_", $arg, "_rows_thread_f32"),
+                concat!("reduce_", $arg, "_rows_thread_f64"),
+            )*
         ]
     };
 }
@@ -66,7 +70,8 @@ macro_rules! default_kernels {
 /// every variant shares).
 pub const DEFAULT_KERNELS: &[&str] = default_kernels!(
     "sum", "sumsq", "min", "max", "argmin", "argmax", "dot";
-    "sum", "sumsq", "min", "max", "argmin", "argmax"
+    "sum", "sumsq", "min", "max", "argmin", "argmax";
+    "argmin", "argmax"
 );
 
 /// Determinism and scope.
@@ -76,7 +81,8 @@ pub const NOTE: &str = "reduce: shuffle (default; float4/double2 loads, 4 accumu
      per-block partials, then fixed-order passes) are bitwise reproducible run to run; \
      dot_atomic (report 004: atomicAdd of each block's sum) is not, and runs only sum, \
      sumsq and dot — min, max, argmin, argmax fall back to shuffle. Axis reductions use the \
-     same kernels under every variant (up to 32 lanes of 16-byte loads per row for rows of \
+     same kernels under every variant (a thread per row for argmin/argmax on rows of at most \
+     eight 16-byte vectors, up to 32 lanes of 16-byte loads per row for rows of \
      whole vectors, a group of up to 32 lanes per row, or blocks on chunks of few long rows; a thread per vector of columns over few rows, threads over \
      columns, chunks of rows; chunks folded in order) and are reproducible. f32 sums accumulate in f32. \
      NaN: sums follow IEEE; min/max return NaN if any element is NaN; argmin/argmax return \
