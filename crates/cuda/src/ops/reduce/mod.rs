@@ -171,8 +171,10 @@ mod tests {
     #[test]
     fn default_kernels_are_the_shuffle_and_axis_kernels() {
         assert_eq!(VARIANTS[0], "shuffle");
-        // 7 whole-array ops; 6 axis ops × 7 axis kernels; both dtypes.
-        assert_eq!(DEFAULT_KERNELS.len(), 7 * 2 + 6 * 7 * 2);
+        // 7 whole-array ops; 6 axis ops × 7 axis kernels; the 2 arg ops' rows_thread; both
+        // dtypes.
+        assert_eq!(DEFAULT_KERNELS.len(), 7 * 2 + 6 * 7 * 2 + 2 * 2);
+        assert!(DEFAULT_KERNELS.contains(&"reduce_argmax_rows_thread_f64"));
         assert!(DEFAULT_KERNELS.contains(&"reduce_dot_shuffle_f64"));
         assert!(DEFAULT_KERNELS.contains(&"reduce_argmin_cols_finish_f32"));
         assert!(DEFAULT_KERNELS.contains(&"reduce_argmax_cols_tall_f32"));
