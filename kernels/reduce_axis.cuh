@@ -212,7 +212,42 @@ __device__ void reduce_cols(int rows, int cols, int rows_per_chunk, const T* __r
     Acc acc[4];
 #pragma unroll
     for (int k = 0; k < 4; k++) acc[k] = Op::identity();
-    if (c < cols) {
+    if constexpr (Op::ARG) {
+        // Each accumulator meets its rows in increasing order, so it is a forward scan by
+        // Op::takes from (the identity's value, its first row): an element equal to that
+        // value keeps the first row, as the pair order does. The pairs are formed at the
+        // end; an accumulator that met no row stays the identity.
+        const int r0 = r_begin + threadIdx.y;
+        const bool whole = r0 + 24 < r_end;  // the loop of four runs at least once
+        T b[4];
+        int o[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            b[k] = Op::identity().v;
+            o[k] = c < cols && (k == 0 ? r0 < r_end : whole) ? r0 + 8 * k : -1;
+        }
+        if (c < cols) {
+            int r = r0;
+            for (; r + 24 < r_end; r += 32) {
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    const T v = x[(i64)(r + 8 * k) * cols + c];
+                    const bool take = Op::takes(v, b[k]);
+                    b[k] = take ? v : b[k];
+                    o[k] = take ? r + 8 * k : o[k];
+                }
+            }
+            for (; r < r_end; r += 8) {
+                const T v = x[(i64)r * cols + c];
+                const bool take = Op::takes(v, b[0]);
+                b[0] = take ? v : b[0];
+                o[0] = take ? r : o[0];
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (o[k] >= 0) acc[k] = Op::item(b[k], T(0), o[k]);
+    } else if (c < cols) {
         int r = r_begin + threadIdx.y;
         for (; r + 24 < r_end; r += 32) {
 #pragma unroll
