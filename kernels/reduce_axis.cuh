@@ -14,6 +14,38 @@ template <typename T> __device__ __forceinline__ ArgPair<T> shfl_down_w(ArgPair<
     return r;
 }
 
+// Fold<Op, T>: one accumulator of a per-axis kernel, whose elements come in increasing
+// index order from a first index known in advance. Value ops combine each item, as
+// before. Arg ops scan forward by Op::takes from (the identity's value, the first index):
+// an element that does not beat the identity's value (an argmax's −∞) keeps the first
+// index, which is what the pair order gives it; the pair is formed once, at the end, and
+// an accumulator that met no element is the identity. The order of pairs is total, so
+// the result is the pair that combining every element would give, at a compare and two
+// selects an element instead of a pair combine. Indices fit an int (the kernels' range).
+template <typename Op, typename T, bool ARG = Op::ARG> struct Fold;
+template <typename Op, typename T> struct Fold<Op, T, false> {
+    typename Op::Acc a;
+    __device__ __forceinline__ void start(int, bool) { a = Op::identity(); }
+    __device__ __forceinline__ void add(T v, int i) { a = Op::combine(a, Op::item(v, T(0), i)); }
+    __device__ __forceinline__ typename Op::Acc result() const { return a; }
+};
+template <typename Op, typename T> struct Fold<Op, T, true> {
+    T b;
+    int o;
+    __device__ __forceinline__ void start(int first, bool any) {
+        b = Op::identity().v;
+        o = any ? first : -1;
+    }
+    __device__ __forceinline__ void add(T v, int i) {
+        const bool take = Op::takes(v, b);
+        b = take ? v : b;
+        o = take ? i : o;
+    }
+    __device__ __forceinline__ typename Op::Acc result() const {
+        return o >= 0 ? Op::item(b, T(0), o) : Op::identity();
+    }
+};
+
 // rows: groups of g lanes (g a power of two ≤ 32: the row length rounded up, capped at
 // 32) reduce a row each, 4 rows per group at a time, so every lane has 4 independent
 // loads in flight however short the rows. Block 256 = 256/g groups covering 4·256/g
@@ -27,19 +59,19 @@ __device__ void reduce_rows(int rows, int cols, int g, const T* __restrict__ x, 
     const int groups = SHUFFLE_THREADS / g;
     const int lane = threadIdx.x % g;
     const i64 first = (i64)blockIdx.x * 4 * groups + threadIdx.x / g;
-    Acc acc[4];
+    Fold<Op, T> acc[4];
 #pragma unroll
-    for (int k = 0; k < 4; k++) acc[k] = Op::identity();
+    for (int k = 0; k < 4; k++) acc[k].start(lane, lane < cols && first + (i64)k * groups < rows);
     for (int c = lane; c < cols; c += g) {
 #pragma unroll
         for (int k = 0; k < 4; k++) {
             const i64 r = first + (i64)k * groups;
-            if (r < rows) acc[k] = Op::combine(acc[k], Op::item(x[r * cols + c], T(0), c));
+            if (r < rows) acc[k].add(x[r * cols + c], c);
         }
     }
 #pragma unroll
     for (int k = 0; k < 4; k++) {
-        typename Op::Acc a = acc[k];
+        Acc a = acc[k].result();
 #pragma unroll
         for (int d = 16; d > 0; d >>= 1)  // a fixed trip count keeps acc[] in registers
             if (d < g) a = Op::combine(a, shfl_down_w(a, d, g));
@@ -51,7 +83,7 @@ __device__ void reduce_rows(int rows, int cols, int g, const T* __restrict__ x, 
 // rows_vec: rows of whole 16-byte vectors (cols a multiple of V = 16 / sizeof(T)), many
 // of them: g lanes per row (cols / V rounded up to a power of two, at most 32), each lane
 // 16-byte loads of V consecutive elements g·V apart, folded in column order (for arg ops
-// each vector's best found first by a forward scan), then shuffles of width g. A thread takes 4 rows a grid stride apart at a time, so 4 vector
+// each vector's best found first by a Fold of its own), then shuffles of width g. A thread takes 4 rows a grid stride apart at a time, so 4 vector
 // loads are in flight per lane; the blocks stride over the matrix.
 template <typename Op, typename T>
 __device__ void reduce_rows_vec(int rows, int cols, int g, const T* __restrict__ x, T* out_v,
@@ -88,17 +120,14 @@ __device__ void reduce_rows_vec(int rows, int cols, int g, const T* __restrict__
 #pragma unroll
             for (int k = 0; k < 4; k++) {
                 if constexpr (Op::ARG) {
-                    // The vector's best by a forward scan with a small offset, then one
-                    // pair combine (the same result: the order of pairs is total).
-                    T b = v[k][0];
-                    int o = 0;
+                    // Each vector's best by its own scan, then one pair combine: the
+                    // scans of the four rows' vectors are independent of the running
+                    // pair, where one scan of a long row would be a single chain.
+                    Fold<Op, T> f;
+                    f.start(cc, true);
 #pragma unroll
-                    for (int e = 1; e < V; e++) {
-                        const bool take = Op::takes(v[k][e], b);
-                        b = take ? v[k][e] : b;
-                        o = take ? e : o;
-                    }
-                    acc[k] = Op::combine(acc[k], Op::item(b, T(0), cc + o));
+                    for (int e = 0; e < V; e++) f.add(v[k][e], cc + e);
+                    acc[k] = Op::combine(acc[k], f.result());
                 } else {
 #pragma unroll
                     for (int e = 0; e < V; e++)
@@ -120,15 +149,14 @@ __device__ void reduce_rows_vec(int rows, int cols, int g, const T* __restrict__
 
 // rows_thread (arg ops): rows of at most RT_VECS whole 16-byte vectors (f32: 32
 // columns, f64: 16), a thread per row. Its vectors' loads go out together, for two rows
-// a grid stride apart, then a forward scan of the row in column order by Op::takes (the
-// scan rows_vec runs within a vector; the order of pairs is total, so the same result as
-// combining pairs) and one put. No shuffles and no pair combines: on a tall, thin matrix
-// rows_vec's four lanes per row spent most of their instructions on those, where a
-// warp's 32 consecutive rows are one contiguous span of memory.
+// a grid stride apart, then a forward scan of the row in column order (Fold) and one
+// put. No shuffles and no pair combines: on a tall, thin matrix rows_vec's four lanes
+// per row spent most of their instructions on those, where a warp's 32 consecutive rows
+// are one contiguous span of memory.
 #define RT_VECS 8
 template <typename Op, typename T>
 __device__ void reduce_rows_thread(int rows, int cols, const T* __restrict__ x, T* out_v, i64* out_i) {
-    static_assert(Op::ARG, "arg ops: a forward scan by Op::takes");
+    static_assert(Op::ARG, "arg ops: the host sends the value ops to rows_vec");
     constexpr int V = 16 / sizeof(T);
     const int nv = cols / V;  // 1 ≤ nv ≤ RT_VECS (the caller's check)
     const i64 stride = (i64)gridDim.x * blockDim.x;
@@ -154,18 +182,14 @@ __device__ void reduce_rows_thread(int rows, int cols, const T* __restrict__ x, 
 #pragma unroll
         for (int k = 0; k < 2; k++) {
             const i64 r = first + k * stride;
-            T b = v[k][0][0];
-            int o = 0;
+            Fold<Op, T> f;
+            f.start(0, true);
 #pragma unroll
             for (int j = 0; j < RT_VECS; j++)
 #pragma unroll
                 for (int e = 0; e < V; e++)
-                    if ((j > 0 || e > 0) && j < nv) {
-                        const bool take = Op::takes(v[k][j][e], b);
-                        b = take ? v[k][j][e] : b;
-                        o = take ? j * V + e : o;
-                    }
-            if (r < rows) Op::put(out_v, out_i, r, Op::item(b, T(0), o));
+                    if (j < nv) f.add(v[k][j][e], j * V + e);
+            if (r < rows) Op::put(out_v, out_i, r, f.result());
         }
     }
 }
@@ -181,17 +205,19 @@ __device__ void reduce_rows_block(int rows, int cols, int cols_per_chunk,
     const T* r = x + (i64)blockIdx.x * cols;
     const int c_begin = blockIdx.y * cols_per_chunk;
     const int c_end = (int)min((i64)cols, (i64)c_begin + cols_per_chunk);
-    Acc acc[4];
-#pragma unroll
-    for (int k = 0; k < 4; k++) acc[k] = Op::identity();
     int c = c_begin + threadIdx.x;
+    // Accumulator k takes c + 256·k of each group of four, and the first the rest.
+    const bool whole = c + 768 < c_end;
+    Fold<Op, T> acc[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) acc[k].start(c + 256 * k, k == 0 ? c < c_end : whole);
     for (; c + 768 < c_end; c += 1024) {
 #pragma unroll
-        for (int k = 0; k < 4; k++)
-            acc[k] = Op::combine(acc[k], Op::item(r[c + 256 * k], T(0), c + 256 * k));
+        for (int k = 0; k < 4; k++) acc[k].add(r[c + 256 * k], c + 256 * k);
     }
-    for (; c < c_end; c += 256) acc[0] = Op::combine(acc[0], Op::item(r[c], T(0), c));
-    Acc a = Op::combine(Op::combine(acc[0], acc[1]), Op::combine(acc[2], acc[3]));
+    for (; c < c_end; c += 256) acc[0].add(r[c], c);
+    Acc a = Op::combine(Op::combine(acc[0].result(), acc[1].result()),
+                        Op::combine(acc[2].result(), acc[3].result()));
     a = block_reduce<Op>(a);
     if (threadIdx.x == 0) Op::put(out_v, out_i, (i64)blockIdx.y * rows + blockIdx.x, a);
 }
@@ -209,54 +235,22 @@ __device__ void reduce_cols(int rows, int cols, int rows_per_chunk, const T* __r
     const int c = blockIdx.x * 32 + threadIdx.x;
     const int r_begin = blockIdx.y * rows_per_chunk;
     const int r_end = (int)min((i64)rows, (i64)r_begin + rows_per_chunk);
-    Acc acc[4];
+    const int r0 = r_begin + threadIdx.y;
+    // Accumulator k takes row r + 8·k of each group of four, and the first the rest.
+    const bool whole = r0 + 24 < r_end;
+    Fold<Op, T> acc[4];
 #pragma unroll
-    for (int k = 0; k < 4; k++) acc[k] = Op::identity();
-    if constexpr (Op::ARG) {
-        // Each accumulator meets its rows in increasing order, so it is a forward scan by
-        // Op::takes from (the identity's value, its first row): an element equal to that
-        // value keeps the first row, as the pair order does. The pairs are formed at the
-        // end; an accumulator that met no row stays the identity.
-        const int r0 = r_begin + threadIdx.y;
-        const bool whole = r0 + 24 < r_end;  // the loop of four runs at least once
-        T b[4];
-        int o[4];
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            b[k] = Op::identity().v;
-            o[k] = c < cols && (k == 0 ? r0 < r_end : whole) ? r0 + 8 * k : -1;
-        }
-        if (c < cols) {
-            int r = r0;
-            for (; r + 24 < r_end; r += 32) {
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    const T v = x[(i64)(r + 8 * k) * cols + c];
-                    const bool take = Op::takes(v, b[k]);
-                    b[k] = take ? v : b[k];
-                    o[k] = take ? r + 8 * k : o[k];
-                }
-            }
-            for (; r < r_end; r += 8) {
-                const T v = x[(i64)r * cols + c];
-                const bool take = Op::takes(v, b[0]);
-                b[0] = take ? v : b[0];
-                o[0] = take ? r : o[0];
-            }
-        }
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-            if (o[k] >= 0) acc[k] = Op::item(b[k], T(0), o[k]);
-    } else if (c < cols) {
-        int r = r_begin + threadIdx.y;
+    for (int k = 0; k < 4; k++) acc[k].start(r0 + 8 * k, c < cols && (k == 0 ? r0 < r_end : whole));
+    if (c < cols) {
+        int r = r0;
         for (; r + 24 < r_end; r += 32) {
 #pragma unroll
-            for (int k = 0; k < 4; k++)
-                acc[k] = Op::combine(acc[k], Op::item(x[(i64)(r + 8 * k) * cols + c], T(0), r + 8 * k));
+            for (int k = 0; k < 4; k++) acc[k].add(x[(i64)(r + 8 * k) * cols + c], r + 8 * k);
         }
-        for (; r < r_end; r += 8) acc[0] = Op::combine(acc[0], Op::item(x[(i64)r * cols + c], T(0), r));
+        for (; r < r_end; r += 8) acc[0].add(x[(i64)r * cols + c], r);
     }
-    Acc a = Op::combine(Op::combine(acc[0], acc[1]), Op::combine(acc[2], acc[3]));
+    Acc a = Op::combine(Op::combine(acc[0].result(), acc[1].result()),
+                        Op::combine(acc[2].result(), acc[3].result()));
     sm[threadIdx.y][threadIdx.x] = a;
     __syncthreads();
     if (threadIdx.y == 0 && c < cols) {
@@ -280,9 +274,9 @@ __device__ void reduce_cols_vec(int rows, int cols, const T* __restrict__ x, T* 
     for (i64 q = (i64)blockIdx.x * blockDim.x + threadIdx.x; q < groups;
          q += (i64)gridDim.x * blockDim.x) {
         const i64 c = q * V;
-        Acc acc[V];
+        Fold<Op, T> acc[V];
 #pragma unroll
-        for (int e = 0; e < V; e++) acc[e] = Op::identity();
+        for (int e = 0; e < V; e++) acc[e].start(0, rows > 0);
 #pragma unroll 4
         for (int r = 0; r < rows; r++) {
             T v[V];
@@ -293,10 +287,10 @@ __device__ void reduce_cols_vec(int rows, int cols, const T* __restrict__ x, T* 
                 for (int e = 0; e < V; e++) v[e] = x[(i64)r * cols + c + e];
             }
 #pragma unroll
-            for (int e = 0; e < V; e++) acc[e] = Op::combine(acc[e], Op::item(v[e], T(0), r));
+            for (int e = 0; e < V; e++) acc[e].add(v[e], r);
         }
 #pragma unroll
-        for (int e = 0; e < V; e++) Op::put(out_v, out_i, c + e, acc[e]);
+        for (int e = 0; e < V; e++) Op::put(out_v, out_i, c + e, acc[e].result());
     }
 }
 
@@ -321,9 +315,9 @@ __device__ void reduce_cols_tall(int rows, int cols, int rows_per_chunk, const T
     const i64 r_end = min((i64)rows, r_begin + rows_per_chunk);
     const bool vec = aligned16(x);  // always, for a whole allocation; else element loads
     const T* base = x + (i64)q * V;
-    Acc acc[V];
+    Fold<Op, T> acc[V];
 #pragma unroll
-    for (int e = 0; e < V; e++) acc[e] = Op::identity();
+    for (int e = 0; e < V; e++) acc[e].start((int)(r_begin + l), r_begin + l < r_end);
     auto load = [&](i64 r, T (&v)[V]) {
         if (vec) {
             ldv(base + r * cols, v);
@@ -352,8 +346,7 @@ __device__ void reduce_cols_tall(int rows, int cols, int rows_per_chunk, const T
 #pragma unroll
             for (int k = 0; k < 4; k++)
 #pragma unroll
-                for (int e = 0; e < V; e++)
-                    acc[e] = Op::combine(acc[e], Op::item(cur[k][e], T(0), r + k * L));
+                for (int e = 0; e < V; e++) acc[e].add(cur[k][e], (int)(r + k * L));
         }
     } else {
         for (; r + 3 * L < r_end; r += 4 * L) {
@@ -363,18 +356,17 @@ __device__ void reduce_cols_tall(int rows, int cols, int rows_per_chunk, const T
 #pragma unroll
             for (int k = 0; k < 4; k++)
 #pragma unroll
-                for (int e = 0; e < V; e++)
-                    acc[e] = Op::combine(acc[e], Op::item(v[k][e], T(0), r + k * L));
+                for (int e = 0; e < V; e++) acc[e].add(v[k][e], (int)(r + k * L));
         }
     }
     for (; r < r_end; r += L) {
         T v[V];
         load(r, v);
 #pragma unroll
-        for (int e = 0; e < V; e++) acc[e] = Op::combine(acc[e], Op::item(v[e], T(0), r));
+        for (int e = 0; e < V; e++) acc[e].add(v[e], (int)r);
     }
 #pragma unroll
-    for (int e = 0; e < V; e++) part[l * cols + q * V + e] = acc[e];
+    for (int e = 0; e < V; e++) part[l * cols + q * V + e] = acc[e].result();
     __syncthreads();
     if (t < cols) {
         Acc a = part[t];
