@@ -114,13 +114,14 @@ impl Backend for CudaBackend {
     fn description(&self) -> String {
         let (_, total) = self.gpu.mem_info().unwrap_or((0, 0));
         format!(
-            "hand-written kernels on {} ({}, {:.0} GiB), NVRTC {}",
+            "hand-written kernels on {} ({}, {:.0} GiB), NVRTC {}; {}",
             self.gpu.name(),
             self.gpu.arch(),
             total as f64 / (1u64 << 30) as f64,
             kernels::nvrtc_version()
                 .map(|(a, b)| format!("{a}.{b}"))
-                .unwrap_or_else(|| "?".into())
+                .unwrap_or_else(|| "?".into()),
+            ops::dispatch::describe(self.gpu.arch())
         )
     }
     fn variant_table(&self) -> &Variants {
@@ -146,19 +147,19 @@ impl Backend for CudaBackend {
     /// `stream_k` (one block per tile, or how the K-steps are dealt out) and k-means'
     /// `tensor_core` (which kernel, or `fused`).
     fn plan(&self, family: Family, dtype: DType, dims: &[usize]) -> Option<String> {
-        let sms = self.gpu.sm_count().ok()?;
+        let dev = ops::dispatch::Dev::of(&self.gpu).ok()?;
         let variant = self.variant(family);
         match (family, dims) {
             (Family::MatMul, &[m, n, k]) => {
-                ops::matmul::plan(variant, self.fp64_tensor_cores(dtype), sms, (m, n, k))
+                ops::matmul::plan(variant, self.fp64_tensor_cores(dtype), dev, (m, n, k))
             }
             (Family::Gram, &[n, k]) => {
-                ops::gram::plan(variant, dtype, self.fp64_tensor_cores(dtype), sms, (n, k))
+                ops::gram::plan(variant, dtype, self.fp64_tensor_cores(dtype), dev, (n, k))
             }
             (Family::KMeans, &[n, d, k]) => {
                 let tc = self.runs_here(Family::MatMul, "tensor_core");
                 let optin = self.gpu.shared_memory_optin().ok()?;
-                ops::kmeans::plan(variant, dtype, (tc, sms, optin), (n, d, k))
+                ops::kmeans::plan(variant, dtype, (tc, dev.sms, optin), (n, d, k))
             }
             _ => None,
         }

@@ -21,6 +21,7 @@ use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, go, grid_1d, launch_in_out};
 use ndgpu_cuda_runtime::{driver, push_args, CudaElement, DeviceMatrix, Gpu};
 
+use crate::ops::dispatch::Dev;
 use crate::ops::{matmul, wgmma};
 use crate::CudaBackend;
 
@@ -208,14 +209,16 @@ struct Cut {
     most: usize,
 }
 
-/// The stream-K cut of an n×k M of `T` on a device of `sms` SMs. A wave is as many
+/// The stream-K cut of an n×k M of `T` on device `dev`. A wave is as many
 /// blocks as the device holds at once (reg_blocked's f32 kernel fits two per SM, its f64
 /// one one). One block per tile costs ⌈tiles / wave⌉ waves of every K-step; stream-K
-/// costs ⌈tiles·steps / wave⌉ K-steps in one wave, plus about two K-steps for the pieces
-/// and their sums (a wave's K-step takes about as long as the sums' launch: the measured
-/// sweep is in docs/kernels.md). Stream-K runs where it saves a tenth or more, with every
-/// block at least four K-steps, and writes every tile through the workspace.
-fn cut<T: CudaElement>(sms: usize, (n, k): (usize, usize)) -> Cut {
+/// costs ⌈tiles·steps / wave⌉ K-steps in one wave, plus the table's K-steps for the
+/// pieces and their sums (Hopper: two; a wave's K-step takes about as long as the sums'
+/// launch: the measured sweep is in docs/kernels.md). Stream-K runs where it costs at
+/// most the table's fraction of one block per tile (Hopper: it saves a tenth or more),
+/// with every block at least the table's K-steps (Hopper: four), and writes every tile
+/// through the workspace.
+fn cut<T: CudaElement>(dev: Dev, (n, k): (usize, usize)) -> Cut {
     let (per_sm, bk) = match T::DTYPE {
         DType::F32 => (2, 16),
         DType::F64 => (1, 8),
@@ -223,13 +226,15 @@ fn cut<T: CudaElement>(sms: usize, (n, k): (usize, usize)) -> Cut {
     let tiles = REG_BLOCKED.grid.blocks::<T>(n, k);
     let steps = k.div_ceil(bk);
     // The sums' kernel keeps a tile's pieces' offsets in 1024 slots of shared memory.
-    let wave = (sms * per_sm).clamp(1, 1024);
+    let wave = (dev.sms * per_sm).clamp(1, 1024);
     let units = tiles * steps;
-    let blocks = wave.min(units / 4).max(1);
+    let blocks = wave.min(units / dev.t.stream_k_min_steps).max(1);
     let each = units.div_ceil(blocks);
     let whole = tiles.div_ceil(wave) * steps;
+    let (keep, of) = dev.t.stream_k_keep;
     // The kernel counts units in 32 bits.
-    let stream = 10 * (each + 2) <= 9 * whole && i32::try_from(units).is_ok();
+    let stream =
+        of * (each + dev.t.stream_k_extra_steps) <= keep * whole && i32::try_from(units).is_ok();
     Cut {
         tiles,
         steps,
@@ -244,10 +249,11 @@ fn cut<T: CudaElement>(sms: usize, (n, k): (usize, usize)) -> Cut {
 
 /// Whether `stream_k` runs f64 on the FP64 tensor cores (the `tensor_core` rung, where
 /// the device has them and the narrow kernel does not apply): where that kernel's blocks
-/// (two of 128×64 per upper 128×128 tile) are at least half as many as the SMs, or K is
-/// at most 256; elsewhere stream-K's CUDA-core forms, which spread a long K over the SMs.
-fn dmma(sms: usize, (n, k): (usize, usize)) -> bool {
-    2 * tc_blocks::<f64>(n, k) >= sms || k <= 256
+/// (two of 128×64 per upper 128×128 tile) are at least the table's fraction of the SMs
+/// (Hopper: half), or K is at most its bound (Hopper: 256); elsewhere stream-K's
+/// CUDA-core forms, which spread a long K over the SMs.
+fn dmma(dev: Dev, (n, k): (usize, usize)) -> bool {
+    dev.t.filled(tc_blocks::<f64>(n, k), dev.sms) || k <= dev.t.dmma_whole_k
 }
 
 /// The tensor-core kernel's blocks for an n×k M of `T`: each upper 128×128 tile as
@@ -256,39 +262,41 @@ fn tc_blocks<T: CudaElement>(n: usize, k: usize) -> usize {
     TENSOR_CORE.grid.blocks::<T>(n, k) * (128 / matmul::tc_shape::<T>().tile.1)
 }
 
-/// The narrow kernel's cut of an n×k M on a device of `sms` SMs, where `stream_k` runs
-/// it (n ≤ 64 and k ≥ 1024; shorter products gain nothing from a second launch): the
-/// order W of the padded output, and the slices of K and their length (a multiple of
-/// the 32-column stage, at least two stages), as many as make about 1024 threads per SM.
-fn narrow_cut(sms: usize, (n, k): (usize, usize)) -> Option<(usize, usize, usize)> {
-    if !(1..=64).contains(&n) || k < 1024 {
+/// The narrow kernel's cut of an n×k M on device `dev`, where `stream_k` runs it (n at
+/// most the table's rows and k at least its K; Hopper: 64 and 1024, where shorter
+/// products gain nothing from a second launch): the order W of the padded output (32 or
+/// 64, the kernel's two forms), and the slices of K and their length (a multiple of the
+/// 32-column stage, at least two stages), as many as make about the table's threads per
+/// SM (Hopper: 1024).
+fn narrow_cut(dev: Dev, (n, k): (usize, usize)) -> Option<(usize, usize, usize)> {
+    if !(1..=dev.t.narrow_max_n.min(64)).contains(&n) || k < dev.t.narrow_min_k {
         return None;
     }
     let w = if n > 32 { 64 } else { 32 };
     let threads = (w / 4) * (w / 4);
-    let wanted = (sms.max(1) * 1024 / threads).max(1);
+    let wanted = (dev.sms.max(1) * dev.t.narrow_threads_per_sm / threads).max(1);
     let len = k.div_ceil(wanted).div_ceil(32).max(2) * 32;
     Some((w, k.div_ceil(len), len))
 }
 
-/// What `variant` runs for an n×k M of `dtype` on a device of `sms` SMs (see
-/// `Backend::plan`): for `stream_k`, one block per tile or the stream-K cut.
+/// What `variant` runs for an n×k M of `dtype` on device `dev` (see `Backend::plan`):
+/// for `stream_k`, one block per tile or the stream-K cut.
 pub(crate) fn plan(
     variant: &str,
     dtype: DType,
     fp64_tc: bool,
-    sms: usize,
+    dev: Dev,
     nk: (usize, usize),
 ) -> Option<String> {
     if variant != "stream_k" {
         return None;
     }
-    if let Some((w, slices, len)) = narrow_cut(sms, nk) {
+    if let Some((w, slices, len)) = narrow_cut(dev, nk) {
         return Some(format!(
             "narrow: C padded to {w}x{w}, K in {slices} slices of {len}"
         ));
     }
-    if fp64_tc && dmma(sms, nk) {
+    if fp64_tc && dmma(dev, nk) {
         let tiles = REG_BLOCKED.grid.blocks::<f64>(nk.0, nk.1);
         let (bm, bn) = matmul::tc_shape::<f64>().tile;
         return Some(format!(
@@ -297,15 +305,15 @@ pub(crate) fn plan(
         ));
     }
     let c = match dtype {
-        DType::F32 => cut::<f32>(sms, nk),
-        DType::F64 => cut::<f64>(sms, nk),
+        DType::F32 => cut::<f32>(dev, nk),
+        DType::F64 => cut::<f64>(dev, nk),
     };
     let tiles = match c.tiles {
         1 => "1 upper tile".to_string(),
         t => format!("{t} upper tiles"),
     };
     Some(match c.blocks {
-        None => format!("reg_blocked: {tiles}, one block each, for {sms} SMs"),
+        None => format!("reg_blocked: {tiles}, one block each, for {} SMs", dev.sms),
         Some(b) => format!(
             "stream-K: {tiles} of {} K-steps over {b} blocks, {} each",
             c.steps,
@@ -364,14 +372,14 @@ pub(crate) fn gram<T: CudaElement>(
     }
     let (ni, ki) = (dim_i32("gram", n)?, dim_i32("gram", k)?);
     let rung = if rung.name == "stream_k" {
-        let sms = gpu.sm_count()?;
-        if let Some(cut) = narrow_cut(sms, (n, k)) {
+        let dev = Dev::of(gpu)?;
+        if let Some(cut) = narrow_cut(dev, (n, k)) {
             return narrow(gpu, (ni, ki), cut, m, out);
         }
-        if T::DTYPE == DType::F64 && matmul::has_tensor_cores(gpu) && dmma(sms, (n, k)) {
+        if T::DTYPE == DType::F64 && matmul::has_tensor_cores(gpu) && dmma(dev, (n, k)) {
             return tensor_core(gpu, (ni, ki), m, out);
         }
-        let c = cut::<T>(sms, (n, k));
+        let c = cut::<T>(dev, (n, k));
         if let Some(blocks) = c.blocks {
             return stream_k(gpu, (ni, ki), c, blocks, m, out);
         }
@@ -603,9 +611,15 @@ mod tests {
 
     #[test]
     fn stream_k_runs_where_whole_tiles_leave_a_wave_part_empty() {
-        let p = |dtype, nk| plan("stream_k", dtype, false, 132, nk).unwrap();
+        let p = |dtype, nk| plan("stream_k", dtype, false, Dev::hopper(132), nk).unwrap();
         assert_eq!(
-            plan("reg_blocked", DType::F32, false, 132, (32, 1 << 20)),
+            plan(
+                "reg_blocked",
+                DType::F32,
+                false,
+                Dev::hopper(132),
+                (32, 1 << 20)
+            ),
             None
         );
         // Whole waves: 528 tiles are two waves of 264 blocks; 2080 are 7.9.
@@ -632,7 +646,7 @@ mod tests {
         // Too little work to cut: one tile of four K-steps.
         assert!(p(DType::F32, (64, 64)).starts_with("reg_blocked: 1 upper tile,"));
         // f64 on FP64 tensor cores where their blocks fill half the SMs or K is short.
-        let q = |nk| plan("stream_k", DType::F64, true, 132, nk).unwrap();
+        let q = |nk| plan("stream_k", DType::F64, true, Dev::hopper(132), nk).unwrap();
         assert_eq!(
             q((1024, 1024)),
             "tensor_core (FP64 tensor cores): 36 upper tiles of 128x128, 72 blocks of 128x64"
@@ -669,7 +683,7 @@ mod tests {
             (300, 100_000),
             (1, 17),
         ] {
-            let c = cut::<f32>(132, (n, k));
+            let c = cut::<f32>(Dev::hopper(132), (n, k));
             let Some(b) = c.blocks else { continue };
             let u = c.tiles * c.steps;
             assert!(b <= u, "{n}x{k}");

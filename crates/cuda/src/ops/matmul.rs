@@ -12,6 +12,7 @@ use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched, linea
 use ndgpu_cuda_runtime::push_args;
 use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
 
+use crate::ops::dispatch::Dev;
 use crate::ops::{transpose, wgmma};
 use crate::CudaBackend;
 
@@ -262,36 +263,39 @@ pub(crate) fn tensor_cores_present(gpu: &Gpu, family: Family, rung: &str) -> Res
 
 /// The slices of K that `split_k` cuts a product into, and the length of each (a
 /// multiple of 16; the last may be shorter). None (one slice) when the m×n output's
-/// 128×128 tiles are at least as many as the SMs; else as many as give two blocks per
-/// SM, each at least four K-tiles of 16. (On the H200, splitting 2048² into two slices
-/// was slower than not splitting: docs/kernels.md.)
-fn k_slices(sms: usize, (m, n, k): (usize, usize, usize)) -> (usize, usize) {
+/// 128×128 tiles are at least as many as the SMs; else as many as give the table's
+/// blocks per SM (Hopper: two), each at least its K-tiles of 16 (Hopper: four). (On the
+/// H200, splitting 2048² into two slices was slower than not splitting: docs/kernels.md.)
+fn k_slices(dev: Dev, (m, n, k): (usize, usize, usize)) -> (usize, usize) {
     const KT: usize = 16;
     let tiles = m.div_ceil(128) * n.div_ceil(128);
-    if small(sms, (m, n, k)) {
+    if small(dev, (m, n, k)) {
         return (1, k.div_ceil(KT) * KT);
     }
-    if tiles >= sms {
+    if tiles >= dev.sms {
         return (1, k);
     }
-    let most = (k / (4 * KT)).max(1);
-    let wanted = (2 * sms).div_ceil(tiles).clamp(1, most);
+    let most = (k / (dev.t.split_min_k_tiles * KT)).max(1);
+    let wanted = (dev.t.split_blocks_per_sm * dev.sms)
+        .div_ceil(tiles)
+        .clamp(1, most);
     let len = k.div_ceil(wanted).div_ceil(KT) * KT;
     (k.div_ceil(len), len)
 }
 
 /// Whether `split_k` runs the small rung: C's 128×128 tiles fewer than the SMs and K at
-/// most 256, where a cut of K would cost a second launch for a few K-tiles.
-fn small(sms: usize, (m, n, k): (usize, usize, usize)) -> bool {
-    m.div_ceil(128) * n.div_ceil(128) < sms && k <= 256
+/// most the table's bound (Hopper: 256), where a cut of K would cost a second launch for
+/// a few K-tiles.
+fn small(dev: Dev, (m, n, k): (usize, usize, usize)) -> bool {
+    m.div_ceil(128) * n.div_ceil(128) < dev.sms && k <= dev.t.small_max_k
 }
 
-/// What `variant` runs on an m×n×k product on a device of `sms` SMs (see
-/// `Backend::plan`): for `split_k`, whether and how K is cut.
+/// What `variant` runs on an m×n×k product on device `dev` (see `Backend::plan`): for
+/// `split_k`, whether and how K is cut.
 pub(crate) fn plan(
     variant: &str,
     fp64_tc: bool,
-    sms: usize,
+    dev: Dev,
     (m, n, k): (usize, usize, usize),
 ) -> Option<String> {
     if variant != "split_k" {
@@ -302,7 +306,7 @@ pub(crate) fn plan(
         1 => "1 tile".to_string(),
         t => format!("{t} tiles"),
     };
-    if fp64_tc && dmma(sms, (m, n, k)) {
+    if fp64_tc && dmma(dev, (m, n, k)) {
         let (bm, bn) = tc_shape::<f64>().tile;
         return Some(format!(
             "tensor_core (FP64 tensor cores): C in {} of {bm}x{bn}",
@@ -310,39 +314,40 @@ pub(crate) fn plan(
         ));
     }
     let tiles = tiles_of(128, 128);
-    if small(sms, (m, n, k)) {
+    if small(dev, (m, n, k)) {
         let small_tiles = tiles_of(64, 64);
         return Some(format!(
             "small: {small_tiles} of 64x64 (C in {tiles} of 128x128)"
         ));
     }
-    Some(match k_slices(sms, (m, n, k)) {
-        // Fewer tiles than SMs and K over 256 always cut: each slice is at least 64.
-        (1, _) => format!("double_buffered: C in {tiles} for {sms} SMs"),
+    Some(match k_slices(dev, (m, n, k)) {
+        // Fewer tiles than SMs and K over the small bound always cut.
+        (1, _) => format!("double_buffered: C in {tiles} for {} SMs", dev.sms),
         (s, len) => format!("K in {s} slices of {len} (C in {tiles})"),
     })
 }
 
 /// Whether `split_k` runs f64 on the FP64 tensor cores (where the device has them): where
-/// that kernel's 128×64 blocks are at least half as many as the SMs, or K is at most 256
-/// (nothing worth cutting); elsewhere its CUDA-core forms, which cut K for few tiles of
-/// C. (The FP64 tensor cores outrun the CUDA cores, but one block walks all of K.)
-pub(crate) fn dmma(sms: usize, (m, n, k): (usize, usize, usize)) -> bool {
+/// that kernel's 128×64 blocks are at least the table's fraction of the SMs (Hopper:
+/// half), or K is at most its bound (Hopper: 256, nothing worth cutting); elsewhere its
+/// CUDA-core forms, which cut K for few tiles of C. (The FP64 tensor cores outrun the
+/// CUDA cores, but one block walks all of K.)
+pub(crate) fn dmma(dev: Dev, (m, n, k): (usize, usize, usize)) -> bool {
     let (bm, bn) = tc_shape::<f64>().tile;
-    2 * m.div_ceil(bm) * n.div_ceil(bn) >= sms || k <= 256
+    dev.t.filled(m.div_ceil(bm) * n.div_ceil(bn), dev.sms) || k <= dev.t.dmma_whole_k
 }
 
 /// `C ← alpha·A·B + beta·C` by the `split_k` rung: the partial products of the slices
 /// of K into a workspace, then their sums in slice order (see `kernels/matmul.cu`). One
 /// slice is the double_buffered rung itself.
 fn split_k<T: CudaElement>(gpu: &Gpu, p: Product<'_, T>) -> Result<()> {
-    let sms = gpu.sm_count()?;
-    if T::DTYPE == DType::F64 && has_tensor_cores(gpu) && dmma(sms, p.mnk) {
+    let dev = Dev::of(gpu)?;
+    if T::DTYPE == DType::F64 && has_tensor_cores(gpu) && dmma(dev, p.mnk) {
         return launch(gpu, TENSOR_CORE, p);
     }
-    let (slices, len) = k_slices(sms, p.mnk);
+    let (slices, len) = k_slices(dev, p.mnk);
     if slices == 1 {
-        let rung = match small(sms, p.mnk) {
+        let rung = match small(dev, p.mnk) {
             true => SMALL,
             false => DOUBLE_BUFFERED,
         };
@@ -574,11 +579,15 @@ impl<T: CudaElement> MatMul<T> for CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::{k_slices, plan};
+    use crate::ops::dispatch::Dev;
 
     #[test]
     fn the_plan_says_whether_and_how_split_k_cuts_k() {
-        assert_eq!(plan("double_buffered", false, 132, (64, 64, 8192)), None);
-        let p = |mnk| plan("split_k", false, 132, mnk).unwrap();
+        assert_eq!(
+            plan("double_buffered", false, Dev::hopper(132), (64, 64, 8192)),
+            None
+        );
+        let p = |mnk| plan("split_k", false, Dev::hopper(132), mnk).unwrap();
         assert_eq!(p((64, 64, 8192)), "K in 128 slices of 64 (C in 1 tile)");
         assert_eq!(
             p((4096, 4096, 4096)),
@@ -602,7 +611,7 @@ mod tests {
 
     #[test]
     fn f64_runs_on_the_fp64_tensor_cores_unless_few_tiles_would_walk_a_long_k() {
-        let p = |mnk| plan("split_k", true, 132, mnk).unwrap();
+        let p = |mnk| plan("split_k", true, Dev::hopper(132), mnk).unwrap();
         assert_eq!(
             p((4096, 4096, 4096)),
             "tensor_core (FP64 tensor cores): C in 2048 tiles of 128x64"
@@ -632,7 +641,7 @@ mod tests {
             (132, (5, 7, 63), (1, 64)),
             (1, (512, 512, 512), (1, 512)),
         ] {
-            let (slices, len) = k_slices(sms, mnk);
+            let (slices, len) = k_slices(Dev::hopper(sms), mnk);
             assert_eq!((slices, len), want, "{sms} SMs, {mnk:?}");
             let k = mnk.2;
             assert!(len % 16 == 0 && (slices - 1) * len < k && slices * len >= k);

@@ -2,6 +2,7 @@
 //! ndarray-level trait implementations for [`crate::CudaBackend`].
 
 pub(crate) mod cholesky;
+pub(crate) mod dispatch;
 pub(crate) mod gram;
 pub(crate) mod kmeans;
 pub(crate) mod matmul;
