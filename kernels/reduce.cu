@@ -448,8 +448,8 @@ __device__ void reduce_shuffle(const T* __restrict__ x, const T* __restrict__ y,
                  (int rows, int cols, int g, const T* x, T* out_v, i64* out_i),           \
                  (rows, cols, g, x, out_v, out_i))                                        \
     NDGPU_REDUCE(op, Op, T, sfx, rows_block, 256,                                         \
-                 (int rows, int cols, int per, const T* x, T* out_v, i64* out_i),         \
-                 (rows, cols, per, x, out_v, out_i))                                      \
+                 (int rows, int cols, const T* x, T* out_v, i64* out_i),                  \
+                 (rows, cols, x, out_v, out_i))                                           \
     NDGPU_REDUCE(op, Op, T, sfx, cols, 256,                                               \
                  (int rows, int cols, int per, const T* x, T* out_v, i64* out_i),         \
                  (rows, cols, per, x, out_v, out_i))                                      \

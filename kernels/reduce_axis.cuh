@@ -194,28 +194,30 @@ __device__ void reduce_rows_thread(int rows, int cols, const T* __restrict__ x, 
     }
 }
 
-// rows_block: for few long rows. Block 256 per (row, chunk of columns): blockIdx.x is
-// the row, blockIdx.y the chunk; threads stride the chunk 256 apart, 4 loads per
-// iteration into 4 accumulators; the block tree finishes. Output index chunk·rows + row
-// (cols_finish folds the chunks of each row in a fixed order when there are several).
+// rows_block: for few long rows. Block 256 per (row, chunk): blockIdx.x is the row,
+// blockIdx.y the chunk j of gridDim.y; chunk j takes the row's groups of 1024 columns
+// j, j + chunks, j + 2·chunks, ... (interleaved, so that the blocks of a row read
+// neighbouring memory at any moment rather than each its own distant span), thread t
+// columns t + 256·k of each group into accumulator k; the block tree finishes. Output
+// index chunk·rows + row (cols_finish folds the chunks of each row in a fixed order when
+// there are several).
+#define RB_GROUP 1024
 template <typename Op, typename T>
-__device__ void reduce_rows_block(int rows, int cols, int cols_per_chunk,
-                                  const T* __restrict__ x, T* out_v, i64* out_i) {
+__device__ void reduce_rows_block(int rows, int cols, const T* __restrict__ x, T* out_v, i64* out_i) {
     typedef typename Op::Acc Acc;
     const T* r = x + (i64)blockIdx.x * cols;
-    const int c_begin = blockIdx.y * cols_per_chunk;
-    const int c_end = (int)min((i64)cols, (i64)c_begin + cols_per_chunk);
-    int c = c_begin + threadIdx.x;
-    // Accumulator k takes c + 256·k of each group of four, and the first the rest.
-    const bool whole = c + 768 < c_end;
+    const int first = blockIdx.y * RB_GROUP + threadIdx.x;
+    const i64 step = (i64)gridDim.y * RB_GROUP;
     Fold<Op, T> acc[4];
 #pragma unroll
-    for (int k = 0; k < 4; k++) acc[k].start(c + 256 * k, k == 0 ? c < c_end : whole);
-    for (; c + 768 < c_end; c += 1024) {
+    for (int k = 0; k < 4; k++) acc[k].start(first + 256 * k, first + 256 * k < cols);
+    for (i64 g = first; g < cols; g += step) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) acc[k].add(r[c + 256 * k], c + 256 * k);
+        for (int k = 0; k < 4; k++) {
+            const i64 c = g + 256 * k;
+            if (c < cols) acc[k].add(r[c], (int)c);
+        }
     }
-    for (; c < c_end; c += 256) acc[0].add(r[c], c);
     Acc a = Op::combine(Op::combine(acc[0].result(), acc[1].result()),
                         Op::combine(acc[2].result(), acc[3].result()));
     a = block_reduce<Op>(a);

@@ -82,27 +82,18 @@ fn rows<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>)
     // Long rows, too few of them for the groups (4 rows each) to fill the device:
     // blocks per row, on chunks of columns.
     if m.cols >= BLOCK_ROW_MIN_COLS && m.rows.div_ceil(4) < BLOCKS_PER_SM * sm {
+        // Chunks interleave the row's groups of 1024 columns (RB_GROUP in
+        // reduce_axis.cuh), each chunk at least MIN_CHUNK_COLS of them in all.
         let chunks = (BLOCKS_PER_SM * sm)
             .div_ceil(m.rows)
             .min(m.cols.div_ceil(MIN_CHUNK_COLS))
             .clamp(1, 65535);
-        let cols_per_chunk = m.cols.div_ceil(chunks);
-        let chunks = m.cols.div_ceil(cols_per_chunk);
         let cfg = LaunchConfig {
             grid_dim: (m.rows as u32, chunks as u32, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        return chunked(
-            gpu,
-            kind,
-            "rows_block",
-            cfg,
-            m,
-            cols_per_chunk,
-            (chunks, m.rows),
-            out,
-        );
+        return chunked(gpu, kind, "rows_block", cfg, m, None, (chunks, m.rows), out);
     }
     let v = 16 / std::mem::size_of::<T>();
     let arg = matches!(kind, Kind::Arg(_));
@@ -193,7 +184,7 @@ fn cols<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>)
             "cols_tall",
             cfg,
             m,
-            rows_per_chunk,
+            Some(rows_per_chunk),
             (chunks, m.cols),
             out,
         );
@@ -220,16 +211,17 @@ fn cols<T: CudaElement>(gpu: &Gpu, kind: Kind, m: &DeviceMatrix<T>, out: Out<T>)
         "cols",
         cfg,
         m,
-        rows_per_chunk,
+        Some(rows_per_chunk),
         (chunks, m.cols),
         out,
     )
 }
 
-/// Launches a first pass, `(int rows, int cols, int per_chunk, const T* x, T* out_v,
-/// i64* out_i)`, that reduces `m` in `chunks` chunks of `per_chunk` for each of `width`
-/// outputs: with one chunk straight into the outputs, else into chunk-major partials
-/// that [`fold_chunks`] folds.
+/// Launches a first pass, `(int rows, int cols, [int per_chunk,] const T* x, T* out_v,
+/// i64* out_i)`, that reduces `m` in `chunks` chunks (of `per_chunk` where the kernel
+/// takes it; `rows_block` interleaves its chunks instead) for each of `width` outputs:
+/// with one chunk straight into the outputs, else into chunk-major partials that
+/// [`fold_chunks`] folds.
 #[allow(clippy::too_many_arguments)]
 fn chunked<T: CudaElement>(
     gpu: &Gpu,
@@ -237,17 +229,24 @@ fn chunked<T: CudaElement>(
     tech: &str,
     cfg: LaunchConfig,
     m: &DeviceMatrix<T>,
-    per_chunk: usize,
+    per_chunk: Option<usize>,
     (chunks, width): (usize, usize),
     out: Out<T>,
 ) -> Result<()> {
-    let (r, c, per) = (m.rows as i32, m.cols as i32, per_chunk as i32);
+    let (r, c) = (m.rows as i32, m.cols as i32);
+    let per = per_chunk.map(|p| p as i32);
     let name = kernel_name::<T>(kind, tech);
     let f = gpu.function(KernelFile::REDUCE, &name)?;
     let pass = |v: &mut CudaSlice<T>, i: &mut CudaSlice<i64>| {
         let mut l = gpu.stream().launch_builder(&f);
-        push_args!(l; &r, &c, &per, &m.data, v, i);
-        // SAFETY: x holds rows·cols elements, read at rows < rows and columns < cols;
+        l.arg(&r).arg(&c);
+        if let Some(per) = per.as_ref() {
+            l.arg(per);
+        }
+        push_args!(l; &m.data, v, i);
+        // SAFETY: (int rows, int cols, [int per,] const T* x, T* out_v, i64* out_i), `per`
+        // for the kernels that take it (every one but rows_block): x holds rows·cols
+        // elements, read at rows < rows and columns < cols;
         // chunk k of output j < width writes entry k·width + j: with one chunk the
         // outputs hold at least width entries (out_i: arg ops only, which pass one
         // such), else the partials hold chunks·width.
