@@ -20,10 +20,11 @@
 // in bands of 16 tile rows (so that blocks working together share panels of B in L2).
 //
 // PLANES 1: BN = 256, four stages of 48 KB; C accumulates in the wgmma accumulators.
-// PLANES 3: BN = 128, three stages of 64 KB; each K-tile's three products
-// (small·big, big·small, big·big) go to fresh accumulators, added in IEEE f32 to a sum of
-// eight K-tiles, which is added to the running sum: two levels, so that a long K's
-// roundings in the running sum are eight times fewer.
+// PLANES 3: BN = 128, three stages of 64 KB; the three products (small·big, big·small,
+// big·big) of every two K-steps of 8 go to fresh accumulators, each half of the 128
+// columns its own, added in IEEE f32 to a sum of eight K-tiles, which is added to the
+// running sum: two levels, so that a long K's roundings in the running sum are eight
+// times fewer, and short runs in the tensor cores, whose sums truncate (wg_consume3).
 // Sums run in a fixed order per output: bitwise reproducible run to run. TMA fills the
 // parts of a box outside the matrix with zeros, so edges need no special case; C is
 // written with bounds checks.
@@ -40,6 +41,8 @@ struct __align__(64) TensorMap {
 #define WG_BM 128
 #define WG_BK 32
 #define WG_THREADS 384
+// K-steps of 8 whose 3xTF32 products the tensor cores sum before an IEEE add (wg_consume3).
+#define WG_FRESH 2
 template <int PLANES> struct Wg;
 template <> struct Wg<1> {
     static const int BN = 256, STAGES = 4, P = 1;
@@ -133,6 +136,19 @@ __device__ __forceinline__ void wgmma_commit() {
 __device__ __forceinline__ void wgmma_wait_all() {
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
+// Waits until at most one committed group is still running.
+__device__ __forceinline__ void wgmma_wait_one() {
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+}
+
+// Pins the n registers of v at this point of the program: the compiler sees them read and
+// written here, so no read of an accumulator moves above the wgmma wait before it (the
+// wait itself names no registers).
+template <int N>
+__device__ __forceinline__ void wg_pin(float* v) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(v[i])::"memory");
+}
 
 // d (64×BN, the warpgroup's accumulator fragment) = A·B + (scale_d ? d : 0) for one
 // K-step of 8 (PTX ISA, "wgmma.mma_async"): A 64×8 and B BN×8, K-major in shared memory.
@@ -158,14 +174,13 @@ __device__ __forceinline__ void wgmma_tf32<256>(float* d, u64 da, u64 db, int sc
         : "l"(da), "l"(db), "r"(scale_d));
 }
 template <>
-__device__ __forceinline__ void wgmma_tf32<128>(float* d, u64 da, u64 db, int scale_d) {
+__device__ __forceinline__ void wgmma_tf32<64>(float* d, u64 da, u64 db, int scale_d) {
     asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63 "
-        "}, %64, %65, p, 1, 1;\n}\n"
-        : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56)
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31 "
+        "}, %32, %33, p, 1, 1;\n}\n"
+        : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24)
         : "l"(da), "l"(db), "r"(scale_d));
 }
 
@@ -210,23 +225,16 @@ __device__ __forceinline__ void wg_produce(int tiles, int tiles_m, int tiles_n, 
     }
 }
 
-// One K-tile on the consumer's 64 rows: a at its rows of A's planes, b at B's planes.
-template <int PLANES>
+// One K-tile of TF32 on the consumer's 64 rows (a at its rows of A's plane, b at B's),
+// its four K-steps accumulated in d.
 __device__ __forceinline__ void wg_ktile(float* d, u32 a, u32 b) {
-    typedef Wg<PLANES> G;
-    const u32 a_plane = WG_BM * WG_BK * 4, b_plane = G::BN * WG_BK * 4;
+    wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < WG_BK / 8; ++kk) {
+    for (int kk = 0; kk < WG_BK / 8; ++kk)
         // 8 TF32 values are 32 bytes along the swizzled row: the descriptor moves by 32.
-        const u64 ab = desc(a + kk * 32), bb = desc(b + kk * 32);
-        if (PLANES == 1) {
-            wgmma_tf32<G::BN>(d, ab, bb, 1);
-        } else {
-            wgmma_tf32<G::BN>(d, desc(a + a_plane + kk * 32), bb, kk > 0);
-            wgmma_tf32<G::BN>(d, ab, desc(b + b_plane + kk * 32), 1);
-            wgmma_tf32<G::BN>(d, ab, bb, 1);
-        }
-    }
+        wgmma_tf32<Wg<1>::BN>(d, desc(a + kk * 32), desc(b + kk * 32), 1);
+    wgmma_commit();
+    wgmma_wait_all();
 }
 
 // C ← alpha·acc + beta·C for the consumer's 64×BN: fragment rows w·16 + lane/4 (+ 8),
@@ -270,48 +278,110 @@ __device__ __forceinline__ void wg_store(const float* v, int M, int N, int row0,
     }
 }
 
-// A consumer warpgroup (c = 0 or 1): rows 64c.. of each tile.
-template <int PLANES, bool SYM>
+// A TF32 consumer warpgroup (c = 0 or 1): rows 64c.. of each tile, the accumulators
+// holding all of K.
+template <bool SYM>
 __device__ __forceinline__ void wg_consume(int c, int M, int N, int tiles, int tiles_m,
                                            int tiles_n, int kts, u32 base, u32 full, u32 empty,
                                            float alpha, float beta, float* C) {
-    typedef Wg<PLANES> G;
-    const u32 stage = WG_STAGE_BYTES(G::P, G::BN), a_bytes = WG_BM * WG_BK * 4;
-    float d[G::BN / 2], mid[PLANES == 1 ? 1 : G::BN / 2], acc[PLANES == 1 ? 1 : G::BN / 2];
+    typedef Wg<1> G;
+    const u32 stage = WG_STAGE_BYTES(G::P, G::BN);
+    float d[G::BN / 2];
     int it = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         int tm, tn;
         wg_tile<SYM>(t, tiles_m, tiles_n, tm, tn);
 #pragma unroll
-        for (int i = 0; i < G::BN / 2; ++i) {
-            d[i] = 0.0f;
-            if (PLANES == 3) acc[i] = mid[i] = 0.0f;
-        }
+        for (int i = 0; i < G::BN / 2; ++i) d[i] = 0.0f;
         for (int kt = 0; kt < kts; ++kt, ++it) {
             const int s = it % G::STAGES;
             bar_wait(full + 8 * s, (it / G::STAGES) & 1);
             const u32 at = base + s * stage;
-            wgmma_fence();
-            wg_ktile<PLANES>(d, at + c * 64 * WG_BK * 4, at + G::P * a_bytes);
-            wgmma_commit();
-            wgmma_wait_all();
+            wg_ktile(d, at + c * 64 * WG_BK * 4, at + WG_BM * WG_BK * 4);
             if (threadIdx.x % 32 == 0) bar_arrive(empty + 8 * s);
-            if (PLANES == 3) {
-                // Eight K-tiles' products summed apart, then added to the running sum
-                // (the adds hold the tensor cores up: one per element and K-tile here).
+        }
+        wg_store<G::BN, SYM>(d, M, N, tm * WG_BM + c * 64, tn * G::BN, tm == tn, alpha, beta,
+                             C);
+    }
+}
+
+// A 3xTF32 consumer warpgroup (c = 0 or 1): rows 64c.. of each tile. Its 64×128 is two
+// halves of 64 columns (m64n64k8). The three products of WG_FRESH K-steps of a half (48
+// terms) go to fresh accumulators, dh0 or dh1, whose result is added in IEEE f32 (round
+// to nearest) to `mid`, the sum of eight K-tiles, and that to the running sum `acc`.
+// The tensor cores' own sums do not round to nearest: they drop the bits of the terms
+// below the largest one's, a bias (toward zero) that grows with the magnitude they
+// accumulate, so they are kept to short runs of K. The halves alternate, so that one
+// half's products run while the other's last result is added (wgmma.wait_group 1). A
+// stage is released once the last products that read it are done: at the next K-tile's
+// first wait, or where mid is folded.
+template <bool SYM>
+__device__ __forceinline__ void wg_consume3(int c, int M, int N, int tiles, int tiles_m,
+                                            int tiles_n, int kts, u32 base, u32 full,
+                                            u32 empty, float alpha, float beta, float* C) {
+    typedef Wg<3> G;
+    constexpr int R = G::BN / 2, H = R / 2;  // accumulators of the 64×128, of a half
+    const u32 stage = WG_STAGE_BYTES(G::P, G::BN), a_bytes = WG_BM * WG_BK * 4;
+    const u32 a_plane = WG_BM * WG_BK * 4, b_plane = G::BN * WG_BK * 4;
+    const u32 b_half = 64 * WG_BK * 4;  // 64 rows of Bᵀ: eight 1024-byte swizzle groups
+    float dh0[H], dh1[H], mid[R], acc[R];
+    int it = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int tm, tn;
+        wg_tile<SYM>(t, tiles_m, tiles_n, tm, tn);
 #pragma unroll
-                for (int i = 0; i < G::BN / 2; ++i) mid[i] += d[i];
-                if (kt % 8 == 7 || kt == kts - 1) {
+        for (int i = 0; i < R; ++i) acc[i] = mid[i] = 0.0f;
+        int prev = -1;  // the stage the pending products read, if any
+        for (int kt = 0; kt < kts; ++kt, ++it) {
+            const int s = it % G::STAGES;
+            bar_wait(full + 8 * s, (it / G::STAGES) & 1);
+            const u32 at = base + s * stage, a = at + c * 64 * WG_BK * 4, b = at + G::P * a_bytes;
 #pragma unroll
-                    for (int i = 0; i < G::BN / 2; ++i) {
-                        acc[i] += mid[i];
-                        mid[i] = 0.0f;
+            for (int kk = 0; kk < WG_BK / 8 / WG_FRESH; ++kk) {
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    float* d = h ? dh1 : dh0;
+                    float* o = h ? dh0 : dh1;
+                    wgmma_fence();
+#pragma unroll
+                    for (int j = 0; j < WG_FRESH; ++j) {
+                        const int k8 = kk * WG_FRESH + j;
+                        const u64 ab = desc(a + k8 * 32), as = desc(a + a_plane + k8 * 32);
+                        const u32 bh = b + h * b_half + k8 * 32;
+                        const u64 bb = desc(bh), bs = desc(bh + b_plane);
+                        wgmma_tf32<64>(d, as, bb, j > 0);
+                        wgmma_tf32<64>(d, ab, bs, 1);
+                        wgmma_tf32<64>(d, ab, bb, 1);
+                    }
+                    wgmma_commit();
+                    if (h == 1 || kk > 0 || prev >= 0) {
+                        wgmma_wait_one();
+                        wg_pin<H>(o);
+                        if (h == 0 && kk == 0 && threadIdx.x % 32 == 0)
+                            bar_arrive(empty + 8 * prev);
+#pragma unroll
+                        for (int i = 0; i < H; ++i) mid[(1 - h) * H + i] += o[i];
                     }
                 }
             }
+            prev = s;
+            if (kt % 8 == 7 || kt == kts - 1) {
+                // The second half's last products are pending: into mid first.
+                wgmma_wait_all();
+                wg_pin<H>(dh1);
+                if (threadIdx.x % 32 == 0) bar_arrive(empty + 8 * s);
+                prev = -1;
+#pragma unroll
+                for (int i = 0; i < H; ++i) mid[H + i] += dh1[i];
+#pragma unroll
+                for (int i = 0; i < R; ++i) {
+                    acc[i] += mid[i];
+                    mid[i] = 0.0f;
+                }
+            }
         }
-        wg_store<G::BN, SYM>(PLANES == 1 ? d : acc, M, N, tm * WG_BM + c * 64, tn * G::BN,
-                             tm == tn, alpha, beta, C);
+        wg_store<G::BN, SYM>(acc, M, N, tm * WG_BM + c * 64, tn * G::BN, tm == tn, alpha, beta,
+                             C);
     }
 }
 
@@ -349,8 +419,12 @@ __device__ void wg_gemm(int M, int N, int K, float alpha, const TensorMap* a0,
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-        wg_consume<PLANES, SYM>(threadIdx.x / 128 - 1, M, N, tiles, tiles_m, tiles_n, kts, base,
-                           full, empty, alpha, beta, C);
+        if constexpr (PLANES == 3)
+            wg_consume3<SYM>(threadIdx.x / 128 - 1, M, N, tiles, tiles_m, tiles_n, kts, base,
+                             full, empty, alpha, beta, C);
+        else
+            wg_consume<SYM>(threadIdx.x / 128 - 1, M, N, tiles, tiles_m, tiles_n, kts, base,
+                            full, empty, alpha, beta, C);
     }
 #else
     __trap();
