@@ -328,7 +328,9 @@ __device__ __forceinline__ void gemm_double_buffered(int M, int N, int K, T alph
 // ---- small ---------------------------------------------------------------------------
 // For small outputs with a short K (squares up to 256, 1024×1024×64), where 128×128
 // tiles leave most SMs idle and a cut of K costs a second launch: 64×64 tiles, 256
-// threads of 4×4 outputs, so 16 times as many blocks as the 128×128 rungs give. K goes
+// threads of 4×4 outputs, so 16 times as many blocks as the 128×128 rungs give; or,
+// where even those are fewer than the SMs (gemm_small_32), 32×32 tiles of 2×2 outputs
+// a thread, four times as many again. K goes
 // through shared memory 64 at a time (f32; 32 for f64), both tiles stored k-major (A
 // transposed on the store, B as it lies) so that a thread reads its four rows and four
 // columns as two 16-byte vectors; the next stage's loads wait in registers during the
@@ -336,20 +338,33 @@ __device__ __forceinline__ void gemm_double_buffered(int M, int N, int K, T alph
 // K per stage: 64 for f32 (half the stages over a short K: each waits on its loads),
 // 32 for f64 (whose two 64-deep tiles would pass the 48 KB of static shared memory).
 template <typename T> struct SmallCfg { static const int BK = sizeof(T) == 4 ? 64 : 32; };
-template <typename T>
-__device__ __forceinline__ void gemm_small(int M, int N, int K, T alpha, const T* A,
+// TN outputs a thread along each axis, from TN consecutive elements at p.
+template <int TN, typename T>
+__device__ __forceinline__ void small_ld(const T* p, T* r) {
+    if constexpr (TN == 4) {
+        ld4(p, r);
+    } else if constexpr (sizeof(T) == 4) {
+        const float2 v = *reinterpret_cast<const float2*>(p);
+        r[0] = v.x; r[1] = v.y;
+    } else {
+        const double2 v = *reinterpret_cast<const double2*>(p);
+        r[0] = v.x; r[1] = v.y;
+    }
+}
+template <typename T, int BM>
+__device__ __forceinline__ void gemm_small_tile(int M, int N, int K, T alpha, const T* A,
                                            const T* B, T beta, T* C) {
-    constexpr int BM = 64, BK = SmallCfg<T>::BK, LD = BM + 4, PER = BM * BK / 256;
+    constexpr int BK = SmallCfg<T>::BK, LD = BM + 4, PER = BM * BK / 256, TN = BM / 16;
     __shared__ __align__(16) T As[BK][LD];  // As[k][row]
     __shared__ __align__(16) T Bs[BK][LD];  // Bs[k][column]
     const int tiles_n = (N + BM - 1) / BM;
     const int m0 = (blockIdx.x / tiles_n) * BM, n0 = (blockIdx.x % tiles_n) * BM;
     const int tid = threadIdx.x, ty = tid / 16, tx = tid % 16;
-    T acc[4][4];
+    T acc[TN][TN];
 #pragma unroll
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < TN; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = T(0);
+        for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
     T ra[PER], rb[PER];
     // A: element e is row m0 + 8e + tid/32, k k0 + tid%32 (a warp reads 32 values of a
     // row); B: k k0 + 4e + tid/64, column n0 + tid%64. One base pointer and stride each.
@@ -375,27 +390,38 @@ __device__ __forceinline__ void gemm_small(int M, int N, int K, T alpha, const T
         if (k0 + BK < K) { SMALL_LOAD(k0 + BK) }  // uniform across the block
 #pragma unroll 4
         for (int kk = 0; kk < BK; ++kk) {
-            T a[4], b[4];
-            ld4(&As[kk][4 * ty], a);
-            ld4(&Bs[kk][4 * tx], b);
+            T a[TN], b[TN];
+            small_ld<TN>(&As[kk][TN * ty], a);
+            small_ld<TN>(&Bs[kk][TN * tx], b);
 #pragma unroll
-            for (int i = 0; i < 4; ++i)
+            for (int i = 0; i < TN; ++i)
 #pragma unroll
-                for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * b[j];
+                for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
         }
         __syncthreads();
     }
 #undef SMALL_LOAD
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const int r = m0 + 4 * ty + i;
+    for (int i = 0; i < TN; ++i) {
+        const int r = m0 + TN * ty + i;
         if (r >= M) break;
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int c = n0 + 4 * tx + j;
+        for (int j = 0; j < TN; ++j) {
+            const int c = n0 + TN * tx + j;
             if (c < N) C[(i64)r * N + c] = gemm_out(acc[i][j], alpha, beta, C + (i64)r * N + c);
         }
     }
+}
+
+template <typename T>
+__device__ __forceinline__ void gemm_small(int M, int N, int K, T alpha, const T* A,
+                                           const T* B, T beta, T* C) {
+    gemm_small_tile<T, 64>(M, N, K, alpha, A, B, beta, C);
+}
+template <typename T>
+__device__ __forceinline__ void gemm_small_32(int M, int N, int K, T alpha, const T* A,
+                                              const T* B, T beta, T* C) {
+    gemm_small_tile<T, 32>(M, N, K, alpha, A, B, beta, C);
 }
 
 // ---- split_k ---------------------------------------------------------------------------
@@ -466,6 +492,7 @@ NDGPU_F32_F64(GEMM_ENTRY, reg_blocked, __launch_bounds__(256), __launch_bounds__
 NDGPU_F32_F64(GEMM_ENTRY, vectorized, __launch_bounds__(256, 2), __launch_bounds__(256))
 NDGPU_F32_F64(GEMM_ENTRY, double_buffered, __launch_bounds__(256, 2), __launch_bounds__(256))
 NDGPU_F32_F64(GEMM_ENTRY, small, __launch_bounds__(256, 2), __launch_bounds__(256, 2))
+NDGPU_F32_F64(GEMM_ENTRY, small_32, __launch_bounds__(256, 2), __launch_bounds__(256, 2))
 NDGPU_F32_F64(GEMM_ENTRY, tensor_core, __launch_bounds__(256), __launch_bounds__(128, 2))
 NDGPU_F32_F64(GEMM_ENTRY, tensor_core_3x, __launch_bounds__(256), __launch_bounds__(128, 2))
 

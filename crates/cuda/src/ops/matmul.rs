@@ -45,6 +45,8 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "gemm_double_buffered_f64",
     "gemm_small_f32",
     "gemm_small_f64",
+    "gemm_small_32_f32",
+    "gemm_small_32_f64",
     "gemm_tensor_core_f64",
 ];
 
@@ -58,7 +60,8 @@ BK 8, 8x8 outputs per thread in registers; vectorized: reg_blocked with 16-byte 
 shared loads, A transposed in shared memory, warp-tiled 4x4 pieces; double_buffered: \
 vectorized with BK 16 (f32) and two shared buffers, the next K-tile copied \
 asynchronously (cp.async) while the current one is computed; small: 64x64 block tile, 256 \
-threads of 4x4 outputs, K through shared memory 64 at a time (f32; 32 for f64), both tiles k-major, the next \
+threads of 4x4 outputs (32x32 tiles of 2x2 outputs where the 64x64 tiles would be fewer \
+than the SMs), K through shared memory 64 at a time (f32; 32 for f64), both tiles k-major, the next \
 stage's loads held in registers; split_k (default): for few tiles of C, \
 double_buffered on slices of K (when the 128x128 tiles are fewer than the SMs: as many slices \
 as fill the SMs twice, each at least 4 K-tiles), the \
@@ -131,6 +134,18 @@ const TENSOR_CORE: Rung = Rung::tensor("tensor_core");
 
 /// The small rung, which split_k runs for small outputs with a short K.
 const SMALL: Rung = Rung::new("small", (64, 64), (256, 1));
+/// The small rung's kernel of 32×32 tiles (`gemm_small_32`), which it runs where its
+/// 64×64 tiles would be fewer than the SMs ([`small_tiles`]).
+const SMALL_32: Rung = Rung::new("small_32", (32, 32), (256, 1));
+
+/// The small rung's tiles for an m×n C on a device of `sms` SMs: 32×32 where 64×64
+/// tiles would be fewer than the SMs, else 64×64.
+fn small_tiles(sms: usize, m: usize, n: usize) -> Rung {
+    match m.div_ceil(64) * n.div_ceil(64) < sms {
+        true => SMALL_32,
+        false => SMALL,
+    }
+}
 
 const RUNGS: [Rung; 13] = [
     Rung::new("split_k", (128, 128), (256, 1)),
@@ -192,6 +207,7 @@ pub(crate) fn gemm<T: CudaElement>(
     let p = Product::new((m, n, k), g, a, b, c);
     match (rung.name, rung.hopper, T::SUFFIX) {
         ("split_k", _, _) => split_k(gpu, p),
+        ("small", _, _) => launch(gpu, small_tiles(Dev::of(gpu)?.sms, m, n), p),
         (_, Some(_), "f64") => launch(gpu, TENSOR_CORE, p),
         (_, Some(h), _) => wgmma::gemm(gpu, h, rung.name, p),
         _ => launch(gpu, rung, p),
@@ -315,9 +331,10 @@ pub(crate) fn plan(
     }
     let tiles = tiles_of(128, 128);
     if small(dev, (m, n, k)) {
-        let small_tiles = tiles_of(64, 64);
+        let (bm, bn) = small_tiles(dev.sms, m, n).tile;
         return Some(format!(
-            "small: {small_tiles} of 64x64 (C in {tiles} of 128x128)"
+            "small: {} of {bm}x{bn} (C in {tiles} of 128x128)",
+            tiles_of(bm, bn)
         ));
     }
     Some(match k_slices(dev, (m, n, k)) {
@@ -348,7 +365,7 @@ fn split_k<T: CudaElement>(gpu: &Gpu, p: Product<'_, T>) -> Result<()> {
     let (slices, len) = k_slices(dev, p.mnk);
     if slices == 1 {
         let rung = match small(dev, p.mnk) {
-            true => SMALL,
+            true => small_tiles(dev.sms, p.mnk.0, p.mnk.1),
             false => DOUBLE_BUFFERED,
         };
         return launch(gpu, rung, p);
@@ -593,10 +610,19 @@ mod tests {
             p((4096, 4096, 4096)),
             "double_buffered: C in 1024 tiles for 132 SMs"
         );
-        // Small outputs with a short K: one launch of 64×64 tiles.
+        // Small outputs with a short K: one launch of 64×64 tiles, or of 32×32 ones
+        // where the 64×64 would be fewer than the SMs.
         assert_eq!(
             p((5, 7, 63)),
-            "small: 1 tile of 64x64 (C in 1 tile of 128x128)"
+            "small: 1 tile of 32x32 (C in 1 tile of 128x128)"
+        );
+        assert_eq!(
+            p((256, 256, 256)),
+            "small: 64 tiles of 32x32 (C in 4 tiles of 128x128)"
+        );
+        assert_eq!(
+            p((704, 768, 256)),
+            "small: 132 tiles of 64x64 (C in 36 tiles of 128x128)"
         );
         assert_eq!(
             p((1024, 1024, 64)),
