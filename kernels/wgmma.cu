@@ -1,5 +1,5 @@
 // wgmma.cu: the Hopper rungs of the GEMM ladder, `wgmma` (TF32) and `wgmma_3x` (3xTF32):
-// warpgroup-level wgmma.mma_async reading both operands from shared memory, loaded by
+// warpgroup-level wgmma.mma_async on operands in shared memory (TF32's A via registers), loaded by
 // the Tensor Memory Accelerator (TMA), warp-specialized and persistent. Compiled for
 // sm_90a (the Hopper-only instructions); on any other architecture the GEMM kernels trap
 // and the backend lists the rungs as unavailable before launching them.
@@ -9,6 +9,10 @@
 // rounded to nearest (cvt.rna): one plane per operand (PLANES 1), or big = tf32(x) and
 // small = tf32(x − big) (PLANES 3: 3xTF32, as in mma.cuh), rows ld = K rounded up to 4
 // apart (TMA needs 16-byte row strides). The planes are what the tensor maps describe.
+// PLANES 1 skips A's pass where A's own rows are 16-byte strided (K a multiple of 4): its
+// consumers read A's fragments from shared memory into registers, rounding them there
+// (wg_afrag), and give them to wgmma as its register operand; a plane's values are their
+// own rounding, so both forms compute the same product.
 //
 // Block: 384 threads, three warpgroups. Warpgroup 0 is the producer: one thread waits
 // for a free stage, then has TMA copy the stage's K-tile (32 values = 128 bytes per row,
@@ -150,6 +154,12 @@ __device__ __forceinline__ void wg_pin(float* v) {
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(v[i])::"memory");
 }
 
+template <int N>
+__device__ __forceinline__ void wg_pin_u(u32* v) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+r"(v[i])::"memory");
+}
+
 // d (64×BN, the warpgroup's accumulator fragment) = A·B + (scale_d ? d : 0) for one
 // K-step of 8 (PTX ISA, "wgmma.mma_async"): A 64×8 and B BN×8, K-major in shared memory.
 template <int BN>
@@ -182,6 +192,38 @@ __device__ __forceinline__ void wgmma_tf32<64>(float* d, u64 da, u64 db, int sca
         "}, %32, %33, p, 1, 1;\n}\n"
         : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24)
         : "l"(da), "l"(db), "r"(scale_d));
+}
+
+// As wgmma_tf32<256>, A (64×8) from registers: the warpgroup's fragment, a[0..4) of each
+// thread (PTX ISA, "Register fragment of matrix A": rows 16·warp + lane/4 (+ 8),
+// columns lane % 4 (+ 4)).
+__device__ __forceinline__ void wgmma_tf32_ra(float* d, const u32* a, u64 db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127 "
+        "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+        : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56),
+          WG_D8(64), WG_D8(72), WG_D8(80), WG_D8(88), WG_D8(96), WG_D8(104), WG_D8(112), WG_D8(120)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+// The thread's A fragment of K-step kk, rounded to TF32 (cvt.rna: a TF32 value is its
+// own rounding), from the warpgroup's 64 rows of a K-tile at `tile`, 128-byte rows
+// swizzled by 128 bytes: 16-byte chunk j of row r lies at chunk j ^ (r % 8).
+__device__ __forceinline__ void wg_afrag(u32 tile, int kk, u32* a) {
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const u32 r0 = tile + (((threadIdx.x % 128) / 32) * 16 + g) * 128 + t * 4;
+    const u32 c0 = (u32)(((2 * kk) ^ g) << 4), c1 = (u32)(((2 * kk + 1) ^ g) << 4);
+    const u32 at[4] = {r0 + c0, r0 + 8 * 128 + c0, r0 + c1, r0 + 8 * 128 + c1};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        float x;
+        asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(x) : "r"(at[i]) : "memory");
+        a[i] = to_tf32(x);
+    }
 }
 
 // Tile t of C in bands of 16 tile rows: down a band's rows first, then along its columns;
@@ -223,18 +265,6 @@ __device__ __forceinline__ void wg_produce(int tiles, int tiles_m, int tiles_n, 
             }
         }
     }
-}
-
-// One K-tile of TF32 on the consumer's 64 rows (a at its rows of A's plane, b at B's),
-// its four K-steps accumulated in d.
-__device__ __forceinline__ void wg_ktile(float* d, u32 a, u32 b) {
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < WG_BK / 8; ++kk)
-        // 8 TF32 values are 32 bytes along the swizzled row: the descriptor moves by 32.
-        wgmma_tf32<Wg<1>::BN>(d, desc(a + kk * 32), desc(b + kk * 32), 1);
-    wgmma_commit();
-    wgmma_wait_all();
 }
 
 // C ← alpha·acc + beta·C for the consumer's 64×BN: fragment rows w·16 + lane/4 (+ 8),
@@ -279,27 +309,55 @@ __device__ __forceinline__ void wg_store(const float* v, int M, int N, int row0,
 }
 
 // A TF32 consumer warpgroup (c = 0 or 1): rows 64c.. of each tile, the accumulators
-// holding all of K.
+// holding all of K. A K-tile's four K-steps take A's fragments from registers (read from
+// the stage and rounded by wg_afrag) and B's plane by descriptor. The next K-tile's
+// fragments are read while this one's products run; the two sets alternate, since a
+// K-tile's are read until its products end.
 template <bool SYM>
 __device__ __forceinline__ void wg_consume(int c, int M, int N, int tiles, int tiles_m,
                                            int tiles_n, int kts, u32 base, u32 full, u32 empty,
                                            float alpha, float beta, float* C) {
     typedef Wg<1> G;
-    const u32 stage = WG_STAGE_BYTES(G::P, G::BN);
+    constexpr int KS = WG_BK / 8;
+    const u32 stage = WG_STAGE_BYTES(G::P, G::BN), a_off = c * 64 * WG_BK * 4;
     float d[G::BN / 2];
+    u32 af0[KS][4], af1[KS][4];
     int it = 0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         int tm, tn;
         wg_tile<SYM>(t, tiles_m, tiles_n, tm, tn);
 #pragma unroll
         for (int i = 0; i < G::BN / 2; ++i) d[i] = 0.0f;
-        for (int kt = 0; kt < kts; ++kt, ++it) {
+        // The first K-tile's fragments.
+        bar_wait(full + 8 * (it % G::STAGES), (it / G::STAGES) & 1);
+#pragma unroll
+        for (int kk = 0; kk < KS; ++kk) wg_afrag(base + (it % G::STAGES) * stage + a_off, kk, af0[kk]);
+        // One K-tile, its fragments in `cur`; the next one's go to `nxt`.
+        auto step = [&](int kt, u32 (&cur)[KS][4], u32 (&nxt)[KS][4]) {
             const int s = it % G::STAGES;
-            bar_wait(full + 8 * s, (it / G::STAGES) & 1);
-            const u32 at = base + s * stage;
-            wg_ktile(d, at + c * 64 * WG_BK * 4, at + WG_BM * WG_BK * 4);
+            const u32 b = base + s * stage + WG_BM * WG_BK * 4;
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < KS; ++kk)
+                // 8 TF32 values are 32 bytes along the swizzled row: the descriptor moves by 32.
+                wgmma_tf32_ra(d, cur[kk], desc(b + kk * 32));
+            wgmma_commit();
+            if (kt + 1 < kts) {
+                const int n = (it + 1) % G::STAGES;
+                bar_wait(full + 8 * n, ((it + 1) / G::STAGES) & 1);
+#pragma unroll
+                for (int kk = 0; kk < KS; ++kk) wg_afrag(base + n * stage + a_off, kk, nxt[kk]);
+            }
+            wgmma_wait_all();
+            wg_pin_u<KS * 4>(&cur[0][0]);
             if (threadIdx.x % 32 == 0) bar_arrive(empty + 8 * s);
+            ++it;
+        };
+        for (int kt = 0; kt < kts; kt += 2) {
+            step(kt, af0, af1);
+            if (kt + 1 < kts) step(kt + 1, af1, af0);
         }
+        wg_pin<G::BN / 2>(d);
         wg_store<G::BN, SYM>(d, M, N, tm * WG_BM + c * 64, tn * G::BN, tm == tn, alpha, beta,
                              C);
     }

@@ -6,6 +6,8 @@
 //!
 //! A product is two passes: the operands' TF32 planes (A as it lies, B transposed, rows a
 //! multiple of 16 bytes apart, as TMA needs), then the GEMM on tensor maps of the planes.
+//! TF32 reads A in place where TMA can (K a multiple of 4), rounding it in the kernel, so
+//! only B has a pass.
 
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
@@ -77,9 +79,31 @@ pub(crate) fn present(gpu: &Gpu, family: Family, rung: &str) -> Result<()> {
 /// map twice for TF32), as the kernels read it: `rows` × `k`, K-major.
 struct Operand<T> {
     /// Kept until the kernel that reads the planes has been queued (freeing is ordered
-    /// on the stream).
-    _planes: CudaSlice<T>,
+    /// on the stream); none where the maps describe the operand itself.
+    _planes: Option<CudaSlice<T>>,
     maps: [TensorMap; 2],
+}
+
+/// TF32's A (m×k, K-major as it lies) read in place, with no planes pass, where TMA can:
+/// rows a multiple of 16 bytes apart (K a multiple of 4) from a 16-byte aligned start.
+/// The TF32 kernel rounds A's values to nearest as it reads them (`wg_afrag`), so the
+/// product is the one of A's plane.
+fn in_place<T: CudaElement>(
+    gpu: &Gpu,
+    (rows, k): (usize, usize),
+    x: &CudaSlice<T>,
+    box_rows: u32,
+) -> Result<Option<Operand<T>>> {
+    // Event tracking is off (ndgpu_cuda_runtime::gpu), so the guard does nothing.
+    let ptr = x.device_ptr(gpu.stream()).0;
+    if k % 4 != 0 || ptr % 16 != 0 {
+        return Ok(None);
+    }
+    let map = tensor_map(ptr, (rows, k), k, box_rows)?;
+    Ok(Some(Operand {
+        _planes: None,
+        maps: [map, map],
+    }))
 }
 
 /// The TF32 planes of x (rows×cols, or with `trans` its transpose, read K-major), rows a
@@ -132,7 +156,10 @@ fn operand<T: CudaElement>(
         tensor_map(big, (r_out, k), ld, box_rows)?,
         tensor_map(small, (r_out, k), ld, box_rows)?,
     ];
-    Ok(Operand { _planes: p, maps })
+    Ok(Operand {
+        _planes: Some(p),
+        maps,
+    })
 }
 
 /// The kernel `name` of `kernels/wgmma.cu`, granted its shared memory, and its launch
@@ -158,7 +185,14 @@ pub(crate) fn gemm<T: CudaElement>(
     let (m, n, k) = p.mnk;
     let [mi, ni, ki] = [m, n, k].map(|d| dim_i32("gemm", d));
     let (mi, ni, ki) = (mi?, ni?, ki?);
-    let a = operand(gpu, h, false, (m, k), &p.a.data, 128)?;
+    let a = match h.planes {
+        1 => in_place(gpu, (m, k), &p.a.data, 128)?,
+        _ => None,
+    };
+    let a = match a {
+        Some(a) => a,
+        None => operand(gpu, h, false, (m, k), &p.a.data, 128)?,
+    };
     let b = operand(gpu, h, true, (k, n), &p.b.data, h.tile_n)?;
     let [a0, a1] = &a.maps;
     let [b0, b1] = &b.maps;
@@ -213,9 +247,10 @@ fn tensor_map(
     let boxes: [u32; 2] = [32, box_rows];
     let steps: [u32; 2] = [1, 1];
     let mut map = MaybeUninit::<CUtensorMap>::zeroed();
-    // SAFETY: every array has the rank's length (2, and 1 stride); ptr is a device
-    // allocation, 256-byte aligned, of at least rows·ld elements; the stride is a multiple
-    // of 16 bytes and the box's inner extent 128 bytes, as the 128-byte swizzle asks.
+    // SAFETY: every array has the rank's length (2, and 1 stride); ptr is 16-byte aligned
+    // (a plane is a whole allocation; an operand read in place is checked) and starts at
+    // least rows·ld elements of device memory; the stride is a multiple of 16 bytes and
+    // the box's inner extent 128 bytes, as the 128-byte swizzle asks.
     let r = unsafe {
         sys::cuTensorMapEncodeTiled(
             map.as_mut_ptr(),
