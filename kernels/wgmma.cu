@@ -170,20 +170,6 @@ __device__ __forceinline__ void wgmma_tf32(float* d, u64 da, u64 db, int scale_d
     "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),           \
         "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 template <>
-__device__ __forceinline__ void wgmma_tf32<256>(float* d, u64 da, u64 db, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127 "
-        "}, %128, %129, p, 1, 1;\n}\n"
-        : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56),
-          WG_D8(64), WG_D8(72), WG_D8(80), WG_D8(88), WG_D8(96), WG_D8(104), WG_D8(112), WG_D8(120)
-        : "l"(da), "l"(db), "r"(scale_d));
-}
-template <>
 __device__ __forceinline__ void wgmma_tf32<64>(float* d, u64 da, u64 db, int scale_d) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
@@ -194,7 +180,7 @@ __device__ __forceinline__ void wgmma_tf32<64>(float* d, u64 da, u64 db, int sca
         : "l"(da), "l"(db), "r"(scale_d));
 }
 
-// As wgmma_tf32<256>, A (64×8) from registers: the warpgroup's fragment, a[0..4) of each
+// As wgmma_tf32 with BN = 256, A (64×8) from registers: the warpgroup's fragment, a[0..4) of each
 // thread (PTX ISA, "Register fragment of matrix A": rows 16·warp + lane/4 (+ 8),
 // columns lane % 4 (+ 4)).
 __device__ __forceinline__ void wgmma_tf32_ra(float* d, const u32* a, u64 db) {
