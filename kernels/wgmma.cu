@@ -154,6 +154,7 @@ __device__ __forceinline__ void wg_pin(float* v) {
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(v[i])::"memory");
 }
 
+// wg_pin for u32 registers (A's fragments, which wgmma reads until its wait).
 template <int N>
 __device__ __forceinline__ void wg_pin_u(u32* v) {
 #pragma unroll
