@@ -183,12 +183,63 @@ template <typename T> __device__ void chol_potrf_diag(T* a, int n, int k0, int* 
 
 // (b) The panel below the diagonal block, rows k0+64 .. n-1: X·L11ᵀ = A21. A block of 256
 // threads takes 64 rows, staged with L11 (transposed) in dynamic shared memory by
-// coalesced asynchronous copies. A row is split over 4 adjacent lanes, each holding 16 of
-// its columns in registers. Column block b is solved by its owner lane (substitution,
-// scaling by reciprocals of the diagonal as LAPACK's dtrsm), shuffled to the lanes of the
-// later blocks, which subtract its contribution. L11 is read as 16-byte broadcasts.
+// coalesced asynchronous copies, and solves them with chol_trsm_rows (4 lanes a row).
+//
+// chol_trsm_rows: the 64 rows of xs (xs[r * LD + m]) solved in place against L11, given
+// as lt[j * LD + m] = L11[m][j] and the reciprocals of its diagonal, by 64·LANES threads.
+// A row is split over LANES adjacent lanes, each holding 64/LANES of its columns in
+// registers. Column block b is solved by its owner lane (substitution, scaling by
+// reciprocals of the diagonal as LAPACK's dtrsm), shuffled to the lanes of the later
+// blocks, which subtract its contribution. L11 is read as 16-byte broadcasts.
+template <typename T, int LANES, int LD>
+__device__ __forceinline__ void chol_trsm_rows(const T* lt, const T* rdiag, T* xs) {
+    constexpr int V = 16 / sizeof(T), CW = CHOL_NB / LANES;
+    const int tid = threadIdx.x;
+    const int cg = tid % LANES, lane = tid % 32, rr = tid / LANES;
+    T x[CW];
+#pragma unroll
+    for (int q = 0; q < CW; q += V) ldv(&xs[rr * LD + cg * CW + q], &x[q]);
+#pragma unroll
+    for (int b = 0; b < LANES; ++b) {
+        if (cg == b) {
+#pragma unroll
+            for (int jj = 0; jj < CW; ++jj) {
+                const int j = b * CW + jj;
+                x[jj] *= rdiag[j];
+#pragma unroll
+                for (int q = (jj + 1) / V * V; q < CW; q += V) {
+                    T w[V];
+                    ldv(&lt[j * LD + b * CW + q], w);
+#pragma unroll
+                    for (int c = 0; c < V; ++c)
+                        if (q + c > jj) x[q + c] = fma(-x[jj], w[c], x[q + c]);
+                }
+            }
+        }
+        if (b == LANES - 1) break;
+        T y[CW];
+#pragma unroll
+        for (int p = 0; p < CW; ++p) y[p] = __shfl_sync(0xffffffffu, x[p], (lane & ~(LANES - 1)) | b);
+        if (cg > b) {
+#pragma unroll
+            for (int p = 0; p < CW; ++p) {
+                const int j = b * CW + p;
+#pragma unroll
+                for (int q = 0; q < CW; q += V) {
+                    T w[V];
+                    ldv(&lt[j * LD + cg * CW + q], w);
+#pragma unroll
+                    for (int c = 0; c < V; ++c) x[q + c] = fma(-y[p], w[c], x[q + c]);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < CW; ++m) xs[rr * LD + cg * CW + m] = x[m];
+}
+
 template <typename T> __device__ void chol_trsm_panel(T* a, int n, int k0, const int* info) {
-    constexpr int PAD = 16 / sizeof(T), V = 16 / sizeof(T), CW = CHOL_NB / 4;
+    constexpr int PAD = 16 / sizeof(T);
     constexpr int LD = CHOL_NB + PAD;
     extern __shared__ __align__(16) unsigned char chol_smem[];
     T* lt = reinterpret_cast<T*>(chol_smem);  // lt[j * LD + m] = L11[m][j]
@@ -210,47 +261,7 @@ template <typename T> __device__ void chol_trsm_panel(T* a, int n, int k0, const
     __syncthreads();
     if (tid < CHOL_NB) rdiag[tid] = T(1) / lt[tid * LD + tid];
     __syncthreads();
-    const int cg = tid % 4, lane = tid % 32, rr = tid / 4;
-    T x[CW];
-#pragma unroll
-    for (int q = 0; q < CW; q += V) ldv(&xs[rr * LD + cg * CW + q], &x[q]);
-#pragma unroll
-    for (int b = 0; b < 4; ++b) {
-        if (cg == b) {
-#pragma unroll
-            for (int jj = 0; jj < CW; ++jj) {
-                const int j = b * CW + jj;
-                x[jj] *= rdiag[j];
-#pragma unroll
-                for (int q = (jj + 1) / V * V; q < CW; q += V) {
-                    T w[V];
-                    ldv(&lt[j * LD + b * CW + q], w);
-#pragma unroll
-                    for (int c = 0; c < V; ++c)
-                        if (q + c > jj) x[q + c] = fma(-x[jj], w[c], x[q + c]);
-                }
-            }
-        }
-        if (b == 3) break;
-        T y[CW];
-#pragma unroll
-        for (int p = 0; p < CW; ++p) y[p] = __shfl_sync(0xffffffffu, x[p], (lane & ~3) | b);
-        if (cg > b) {
-#pragma unroll
-            for (int p = 0; p < CW; ++p) {
-                const int j = b * CW + p;
-#pragma unroll
-                for (int q = 0; q < CW; q += V) {
-                    T w[V];
-                    ldv(&lt[j * LD + cg * CW + q], w);
-#pragma unroll
-                    for (int c = 0; c < V; ++c) x[q + c] = fma(-y[p], w[c], x[q + c]);
-                }
-            }
-        }
-    }
-#pragma unroll
-    for (int m = 0; m < CW; ++m) xs[rr * LD + cg * CW + m] = x[m];
+    chol_trsm_rows<T, 4, LD>(lt, rdiag, xs);
     __syncthreads();
 #pragma unroll
     for (int e = tid; e < CHOL_NB * CHOL_NB; e += 256) {
@@ -392,6 +403,509 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
                 if (c <= r && c < c_end) crow[c] = old[j] - acc[i][j];
             }
         }
+    }
+}
+
+// ---- rung 5: dataflow (f64 on DMMA) ---------------------------------------------------
+// The whole factorization in one persistent kernel, left-looking over the 64×64 tiles of
+// the lower triangle (nt = ⌈n/64⌉ tiles a side). Blocks take tiles from a counter, in
+// an order the host gives (crates/cuda/src/ops/cholesky/mod.rs). Tile (i, j) computes C = A_ij − Σ_{k<j} L_ik·L_jkᵀ in registers (DMMA, the K
+// axis streamed in chunks of 16 through a 4-stage cp.async pipeline), taking the terms
+// of column k once tiles (i, k) and (j, k) are final; then factors C (i = j) or solves
+// X·L_jjᵀ = C once (j, j) is final; stores its L and marks the tile final (one flag per
+// tile in `work`). A tile waits only on tiles of earlier tickets, which blocks that are
+// running already hold, so it cannot deadlock, however many blocks are resident.
+// Each tile is read and written once, and the updates read the finished tiles from L2:
+// where the right-looking rungs read and write the trailing matrix once per 64 columns,
+// and synchronise the whole device three times per 64 columns, this one neither.
+// Sums run in a fixed order per tile (k ascending): bitwise reproducible.
+// A pivot that is not positive (or not finite) is recorded (the first one: the diagonal
+// tiles are factored one after another) and replaced by 1, so that every tile still
+// completes and no block waits forever; the host reports the recorded pivot.
+// Flags: written after the tile's stores by thread 0 (barrier, fence, atomic); polled by
+// thread 0 with relaxed loads, then a fence and a barrier before anyone reads the tile;
+// every tile read is L2-only (cp.async.cg, ld.global.cg): no stale L1 line of a tile
+// that was still being written when a neighbour's line was cached.
+// The rows are read as 16-byte vectors: the host pads an odd n to an even leading
+// dimension `lda`.
+#define DF_THREADS 128
+#define DF_BK 16
+#define DF_STAGES 4
+#define DF_LDK (DF_BK + 4)                        // padded row of a stage tile
+#define DF_STAGE (2 * CHOL_NB * DF_LDK)           // elements per stage: A's and B's rows
+#define DF_LDS (CHOL_NB + 1)                       // the diagonal tile in shared memory
+#define DF_LDT (CHOL_NB + 2)                       // the solve's tiles (16-byte rows)
+#define DF_SMEM (DF_STAGES * DF_STAGE * 8)        // bytes; the solve and the factorization fit
+
+__device__ __forceinline__ long long df_first(int j, int nt) {
+    return (long long)j * nt - (long long)j * (j - 1) / 2;  // number of tile (j, j)
+}
+__device__ __forceinline__ int df_poll(const int* p) {
+    int v;
+    asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+// Thread 0: waits until every column k < upto of tile rows ti and tj is final, `ready`
+// being the count already seen. Flags are read 16 columns at a time; a flag not yet set
+// is polled again after a pause.
+__device__ __forceinline__ int df_wait_cols(const int* done, int nt, int ti, int tj, int upto,
+                                            int ready) {
+    const int seen = ready;
+    long long spins = 0;
+    while (ready < upto) {
+        int f[16];
+#pragma unroll
+        for (int q = 0; q < 16; ++q) {
+            const int k = min(ready + q, upto - 1);
+            const long long base = df_first(k, nt) - k;
+            f[q] = df_poll(done + base + ti) & df_poll(done + base + tj);
+        }
+        int got = 0;
+#pragma unroll
+        for (int q = 0; q < 16; ++q)
+            if (got == q && ready + q < upto && f[q]) got = q + 1;
+        ready += got;
+        if (got == 0) {
+            __nanosleep(128);
+            if (++spins > (1ll << 28)) __trap();  // tens of seconds: a bug, not a wait
+        }
+    }
+    if (ready > seen) __threadfence();
+    return ready;
+}
+__device__ __forceinline__ void df_wait_tile(const int* flag, int want) {
+    long long spins = 0;
+    while (df_poll(flag) < want) {
+        __nanosleep(128);
+        if (++spins > (1ll << 28)) __trap();
+    }
+    __threadfence();
+}
+
+// The accumulator: warp w computes rows 32·(w/2).. and columns 32·(w%2).. of the tile as
+// 2×4 fragments of 16×8; element (i, j, e) is at row 32(w/2) + 16i + g + 8(e/2), column
+// 32(w%2) + 8j + 2t + e%2 (mma_f64's layout).
+__device__ __forceinline__ void df_pos(int i, int j, int e, int& r, int& c) {
+    const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    r = 32 * (w / 2) + 16 * i + g + 8 * (e / 2);
+    c = 32 * (w % 2) + 8 * j + 2 * t + e % 2;
+}
+
+// One chunk (16 columns of K) of the tile's rows (r0..) into As and of (c0..) into Bs,
+// 16-byte copies, rows past n zero-filled. `same`: B is A (a diagonal tile).
+__device__ __forceinline__ void df_load(double* st, const double* a, int n, int lda, int r0,
+                                        int c0, int k, bool same) {
+#pragma unroll
+    for (int e = threadIdx.x; e < CHOL_NB * DF_BK / 2; e += DF_THREADS) {
+        const int r = e / (DF_BK / 2), v = 2 * (e % (DF_BK / 2));
+        cp_async16_zfill(&st[r * DF_LDK + v], a + (i64)min(r0 + r, n - 1) * lda + k + v, r0 + r < n);
+        if (!same)
+            cp_async16_zfill(&st[(CHOL_NB + r) * DF_LDK + v],
+                             a + (i64)min(c0 + r, n - 1) * lda + k + v, c0 + r < n);
+    }
+}
+
+// acc += As·Bsᵀ over one chunk. A diagonal tile skips the warp above the diagonal.
+__device__ __forceinline__ void df_mma(const double* As, const double* Bs, double acc[2][4][4]) {
+    const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int wm = w / 2, wn = w % 2;
+#pragma unroll
+    for (int kk = 0; kk < DF_BK; kk += 8) {
+        double af[2][4], bf[4][2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const double* p = As + (32 * wm + 16 * i + g) * DF_LDK + kk + t;
+            af[i][0] = p[0];
+            af[i][1] = p[8 * DF_LDK];
+            af[i][2] = p[4];
+            af[i][3] = p[8 * DF_LDK + 4];
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const double* p = Bs + (32 * wn + 8 * j + g) * DF_LDK + kk + t;
+            bf[j][0] = p[0];
+            bf[j][1] = p[4];
+        }
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) mma_f64(acc[i][j], af[i], bf[j]);
+    }
+}
+
+// 1/√p and √p of a positive finite pivot without the branches of the library's routines
+// (on the diagonal chain, where every cycle counts): the hardware's estimate
+// (rsqrt.approx.f64, about 23 bits), two Newton steps on the residual 1 − p·y², then
+// √p = p·y with one correction by its residual p − s². A subnormal p (the estimate flushes
+// it) takes the library's path; the branch is uniform, every lane holding the same pivot.
+__device__ __forceinline__ void df_root(double p, double& r, double& s) {
+    if (p < 2.2250738585072014e-308) {
+        s = sqrt(p);
+        r = 1.0 / s;
+        return;
+    }
+    double y;
+    asm("rsqrt.approx.ftz.f64 %0, %1;\n" : "=d"(y) : "d"(p));
+#pragma unroll
+    for (int it = 0; it < 2; ++it) {
+        const double e = fma(-p * y, y, 1.0);
+        y = fma(0.5 * y, e, y);
+    }
+    r = y;
+    const double q = p * y;
+    s = fma(0.5 * y, fma(-q, q, p), q);
+}
+
+// The diagonal tile at k0 (in S, S[r * DF_LDS + c], lower part) factored in place, in
+// four panels of 16 columns (rd[c] gets 1/L[c][c]). Per panel: warp 0 factors its 16×16
+// diagonal block in registers (lane r holds row r; each column's multipliers reach the
+// later columns by shuffles, so the 16 pivots need no barrier), the threads solve the
+// rows below it one row each, and the rest of the lower triangle takes the panel's
+// rank-16 update in 4×4 blocks. Padding rows (k0 + r ≥ n) take pivot 1.
+__device__ void df_potrf(double* S, double* rd, int n, int k0, int* info) {
+    const int tid = threadIdx.x, lane = tid % 32;
+#pragma unroll 1
+    for (int p = 0; p < 4; ++p) {
+        const int c0 = 16 * p;
+        if (tid < 32) {
+            const int r = lane & 15;  // lanes 16..31 repeat lanes 0..15
+            double x[16];
+#pragma unroll
+            for (int c = 0; c < 16; ++c) x[c] = S[(c0 + r) * DF_LDS + c0 + c];
+#pragma unroll
+            for (int c = 0; c < 16; ++c) {
+                double piv = __shfl_sync(0xffffffffu, x[c], c);
+                if (k0 + c0 + c >= n) piv = 1.0;
+                if (chol_bad_pivot(piv)) {
+                    if (lane == 0 && atomicCAS(info, -1, k0 + c0 + c) == -1)
+                        *reinterpret_cast<double*>(info + 2) = piv;
+                    piv = 1.0;
+                }
+                double rs, root;
+                df_root(piv, rs, root);
+                const double l = x[c] * rs;  // L[r][c] for r > c
+#pragma unroll
+                for (int c2 = c + 1; c2 < 16; ++c2)
+                    x[c2] = fma(-l, __shfl_sync(0xffffffffu, l, c2), x[c2]);
+                x[c] = r > c ? l : (r == c ? root : 0.0);
+                if (lane == 0) rd[c0 + c] = rs;
+            }
+            __syncwarp();  // lanes 16..31 have read the block too
+            if (lane < 16)
+#pragma unroll
+                for (int c = 0; c < 16; ++c) S[(c0 + r) * DF_LDS + c0 + c] = x[c];
+        }
+        __syncthreads();
+        const int c1 = c0 + 16, m = CHOL_NB - c1;  // the rows below, the trailing order
+        if (m == 0) break;
+        if (tid < m) {
+            double* row = S + (c1 + tid) * DF_LDS + c0;
+            double x[16];
+#pragma unroll
+            for (int c = 0; c < 16; ++c) x[c] = row[c];
+#pragma unroll
+            for (int c = 0; c < 16; ++c) {
+                x[c] *= rd[c0 + c];
+#pragma unroll
+                for (int c2 = c + 1; c2 < 16; ++c2)
+                    x[c2] = fma(-x[c], S[(c0 + c2) * DF_LDS + c0 + c], x[c2]);
+            }
+#pragma unroll
+            for (int c = 0; c < 16; ++c) row[c] = x[c];
+        }
+        __syncthreads();
+        const int nb = m / 4;
+        if (tid < nb * (nb + 1) / 2) {
+            int bi = 0, bt = tid;
+            while (bt > bi) bt -= ++bi;  // lower block (bi, bt), bt ≤ bi
+            double acc[4][4] = {};
+#pragma unroll 4
+            for (int q = 0; q < 16; ++q) {
+                double u[4], v[4];
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    u[i] = S[(c1 + 4 * bi + i) * DF_LDS + c0 + q];
+                    v[i] = S[(c1 + 4 * bt + i) * DF_LDS + c0 + q];
+                }
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) acc[i][j] = fma(u[i], v[j], acc[i][j]);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) S[(c1 + 4 * bi + i) * DF_LDS + c1 + 4 * bt + j] -= acc[i][j];
+        }
+        __syncthreads();
+    }
+}
+
+// X·Lᵀ = C for the 64 rows of xs (xs[r * DF_LDT + c]) in place, L lower triangular in ls
+// (ls[r * DF_LDT + c]), rd[c] = 1/L[c][c]: in four blocks of 16 columns, each solved by
+// one thread a row, then subtracted from the later columns (two threads a row).
+__device__ void df_trsm(const double* ls, const double* rd, double* xs) {
+    const int tid = threadIdx.x;
+#pragma unroll 1
+    for (int b = 0; b < 4; ++b) {
+        const int c0 = 16 * b;
+        if (tid < CHOL_NB) {
+            double* row = xs + tid * DF_LDT + c0;
+            double x[16];
+#pragma unroll
+            for (int c = 0; c < 16; c += 2) ldv(row + c, x + c);
+#pragma unroll
+            for (int c = 0; c < 16; ++c) {
+                x[c] *= rd[c0 + c];
+#pragma unroll
+                for (int c2 = c + 1; c2 < 16; ++c2)
+                    x[c2] = fma(-x[c], ls[(c0 + c2) * DF_LDT + c0 + c], x[c2]);
+            }
+#pragma unroll
+            for (int c = 0; c < 16; c += 2) stv(row + c, x + c);
+        }
+        __syncthreads();
+        const int c1 = c0 + 16;
+        if (c1 == CHOL_NB) break;
+        {
+            const int r = tid / 2, par = tid % 2;
+            double* row = xs + r * DF_LDT;
+            double x[16];
+#pragma unroll
+            for (int c = 0; c < 16; c += 2) ldv(row + c0 + c, x + c);
+#pragma unroll 2
+            for (int k = c1 + par; k < CHOL_NB; k += 2) {
+                const double* lk = ls + k * DF_LDT + c0;
+                double s = 0.0;
+#pragma unroll
+                for (int c = 0; c < 16; c += 2) {
+                    double w[2];
+                    ldv(lk + c, w);
+                    s = fma(x[c], w[0], s);
+                    s = fma(x[c + 1], w[1], s);
+                }
+                row[k] -= s;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+// One tile (ti, tj) of the dataflow factorization; see above.
+// C's tile at (r0, c0) into the accumulator layout (rows and columns past n read as zero;
+// only the lower triangle is read: a diagonal tile's upper part is zero).
+__device__ __forceinline__ void df_load_c(double cin[2][4][4], const double* a, int n, int lda,
+                                          int r0, int c0) {
+    const bool diag = r0 == c0;
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; e += 2) {
+                int r, c;
+                df_pos(i, j, e, r, c);
+                double2 x = make_double2(0.0, 0.0);
+                if (r0 + r < n && c0 + c < n && !(diag && c > r))
+                    x = __ldcg(reinterpret_cast<const double2*>(a + (i64)(r0 + r) * lda + c0 + c));
+                cin[i][j][e] = x.x;
+                cin[i][j][e + 1] = c0 + c + 1 < n && !(diag && c + 1 > r) ? x.y : 0.0;
+            }
+}
+
+// dst (row-major, leading dimension ld) = cin − acc, in the accumulator layout.
+__device__ __forceinline__ void df_put(double* dst, int ld, const double cin[2][4][4],
+                                       const double acc[2][4][4]) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                int r, c;
+                df_pos(i, j, e, r, c);
+                dst[r * ld + c] = cin[i][j][e] - acc[i][j][e];
+            }
+}
+
+// Thread 0 waits until the flag is at least `want`; then the block may read the tile.
+__device__ __forceinline__ void df_await(const int* flag, int want) {
+    if (threadIdx.x == 0) df_wait_tile(flag, want);
+    __syncthreads();
+}
+
+// Thread 0 sets the flag once every thread's stores of the tile are done.
+__device__ __forceinline__ void df_publish(int* flag, int value) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicExch(flag, value);
+    }
+}
+
+// The factored diagonal tile in S (row-major, DF_LDS) stored at (k0, k0), lower part.
+__device__ __forceinline__ void df_store_diag(double* a, int n, int lda, int k0, const double* S) {
+    for (int e = threadIdx.x; e < CHOL_NB * CHOL_NB; e += DF_THREADS) {
+        const int r = e / CHOL_NB, c = e % CHOL_NB;
+        if (c <= r && k0 + r < n) a[(i64)(k0 + r) * lda + k0 + c] = S[r * DF_LDS + c];
+    }
+}
+
+// One tile (ti, tj) of the dataflow factorization. Flags: an off-diagonal tile is 1 once
+// final; a diagonal tile is 1 once its partial sum (every column but the last) is stored
+// in its place and 2 once final. The roles:
+//   (0, 0)       factored by its own block;
+//   (j, j), j>0  the partial sum C − Σ_{k<j−1} L_jk·L_jkᵀ, stored in place;
+//   (j+1, j)     solved, then it finishes (j+1, j+1) from that tile's partial sum and
+//                its own solution X (−X·Xᵀ from shared memory), and factors it: the
+//                chain diagonal → solve → diagonal runs in one block, without a round
+//                trip through memory and flags;
+//   others       solved.
+// The host orders the tickets so that a tile waits only on tiles of earlier tickets.
+__device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, int* done,
+                            int* info, double* sm) {
+    const int tid = threadIdx.x, r0 = ti * CHOL_NB, c0 = tj * CHOL_NB;
+    const bool diag = ti == tj;
+    const int w = tid / 32;
+    int* flag = done + df_first(tj, nt) + (ti - tj);
+    double acc[2][4][4], cin[2][4][4];
+    df_load_c(cin, a, n, lda, r0, c0);
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+    const int cols = diag ? max(tj - 1, 0) : tj;  // columns of L summed here
+    const int nk = cols * (CHOL_NB / DF_BK);     // chunks of K
+    const bool skip = diag && (w / 2) < (w % 2);  // the warp above the diagonal
+    int ready = 0;
+    if (nk > 0) {
+        if (tid == 0) ready = df_wait_cols(done, nt, ti, tj, 1, ready);
+        __syncthreads();
+    }
+#pragma unroll
+    for (int s = 0; s < DF_STAGES - 1; ++s) {
+        if (s < nk)
+            df_load(sm + s * DF_STAGE, a, n, lda, r0, c0, (s / 4) * CHOL_NB + (s % 4) * DF_BK, diag);
+        cp_async_commit();
+    }
+    for (int q = 0; q < nk; ++q) {
+        const int nq = q + DF_STAGES - 1;
+        if (tid == 0 && nq < nk) ready = df_wait_cols(done, nt, ti, tj, nq / 4 + 1, ready);
+        cp_async_wait<DF_STAGES - 2>();
+        __syncthreads();
+        if (nq < nk)
+            df_load(sm + (nq % DF_STAGES) * DF_STAGE, a, n, lda, r0, c0,
+                    (nq / 4) * CHOL_NB + (nq % 4) * DF_BK, diag);
+        cp_async_commit();
+        const double* st = sm + (q % DF_STAGES) * DF_STAGE;
+        if (!skip) df_mma(st, diag ? st : st + CHOL_NB * DF_LDK, acc);
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // the stages are free
+    if (diag && tj > 0) {  // the partial sum, in place (A itself where no column is summed)
+        if (nk > 0) {
+            df_put(sm, DF_LDS, cin, acc);
+            __syncthreads();
+            df_store_diag(a, n, lda, r0, sm);
+        }
+        df_publish(flag, 1);
+    } else if (diag) {  // (0, 0)
+        double* S = sm;
+        double* rd = sm + CHOL_NB * DF_LDS;
+        df_put(S, DF_LDS, cin, acc);
+        __syncthreads();
+        df_potrf(S, rd, n, r0, info);
+        df_store_diag(a, n, lda, r0, S);
+        df_publish(flag, 2);
+    } else {
+        double* ls = sm;                     // ls[r * DF_LDT + c] = L_jj[r][c]
+        double* xs = ls + CHOL_NB * DF_LDT;  // xs[r * DF_LDT + c] = C[r][c]
+        double* rd = xs + CHOL_NB * DF_LDT;
+        df_put(xs, DF_LDT, cin, acc);
+        const bool chain = ti == tj + 1;
+        if (chain) {  // the next diagonal tile's partial sum, into cin
+            df_await(done + df_first(ti, nt), 1);
+            df_load_c(cin, a, n, lda, r0, r0);
+        }
+        df_await(done + df_first(tj, nt), 2);
+        const double* ljj = a + (i64)c0 * lda + c0;
+        for (int e = tid; e < CHOL_NB * CHOL_NB; e += DF_THREADS) {
+            const int r = e / CHOL_NB, c = e % CHOL_NB;
+            ls[r * DF_LDT + c] = c <= r ? __ldcg(ljj + (i64)r * lda + c) : 0.0;
+        }
+        __syncthreads();
+        if (tid < CHOL_NB) rd[tid] = 1.0 / ls[tid * DF_LDT + tid];
+        __syncthreads();
+        df_trsm(ls, rd, xs);
+        __syncthreads();
+        for (int e = tid; e < CHOL_NB * CHOL_NB; e += DF_THREADS) {
+            const int r = e / CHOL_NB, c = e % CHOL_NB;
+            if (r0 + r < n) a[(i64)(r0 + r) * lda + c0 + c] = xs[r * DF_LDT + c];
+        }
+        df_publish(flag, 1);
+        if (chain) {
+            // (ti, ti) = its partial sum − X·Xᵀ, X = L(ti, tj) in xs; then factored.
+            const int wm = w / 2, wn = w % 2, lane = tid % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+            if (wm >= wn) {
+#pragma unroll 2
+                for (int kk = 0; kk < CHOL_NB; kk += 8) {
+                    double af[2][4], bf[4][2];
+#pragma unroll
+                    for (int i = 0; i < 2; ++i) {
+                        const double* p = xs + (32 * wm + 16 * i + g) * DF_LDT + kk + t;
+                        af[i][0] = p[0];
+                        af[i][1] = p[8 * DF_LDT];
+                        af[i][2] = p[4];
+                        af[i][3] = p[8 * DF_LDT + 4];
+                    }
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        const double* p = xs + (32 * wn + 8 * j + g) * DF_LDT + kk + t;
+                        bf[j][0] = p[0];
+                        bf[j][1] = p[4];
+                    }
+#pragma unroll
+                    for (int i = 0; i < 2; ++i)
+#pragma unroll
+                        for (int j = 0; j < 4; ++j) mma_f64(acc[i][j], af[i], bf[j]);
+                }
+            }
+            double* S = ls;  // free since the solve; S and rd fit in ls's place
+            double* rdd = ls + CHOL_NB * DF_LDS;
+            df_put(S, DF_LDS, cin, acc);
+            __syncthreads();
+            df_potrf(S, rdd, n, r0, info);
+            df_store_diag(a, n, lda, r0, S);
+            df_publish(done + df_first(ti, nt), 2);
+        }
+    }
+}
+
+// work: [0] the ticket counter, [1..] one flag per tile, all zero on entry; order[t]:
+// the tile of ticket t (row | column << 16).
+__device__ void chol_dataflow(double* a, int n, int lda, int* work, const unsigned* order,
+                              int* info) {
+    extern __shared__ __align__(16) unsigned char chol_smem[];
+    double* sm = reinterpret_cast<double*>(chol_smem);
+    __shared__ int s_ticket;
+    const int nt = (n + CHOL_NB - 1) / CHOL_NB;
+    const int tiles = nt * (nt + 1) / 2;
+    for (;;) {
+        if (threadIdx.x == 0) s_ticket = atomicAdd(work, 1);
+        __syncthreads();
+        const int t = s_ticket;
+        if (t >= tiles) return;
+        const unsigned o = order[t];
+        df_run_tile(a, n, lda, nt, (int)(o & 0xffffu), (int)(o >> 16), work + 1, info, sm);
+        __syncthreads();  // s_ticket is read by every thread before thread 0 takes the next
     }
 }
 
@@ -569,4 +1083,12 @@ extern "C" __global__ void __launch_bounds__(256)
     cholesky_syrk_lower_tc_f64(double* a, int n, int k0, int s, int c_end, int strip,
                                const int* info) {
     chol_syrk_lower<double, 4, true>(a, n, k0, s, c_end, strip, info);
+}
+
+// The dataflow rung (f64 on DMMA, sm_80 and later): DF_SMEM bytes of dynamic shared
+// memory, DF_THREADS threads, any number of blocks.
+extern "C" __global__ void __launch_bounds__(DF_THREADS)
+    cholesky_dataflow_f64(double* a, int n, int lda, int* work, const unsigned* order,
+                          int* info) {
+    chol_dataflow(a, n, lda, work, order, info);
 }

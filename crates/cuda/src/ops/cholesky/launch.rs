@@ -198,6 +198,60 @@ pub(super) fn syrk_lower<T: CudaElement>(
     unsafe { go(b, &name, c) }
 }
 
+/// Threads and dynamic shared memory of `cholesky_dataflow_f64` (`DF_THREADS`,
+/// `DF_SMEM`: four stages of two 64×16 chunks, rows padded to 20 doubles).
+const DATAFLOW_THREADS: u32 = 128;
+const DATAFLOW_SMEM: u32 = 4 * 2 * 64 * 20 * 8;
+/// Blocks of the dataflow kernel per SM (its shared memory allows two).
+const DATAFLOW_PER_SM: usize = 2;
+
+/// Blocks of the dataflow kernel: as many as can be resident.
+pub(super) fn dataflow_blocks(gpu: &Gpu) -> Result<usize> {
+    Ok(DATAFLOW_PER_SM * gpu.sm_count()?)
+}
+
+/// The whole f64 factorization of the n×n matrix held in `a` (leading dimension
+/// `a.cols`, even) in one launch of `cholesky_dataflow_f64`; `work` holds 1 + the lower
+/// tiles' count zeroed ints, `order` the tile of each ticket (row | column << 16).
+pub(super) fn dataflow<T: CudaElement>(
+    gpu: &Gpu,
+    a: &mut DeviceMatrix<T>,
+    n: i32,
+    work: &mut CudaSlice<i32>,
+    order: &CudaSlice<u32>,
+    info: &mut CudaSlice<i32>,
+) -> Result<()> {
+    let nt = (n as usize).div_ceil(NB);
+    let tiles = nt * (nt + 1) / 2;
+    let lda = a.cols;
+    let fits = std::mem::size_of::<T>() == 8
+        && lda.is_multiple_of(2)
+        && lda >= n as usize
+        && a.rows >= n as usize
+        && work.len() > tiles
+        && order.len() >= tiles;
+    if !fits {
+        return Err(Error::invalid(
+            "cholesky",
+            "the dataflow kernel takes f64 rows of an even length and a flag per tile",
+        ));
+    }
+    let lda = i32::try_from(lda)
+        .map_err(|_| Error::invalid("cholesky", format!("leading dimension {lda} too large")))?;
+    let (f, name) = kernel::<T>(gpu, "dataflow")?;
+    gpu.grant_shared_memory(&f, &name)?;
+    let grid = tiles.min(dataflow_blocks(gpu)?) as u32;
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; &mut a.data, &n, &lda, work, order, info);
+    // SAFETY: (double* a, int n, int lda, int* work, int* info): a holds n rows of lda
+    // ≥ n doubles, lda even (16-byte rows), work a zeroed counter and a flag per lower
+    // tile (checked above); any number of blocks of DATAFLOW_THREADS with DATAFLOW_SMEM
+    // bytes of dynamic shared memory.
+    let mut c = cfg((grid, 1), DATAFLOW_THREADS);
+    c.shared_mem_bytes = DATAFLOW_SMEM;
+    unsafe { go(b, &name, c) }
+}
+
 /// Inverts every 64×64 diagonal block of the n×n factor `l` into `inv` (n/64 rounded up
 /// blocks of 64² elements, row-major, identity past n): one block of threads each.
 pub(super) fn invert_diag<T: CudaElement>(

@@ -5,7 +5,8 @@
 //! | `blocked` | per 64 columns: the diagonal block factored by one thread block (in registers), the panel below it solved (TRSM), the trailing lower triangle updated by a register-blocked SYRK over lower tiles only (128- or 64-wide tiles) |
 //! | `per_step` | per column k: a division kernel and an elimination kernel whose threads run along rows (report 004's coalesced version) |
 //! | `single_block` | one kernel, one block, the whole factorization (report 004's first version) |
-//! | `tensor_core` (default) | `blocked` with the f64 trailing update on FP64 tensor cores (DMMA, sm_80 and later; `blocked`'s own update before, so that the default runs on every device); f32 as `blocked` |
+//! | `tensor_core` | `blocked` with the f64 trailing update on FP64 tensor cores (DMMA, sm_80 and later; `blocked`'s own update before, so that it runs on every device); f32 as `blocked` |
+//! | `dataflow` (default) | f64: the whole factorization in one persistent kernel, left-looking over 64×64 tiles on DMMA, each tile taken as soon as the tiles it needs are final (a flag per tile), the diagonal chain (solve, update, factor) in one block; f32, and f64 without DMMA, as `tensor_core` |
 //!
 //! A pivot that is not positive is recorded on the device by the kernel that meets it;
 //! every later kernel sees the record and does nothing, and the host reads it once.
@@ -15,7 +16,7 @@ mod solve;
 
 use cudarc::driver::CudaSlice;
 use ndgpu_core::backend::{self, finite_dev};
-use ndgpu_core::{check, Backend, Cholesky, CholeskyFactor, Error, Family, Matrix, Result};
+use ndgpu_core::{check, Backend, Cholesky, CholeskyFactor, DType, Error, Family, Matrix, Result};
 use ndgpu_cuda_runtime::triangle::zero_upper;
 use ndgpu_cuda_runtime::{dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
 
@@ -24,7 +25,13 @@ use launch::Region;
 use crate::CudaBackend;
 
 /// Variants, default (fastest measured) first.
-pub const VARIANTS: &[&str] = &["tensor_core", "blocked", "per_step", "single_block"];
+pub const VARIANTS: &[&str] = &[
+    "dataflow",
+    "tensor_core",
+    "blocked",
+    "per_step",
+    "single_block",
+];
 
 /// Kernels the default variant launches (factorization and solve).
 pub const DEFAULT_KERNELS: &[&str] = &[
@@ -40,7 +47,10 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "gemm_strided_tn_f32",
     "cholesky_potrf_diag_f64",
     "cholesky_trsm_panel_f64",
+    "cholesky_dataflow_f64",
     "cholesky_syrk_lower_tc_f64",
+    "cholesky_syrk_lower_f64",
+    "cholesky_syrk_lower64_f64",
     "cholesky_zero_upper_f64",
     "cholesky_invert_diag_f64",
     "cholesky_solve_leaf_fwd_f64",
@@ -52,9 +62,12 @@ pub const DEFAULT_KERNELS: &[&str] = &[
 /// Determinism and scope.
 pub const NOTE: &str = "cholesky: blocked (64-column blocks, diagonal block in \
      registers, panel TRSM, register-blocked SYRK on lower tiles), per_step and single_block \
-     (report 004's two kernels) and tensor_core (default: blocked with the f64 trailing update's \
+     (report 004's two kernels), tensor_core (blocked with the f64 trailing update's \
      products on FP64 tensor cores, IEEE double arithmetic, sm_80 and later, and blocked's \
-     own updates on older devices; f32 exactly as blocked) are all bitwise reproducible (no atomics, fixed order); the \
+     own updates on older devices; f32 exactly as blocked) and dataflow (default: f64 in one \
+     persistent kernel over 64x64 tiles on FP64 tensor cores, each tile summed left-looking in \
+     a fixed order once the tiles it needs are final, sm_80 and later; f32, and older devices, \
+     as tensor_core) are all bitwise reproducible (no atomics in any sum, fixed order); the \
      first failing pivot is recorded on the device and read back once. The solve is the \
      same for every variant: recursive blocked forward and backward solves, the updates by \
      the GEMM ladder's fastest rung on the blocks where they lie, the 64-row diagonal \
@@ -67,6 +80,7 @@ const NB: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
     Blocked,
+    Dataflow,
     PerStep,
     SingleBlock,
     TensorCore,
@@ -75,6 +89,7 @@ enum Variant {
 fn parse(variant: &str) -> Result<Variant> {
     match variant {
         "blocked" => Ok(Variant::Blocked),
+        "dataflow" => Ok(Variant::Dataflow),
         "per_step" => Ok(Variant::PerStep),
         "single_block" => Ok(Variant::SingleBlock),
         "tensor_core" => Ok(Variant::TensorCore),
@@ -137,6 +152,16 @@ pub(crate) fn cholesky<T: CudaElement>(
                 crate::ops::matmul::tensor_cores_present(gpu, Family::Cholesky, "tensor_core");
             blocked(gpu, a, &mut info, dmma.is_ok())?
         }
+        // f64 on FP64 tensor cores in one persistent kernel; f32, and devices without
+        // DMMA, as tensor_core.
+        Variant::Dataflow => {
+            let dmma = crate::ops::matmul::tensor_cores_present(gpu, Family::Cholesky, "dataflow");
+            if T::DTYPE == DType::F64 && dmma.is_ok() {
+                dataflow(gpu, a, &mut info)?
+            } else {
+                blocked(gpu, a, &mut info, dmma.is_ok())?
+            }
+        }
     }
     zero_upper(gpu, a)?;
     let info = gpu
@@ -193,6 +218,87 @@ fn blocked<T: CudaElement>(
         .map_err(|e| driver("cholesky: joining the trailing updates", e))
 }
 
+/// The dataflow factorization (f64): one launch over the lower 64×64 tiles with a flag
+/// each. Its rows are read as 16-byte vectors, so an odd n is factored in a copy whose
+/// rows are padded to an even length, and copied back.
+fn dataflow<T: CudaElement>(
+    gpu: &Gpu,
+    a: &mut DeviceMatrix<T>,
+    info: &mut CudaSlice<i32>,
+) -> Result<()> {
+    let n = a.rows;
+    let ni = dim_i32("cholesky", n)?;
+    let nt = n.div_ceil(NB);
+    let tiles = nt * (nt + 1) / 2;
+    let order = match gpu.take_scratch::<Order>(ORDER) {
+        Some(o) if o.nt == nt => o,
+        _ => {
+            let blocks = launch::dataflow_blocks(gpu)?;
+            let table = ticket_order(nt, blocks)?;
+            let table = gpu
+                .stream()
+                .clone_htod(&table)
+                .map_err(|e| driver("cholesky: uploading the tile order", e))?;
+            Order { nt, table }
+        }
+    };
+    let mut work = gpu.alloc_zeroed::<i32>("cholesky", 1 + tiles)?;
+    let run = if n.is_multiple_of(2) {
+        launch::dataflow(gpu, a, ni, &mut work, &order.table, info)
+    } else {
+        let mut padded = gpu.alloc_matrix::<T>("cholesky", n, n + 1)?;
+        gpu.copy_region((&*a, (0, 0)), (&mut padded, (0, 0)), (n, n))?;
+        launch::dataflow(gpu, &mut padded, ni, &mut work, &order.table, info)
+            .and_then(|()| gpu.copy_region((&padded, (0, 0)), (a, (0, 0)), (n, n)))
+    };
+    gpu.keep_scratch(ORDER, order);
+    run
+}
+
+/// The dataflow kernel's tile order for nt tiles a side, uploaded once per order.
+struct Order {
+    nt: usize,
+    table: CudaSlice<u32>,
+}
+const ORDER: &str = "cholesky dataflow order";
+
+/// The tile of each ticket of the dataflow kernel (row | column << 16), for nt tiles a
+/// side and `blocks` resident blocks. Tile (i, j), i > j, comes at j·W + (i − j); the
+/// diagonal tile (j, j), j > 0, whose block sums every column but the last, just before
+/// (j, j − 1), whose block solves and then finishes it; (0, 0) first. W = blocks/8 (at
+/// least 2): the tiles of the diagonal chain start about eight columns ahead of the
+/// bulk of the updates. Every tile comes after the tiles it waits on (its row's and its
+/// diagonal's earlier columns: W ≥ 2 makes j·W + (i − j) grow along both), so the
+/// kernel cannot deadlock.
+fn ticket_order(nt: usize, blocks: usize) -> Result<Vec<u32>> {
+    if nt > 1 << 16 {
+        return Err(Error::invalid(
+            "cholesky",
+            format!("{nt} tiles a side: more than the dataflow kernel numbers"),
+        ));
+    }
+    let w = (blocks / 8).max(2) as i64;
+    let mut keyed: Vec<(i64, usize, usize)> = Vec::with_capacity(nt * (nt + 1) / 2);
+    for j in 0..nt {
+        for i in j..nt {
+            let (ii, jj) = (i as i64, j as i64);
+            let key = if i > j {
+                2 * (jj * w + (ii - jj))
+            } else if j > 0 {
+                2 * ((jj - 1) * w) + 1
+            } else {
+                -1
+            };
+            keyed.push((key, j, i));
+        }
+    }
+    keyed.sort_unstable();
+    Ok(keyed
+        .into_iter()
+        .map(|(_, j, i)| i as u32 | (j as u32) << 16)
+        .collect())
+}
+
 /// Solves `L·Lᵀ·X = B` in place (`b` becomes X) given the factor `l` (only its lower
 /// triangle is read): the recursive blocked solves of [`solve`]. `b` is n×nrhs.
 ///
@@ -227,5 +333,52 @@ impl<T: CudaElement> Cholesky<T> for CudaBackend {
         finite_dev(self, "cholesky_solve", "B", b)?;
         let db = gpu.dm_mut(self.here(), "cholesky_solve", "B", b)?;
         cholesky_solve(gpu, dl, db)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ticket_order;
+
+    /// Every tile of the dataflow kernel's order comes after every tile whose flag it
+    /// waits on: no block can wait on a tile that no running block holds.
+    #[test]
+    fn ticket_order_respects_every_wait() {
+        for nt in [1, 2, 3, 5, 17, 64, 129] {
+            for blocks in [1, 16, 264] {
+                let order = ticket_order(nt, blocks).unwrap();
+                assert_eq!(order.len(), nt * (nt + 1) / 2);
+                let mut at = vec![vec![usize::MAX; nt]; nt];
+                for (t, &o) in order.iter().enumerate() {
+                    let (i, j) = ((o & 0xffff) as usize, (o >> 16) as usize);
+                    assert!(j <= i && i < nt, "nt {nt}: ticket {t} is ({i}, {j})");
+                    assert_eq!(at[i][j], usize::MAX, "nt {nt}: ({i}, {j}) twice");
+                    at[i][j] = t;
+                }
+                // The ticket whose block makes the diagonal tile (j, j) final.
+                let final_diag = |j: usize| if j == 0 { at[0][0] } else { at[j][j - 1] };
+                for j in 0..nt {
+                    for i in j..nt {
+                        let t = at[i][j];
+                        let mut waits = Vec::new();
+                        if i == j {
+                            waits.extend((0..j.saturating_sub(1)).map(|k| at[j][k]));
+                        } else {
+                            waits.extend(at[i][..j].iter().chain(&at[j][..j]));
+                            waits.push(final_diag(j));
+                            if i == j + 1 {
+                                waits.push(at[i][i]); // the partial sum it finishes
+                            }
+                        }
+                        for w in waits {
+                            assert!(
+                                w < t,
+                                "nt {nt} blocks {blocks}: ({i}, {j}) at {t} waits on ticket {w}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }
