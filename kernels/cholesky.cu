@@ -429,8 +429,9 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
 // The rows are read as 16-byte vectors: the host pads an odd n to an even leading
 // dimension `lda`.
 #define DF_THREADS 128
-#define DF_BK 16
-#define DF_STAGES 4
+#define DF_BK 32
+#define DF_STAGES 3
+#define DF_CPT (CHOL_NB / DF_BK)                  // chunks per tile column
 #define DF_LDK (DF_BK + 4)                        // padded row of a stage tile
 #define DF_STAGE (2 * CHOL_NB * DF_LDK)           // elements per stage: A's and B's rows
 #define DF_LDS (CHOL_NB + 1)                       // the diagonal tile in shared memory
@@ -572,9 +573,12 @@ __device__ void df_potrf(double* S, double* rd, int n, int k0, int* info) {
             double x[16];
 #pragma unroll
             for (int c = 0; c < 16; ++c) x[c] = S[(c0 + r) * DF_LDS + c0 + c];
+            // The next pivot first: lane c + 1 updates its own diagonal element with its
+            // own multiplier, so one shuffle a pivot is on the chain; the other lanes'
+            // updates (the same fma for that element) follow off it.
+            double piv = __shfl_sync(0xffffffffu, x[0], 0);
 #pragma unroll
             for (int c = 0; c < 16; ++c) {
-                double piv = __shfl_sync(0xffffffffu, x[c], c);
                 if (k0 + c0 + c >= n) piv = 1.0;
                 if (chol_bad_pivot(piv)) {
                     if (lane == 0 && atomicCAS(info, -1, k0 + c0 + c) == -1)
@@ -584,6 +588,7 @@ __device__ void df_potrf(double* S, double* rd, int n, int k0, int* info) {
                 double rs, root;
                 df_root(piv, rs, root);
                 const double l = x[c] * rs;  // L[r][c] for r > c
+                if (c + 1 < 16) piv = __shfl_sync(0xffffffffu, fma(-l, l, x[c + 1]), c + 1);
 #pragma unroll
                 for (int c2 = c + 1; c2 < 16; ++c2)
                     x[c2] = fma(-l, __shfl_sync(0xffffffffu, l, c2), x[c2]);
@@ -777,7 +782,7 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
     const int cols = diag ? max(tj - 1, 0) : tj;  // columns of L summed here
-    const int nk = cols * (CHOL_NB / DF_BK);     // chunks of K
+    const int nk = cols * DF_CPT;                // chunks of K
     const bool skip = diag && (w / 2) < (w % 2);  // the warp above the diagonal
     int ready = 0;
     if (nk > 0) {
@@ -787,17 +792,16 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
 #pragma unroll
     for (int s = 0; s < DF_STAGES - 1; ++s) {
         if (s < nk)
-            df_load(sm + s * DF_STAGE, a, n, lda, r0, c0, (s / 4) * CHOL_NB + (s % 4) * DF_BK, diag);
+            df_load(sm + s * DF_STAGE, a, n, lda, r0, c0, s * DF_BK, diag);
         cp_async_commit();
     }
     for (int q = 0; q < nk; ++q) {
         const int nq = q + DF_STAGES - 1;
-        if (tid == 0 && nq < nk) ready = df_wait_cols(done, nt, ti, tj, nq / 4 + 1, ready);
+        if (tid == 0 && nq < nk) ready = df_wait_cols(done, nt, ti, tj, nq / DF_CPT + 1, ready);
         cp_async_wait<DF_STAGES - 2>();
         __syncthreads();
         if (nq < nk)
-            df_load(sm + (nq % DF_STAGES) * DF_STAGE, a, n, lda, r0, c0,
-                    (nq / 4) * CHOL_NB + (nq % 4) * DF_BK, diag);
+            df_load(sm + (nq % DF_STAGES) * DF_STAGE, a, n, lda, r0, c0, nq * DF_BK, diag);
         cp_async_commit();
         const double* st = sm + (q % DF_STAGES) * DF_STAGE;
         if (!skip) df_mma(st, diag ? st : st + CHOL_NB * DF_LDK, acc);
@@ -830,11 +834,13 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
             df_load_c(cin, a, n, lda, r0, r0);
         }
         df_await(done + df_first(tj, nt), 2);
+        // L_jj's whole rows (the solve reads only its lower part).
         const double* ljj = a + (i64)c0 * lda + c0;
-        for (int e = tid; e < CHOL_NB * CHOL_NB; e += DF_THREADS) {
-            const int r = e / CHOL_NB, c = e % CHOL_NB;
-            ls[r * DF_LDT + c] = c <= r ? __ldcg(ljj + (i64)r * lda + c) : 0.0;
+        for (int e = tid; e < CHOL_NB * CHOL_NB / 2; e += DF_THREADS) {
+            const int r = e / (CHOL_NB / 2), c = 2 * (e % (CHOL_NB / 2));
+            cp_async16(&ls[r * DF_LDT + c], ljj + (i64)r * lda + c);
         }
+        cp_async_wait_all();
         __syncthreads();
         if (tid < CHOL_NB) rd[tid] = 1.0 / ls[tid * DF_LDT + tid];
         __syncthreads();
@@ -844,9 +850,11 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
             const int r = e / CHOL_NB, c = e % CHOL_NB;
             if (r0 + r < n) a[(i64)(r0 + r) * lda + c0 + c] = xs[r * DF_LDT + c];
         }
-        df_publish(flag, 1);
-        if (chain) {
-            // (ti, ti) = its partial sum − X·Xᵀ, X = L(ti, tj) in xs; then factored.
+        if (!chain) {
+            df_publish(flag, 1);
+        } else {
+            // (ti, ti) = its partial sum − X·Xᵀ, X = L(ti, tj) in xs; then factored. X's
+            // flag is set by warp 3 while warp 0 starts the factorization.
             const int wm = w / 2, wn = w % 2, lane = tid % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
             for (int i = 0; i < 2; ++i)
@@ -881,7 +889,11 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
             double* S = ls;  // free since the solve; S and rd fit in ls's place
             double* rdd = ls + CHOL_NB * DF_LDS;
             df_put(S, DF_LDS, cin, acc);
-            __syncthreads();
+            __syncthreads();  // X stored, S complete
+            if (tid == DF_THREADS - 32) {
+                __threadfence();
+                atomicExch(flag, 1);
+            }
             df_potrf(S, rdd, n, r0, info);
             df_store_diag(a, n, lda, r0, S);
             df_publish(done + df_first(ti, nt), 2);

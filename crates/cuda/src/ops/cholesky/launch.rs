@@ -199,9 +199,9 @@ pub(super) fn syrk_lower<T: CudaElement>(
 }
 
 /// Threads and dynamic shared memory of `cholesky_dataflow_f64` (`DF_THREADS`,
-/// `DF_SMEM`: four stages of two 64×16 chunks, rows padded to 20 doubles).
+/// `DF_SMEM`: three stages of two 64×32 chunks, rows padded to 36 doubles).
 const DATAFLOW_THREADS: u32 = 128;
-const DATAFLOW_SMEM: u32 = 4 * 2 * 64 * 20 * 8;
+const DATAFLOW_SMEM: u32 = 3 * 2 * 64 * 36 * 8;
 /// Blocks of the dataflow kernel per SM (its shared memory allows two).
 const DATAFLOW_PER_SM: usize = 2;
 
