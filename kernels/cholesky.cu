@@ -557,6 +557,38 @@ __device__ __forceinline__ void df_root(double p, double& r, double& s) {
     s = fma(0.5 * y, fma(-q, q, p), q);
 }
 
+// D[r][c] −= Σ_{k<16} P[r][k]·Q[c][k] on DMMA, for r < rows (warp w takes rows 16w..,
+// w < rows/16) and c < 8·nf (nf ≤ 6 fragments of 8 columns; with `lower`, only those not
+// wholly above the diagonal r = c). P, Q and D in shared memory, leading dimension LD.
+template <int LD>
+__device__ __forceinline__ void df_rank16(double* D, const double* P, const double* Q, int rows,
+                                          int nf, bool lower) {
+    const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    if (16 * w >= rows) return;
+    double acc[6][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < 16; kk += 8) {
+        const double* pa = P + (16 * w + g) * LD + kk + t;
+        const double af[4] = {pa[0], pa[8 * LD], pa[4], pa[8 * LD + 4]};
+#pragma unroll
+        for (int f = 0; f < 6; ++f) {
+            if (f < nf && !(lower && 8 * f > 16 * w + 15)) {
+                const double* pb = Q + (8 * f + g) * LD + kk + t;
+                const double bf[2] = {pb[0], pb[4]};
+                mma_f64(acc[f], af, bf);
+            }
+        }
+    }
+#pragma unroll
+    for (int f = 0; f < 6; ++f) {
+        if (f < nf && !(lower && 8 * f > 16 * w + 15)) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                D[(16 * w + g + 8 * (e / 2)) * LD + 8 * f + 2 * t + e % 2] -= acc[f][e];
+        }
+    }
+}
+
 // The diagonal tile at k0 (in S, S[r * DF_LDS + c], lower part) factored in place, in
 // four panels of 16 columns (rd[c] gets 1/L[c][c]). Per panel: warp 0 factors its 16×16
 // diagonal block in registers (lane r holds row r; each column's multipliers reach the
@@ -619,29 +651,9 @@ __device__ void df_potrf(double* S, double* rd, int n, int k0, int* info) {
             for (int c = 0; c < 16; ++c) row[c] = x[c];
         }
         __syncthreads();
-        const int nb = m / 4;
-        if (tid < nb * (nb + 1) / 2) {
-            int bi = 0, bt = tid;
-            while (bt > bi) bt -= ++bi;  // lower block (bi, bt), bt ≤ bi
-            double acc[4][4] = {};
-#pragma unroll 4
-            for (int q = 0; q < 16; ++q) {
-                double u[4], v[4];
-#pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    u[i] = S[(c1 + 4 * bi + i) * DF_LDS + c0 + q];
-                    v[i] = S[(c1 + 4 * bt + i) * DF_LDS + c0 + q];
-                }
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) acc[i][j] = fma(u[i], v[j], acc[i][j]);
-            }
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-#pragma unroll
-                for (int j = 0; j < 4; ++j) S[(c1 + 4 * bi + i) * DF_LDS + c1 + 4 * bt + j] -= acc[i][j];
-        }
+        // S[c1.., c1..] −= P·Pᵀ, P = S[c1.., c0..c0+16) (lower fragments only).
+        df_rank16<DF_LDS>(S + c1 * DF_LDS + c1, S + c1 * DF_LDS + c0, S + c1 * DF_LDS + c0, m,
+                          m / 8, true);
         __syncthreads();
     }
 }
@@ -672,26 +684,9 @@ __device__ void df_trsm(const double* ls, const double* rd, double* xs) {
         __syncthreads();
         const int c1 = c0 + 16;
         if (c1 == CHOL_NB) break;
-        {
-            const int r = tid / 2, par = tid % 2;
-            double* row = xs + r * DF_LDT;
-            double x[16];
-#pragma unroll
-            for (int c = 0; c < 16; c += 2) ldv(row + c0 + c, x + c);
-#pragma unroll 2
-            for (int k = c1 + par; k < CHOL_NB; k += 2) {
-                const double* lk = ls + k * DF_LDT + c0;
-                double s = 0.0;
-#pragma unroll
-                for (int c = 0; c < 16; c += 2) {
-                    double w[2];
-                    ldv(lk + c, w);
-                    s = fma(x[c], w[0], s);
-                    s = fma(x[c + 1], w[1], s);
-                }
-                row[k] -= s;
-            }
-        }
+        // xs[.., c1..] −= X_b·L[c1.., c0..c0+16)ᵀ, X_b = xs[.., c0..c0+16).
+        df_rank16<DF_LDT>(xs + c1, xs + c0, ls + c1 * DF_LDT + c0, CHOL_NB, (CHOL_NB - c1) / 8,
+                          false);
         __syncthreads();
     }
 }
