@@ -506,24 +506,26 @@ __device__ __forceinline__ void df_load(double* st, const double* a, int n, int 
     }
 }
 
-// acc += As·Bsᵀ over one chunk. A diagonal tile skips the warp above the diagonal.
+// acc += As·Bsᵀ over K columns of 64-row operands in shared memory (leading dimension
+// LD), in the accumulator layout; the K loop unrolled U times.
+template <int LD, int K, int U>
 __device__ __forceinline__ void df_mma(const double* As, const double* Bs, double acc[2][4][4]) {
     const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int wm = w / 2, wn = w % 2;
-#pragma unroll
-    for (int kk = 0; kk < DF_BK; kk += 8) {
+#pragma unroll U
+    for (int kk = 0; kk < K; kk += 8) {
         double af[2][4], bf[4][2];
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
-            const double* p = As + (32 * wm + 16 * i + g) * DF_LDK + kk + t;
+            const double* p = As + (32 * wm + 16 * i + g) * LD + kk + t;
             af[i][0] = p[0];
-            af[i][1] = p[8 * DF_LDK];
+            af[i][1] = p[8 * LD];
             af[i][2] = p[4];
-            af[i][3] = p[8 * DF_LDK + 4];
+            af[i][3] = p[8 * LD + 4];
         }
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-            const double* p = Bs + (32 * wn + 8 * j + g) * DF_LDK + kk + t;
+            const double* p = Bs + (32 * wn + 8 * j + g) * LD + kk + t;
             bf[j][0] = p[0];
             bf[j][1] = p[4];
         }
@@ -799,7 +801,8 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
             df_load(sm + (nq % DF_STAGES) * DF_STAGE, a, n, lda, r0, c0, nq * DF_BK, diag);
         cp_async_commit();
         const double* st = sm + (q % DF_STAGES) * DF_STAGE;
-        if (!skip) df_mma(st, diag ? st : st + CHOL_NB * DF_LDK, acc);
+        // A diagonal tile skips the warp above the diagonal.
+        if (!skip) df_mma<DF_LDK, DF_BK, DF_BK / 8>(st, diag ? st : st + CHOL_NB * DF_LDK, acc);
     }
     cp_async_wait<0>();
     __syncthreads();  // the stages are free
@@ -850,37 +853,14 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
         } else {
             // (ti, ti) = its partial sum − X·Xᵀ, X = L(ti, tj) in xs; then factored. X's
             // flag is set by warp 3 while warp 0 starts the factorization.
-            const int wm = w / 2, wn = w % 2, lane = tid % 32, g = lane / 4, t = lane % 4;
+            const int wm = w / 2, wn = w % 2;
 #pragma unroll
             for (int i = 0; i < 2; ++i)
 #pragma unroll
                 for (int j = 0; j < 4; ++j)
 #pragma unroll
                     for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
-            if (wm >= wn) {
-#pragma unroll 2
-                for (int kk = 0; kk < CHOL_NB; kk += 8) {
-                    double af[2][4], bf[4][2];
-#pragma unroll
-                    for (int i = 0; i < 2; ++i) {
-                        const double* p = xs + (32 * wm + 16 * i + g) * DF_LDT + kk + t;
-                        af[i][0] = p[0];
-                        af[i][1] = p[8 * DF_LDT];
-                        af[i][2] = p[4];
-                        af[i][3] = p[8 * DF_LDT + 4];
-                    }
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) {
-                        const double* p = xs + (32 * wn + 8 * j + g) * DF_LDT + kk + t;
-                        bf[j][0] = p[0];
-                        bf[j][1] = p[4];
-                    }
-#pragma unroll
-                    for (int i = 0; i < 2; ++i)
-#pragma unroll
-                        for (int j = 0; j < 4; ++j) mma_f64(acc[i][j], af[i], bf[j]);
-                }
-            }
+            if (wm >= wn) df_mma<DF_LDT, CHOL_NB, 2>(xs, xs, acc);
             double* S = ls;  // free since the solve; S and rd fit in ls's place
             double* rdd = ls + CHOL_NB * DF_LDS;
             df_put(S, DF_LDS, cin, acc);
