@@ -409,11 +409,12 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
 // ---- rung 5: dataflow (f64 on DMMA) ---------------------------------------------------
 // The whole factorization in one persistent kernel, left-looking over the 64×64 tiles of
 // the lower triangle (nt = ⌈n/64⌉ tiles a side). Blocks take tiles from a counter, in
-// an order the host gives (crates/cuda/src/ops/cholesky/mod.rs). Tile (i, j) computes C = A_ij − Σ_{k<j} L_ik·L_jkᵀ in registers (DMMA, the K
-// axis streamed in chunks of 16 through a 4-stage cp.async pipeline), taking the terms
-// of column k once tiles (i, k) and (j, k) are final; then factors C (i = j) or solves
-// X·L_jjᵀ = C once (j, j) is final; stores its L and marks the tile final (one flag per
-// tile in `work`). A tile waits only on tiles of earlier tickets, which blocks that are
+// an order the host gives (crates/cuda/src/ops/cholesky/mod.rs). Tile (i, j) computes
+// C = A_ij − Σ_{k<j} L_ik·L_jkᵀ in registers (DMMA, the K axis streamed in chunks of 32
+// through a 3-stage cp.async pipeline), taking the terms of column k once tiles (i, k)
+// and (j, k) are final; then factors C (i = j) or solves X·L_jjᵀ = C once (j, j) is
+// final; stores its L and marks the tile final (one flag per tile in `work`); the roles
+// of the tiles next to the diagonal are at df_run_tile. A tile waits only on tiles of earlier tickets, which blocks that are
 // running already hold, so it cannot deadlock, however many blocks are resident.
 // Each tile is read and written once, and the updates read the finished tiles from L2:
 // where the right-looking rungs read and write the trailing matrix once per 64 columns,
