@@ -597,7 +597,7 @@ __device__ __forceinline__ void df_rank16(double* D, const double* P, const doub
 // diagonal block in registers (lane r holds row r; each column's multipliers reach the
 // later columns by shuffles, so the 16 pivots need no barrier), the threads solve the
 // rows below it one row each, and the rest of the lower triangle takes the panel's
-// rank-16 update in 4×4 blocks. Padding rows (k0 + r ≥ n) take pivot 1.
+// rank-16 update on DMMA (df_rank16). Padding rows (k0 + r ≥ n) take pivot 1.
 __device__ void df_potrf(double* S, double* rd, int n, int k0, int* info) {
     const int tid = threadIdx.x, lane = tid % 32;
 #pragma unroll 1
@@ -663,7 +663,7 @@ __device__ void df_potrf(double* S, double* rd, int n, int k0, int* info) {
 
 // X·Lᵀ = C for the 64 rows of xs (xs[r * DF_LDT + c]) in place, L lower triangular in ls
 // (ls[r * DF_LDT + c]), rd[c] = 1/L[c][c]: in four blocks of 16 columns, each solved by
-// one thread a row, then subtracted from the later columns (two threads a row).
+// one thread a row, then subtracted from the later columns (df_rank16).
 __device__ void df_trsm(const double* ls, const double* rd, double* xs) {
     const int tid = threadIdx.x;
 #pragma unroll 1
