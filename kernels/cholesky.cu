@@ -592,6 +592,38 @@ __device__ __forceinline__ void df_rank16(double* D, const double* P, const doub
     }
 }
 
+// One row of 16 columns solved in place against a 16×16 lower block: x·Lᵀ = row, with
+// L[c2][c] at l[c2 * LD + c] and rd[c] = 1/L[c][c]. Rows of an even LD are 16-byte
+// aligned and move two values at a time.
+template <int LD>
+__device__ __forceinline__ void df_solve16(double* row, const double* l, const double* rd) {
+    double x[16];
+#pragma unroll
+    for (int c = 0; c < 16; c += 2) {
+        if (LD % 2 == 0) {
+            ldv(row + c, x + c);
+        } else {
+            x[c] = row[c];
+            x[c + 1] = row[c + 1];
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < 16; ++c) {
+        x[c] *= rd[c];
+#pragma unroll
+        for (int c2 = c + 1; c2 < 16; ++c2) x[c2] = fma(-x[c], l[c2 * LD + c], x[c2]);
+    }
+#pragma unroll
+    for (int c = 0; c < 16; c += 2) {
+        if (LD % 2 == 0) {
+            stv(row + c, x + c);
+        } else {
+            row[c] = x[c];
+            row[c + 1] = x[c + 1];
+        }
+    }
+}
+
 // The diagonal tile at k0 (in S, S[r * DF_LDS + c], lower part) factored in place, in
 // four panels of 16 columns (rd[c] gets 1/L[c][c]). Per panel: warp 0 factors its 16×16
 // diagonal block in registers (lane r holds row r; each column's multipliers reach the
@@ -638,21 +670,8 @@ __device__ void df_potrf(double* S, double* rd, int n, int k0, int* info) {
         __syncthreads();
         const int c1 = c0 + 16, m = CHOL_NB - c1;  // the rows below, the trailing order
         if (m == 0) break;
-        if (tid < m) {
-            double* row = S + (c1 + tid) * DF_LDS + c0;
-            double x[16];
-#pragma unroll
-            for (int c = 0; c < 16; ++c) x[c] = row[c];
-#pragma unroll
-            for (int c = 0; c < 16; ++c) {
-                x[c] *= rd[c0 + c];
-#pragma unroll
-                for (int c2 = c + 1; c2 < 16; ++c2)
-                    x[c2] = fma(-x[c], S[(c0 + c2) * DF_LDS + c0 + c], x[c2]);
-            }
-#pragma unroll
-            for (int c = 0; c < 16; ++c) row[c] = x[c];
-        }
+        if (tid < m)
+            df_solve16<DF_LDS>(S + (c1 + tid) * DF_LDS + c0, S + c0 * DF_LDS + c0, rd + c0);
         __syncthreads();
         // S[c1.., c1..] −= P·Pᵀ, P = S[c1.., c0..c0+16) (lower fragments only).
         df_rank16<DF_LDS>(S + c1 * DF_LDS + c1, S + c1 * DF_LDS + c0, S + c1 * DF_LDS + c0, m,
@@ -669,21 +688,8 @@ __device__ void df_trsm(const double* ls, const double* rd, double* xs) {
 #pragma unroll 1
     for (int b = 0; b < 4; ++b) {
         const int c0 = 16 * b;
-        if (tid < CHOL_NB) {
-            double* row = xs + tid * DF_LDT + c0;
-            double x[16];
-#pragma unroll
-            for (int c = 0; c < 16; c += 2) ldv(row + c, x + c);
-#pragma unroll
-            for (int c = 0; c < 16; ++c) {
-                x[c] *= rd[c0 + c];
-#pragma unroll
-                for (int c2 = c + 1; c2 < 16; ++c2)
-                    x[c2] = fma(-x[c], ls[(c0 + c2) * DF_LDT + c0 + c], x[c2]);
-            }
-#pragma unroll
-            for (int c = 0; c < 16; c += 2) stv(row + c, x + c);
-        }
+        if (tid < CHOL_NB)
+            df_solve16<DF_LDT>(xs + tid * DF_LDT + c0, ls + c0 * DF_LDT + c0, rd + c0);
         __syncthreads();
         const int c1 = c0 + 16;
         if (c1 == CHOL_NB) break;
