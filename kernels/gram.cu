@@ -512,17 +512,21 @@ __device__ __forceinline__ void gram_narrow_sum(int N, int S, const T* P, T* C) 
 
 // ---- tensor_core ---------------------------------------------------------------------
 // The GEMM ladder's tensor-core kernel (mma.cuh: 128×BN tiles, three cp.async stages,
-// mma.sync) on the tiles that meet the upper triangle, with B = Mᵀ materialised by the
-// host (At, K×N) and each result on or above the diagonal written with its mirror: the
-// upper 128×128 tiles of reg_blocked's grid, each as 128/BN blocks (f64: two of 128×64).
-// f32 on 3xTF32 (MODE 3: close to f32's own accuracy; TF32 alone would lose three
-// digits), f64 on DMMA (IEEE).
+// mma.sync) on the tiles that meet the upper triangle, each result on or above the
+// diagonal written with its mirror: the upper 128×128 tiles of reg_blocked's grid, each
+// as 128/BN blocks (f64: two of 128×64). f32 on 3xTF32 (MODE 3: close to f32's own
+// accuracy; TF32 alone would lose three digits), with B = Mᵀ materialised by the host
+// (At, K×N); f64 on DMMA (IEEE), B's stages read from M's rows (gemm_tc's BT), no copy.
 template <typename T>
 __device__ __forceinline__ void gram_tensor_core(int N, int K, const T* A, const T* At, T* C) {
     constexpr int H = 128 / Tc<T>::BN;
     int bi, bj;
     upper_tile(blockIdx.x / H, bi, bj);
-    gemm_tc<T, 3, true>(N, N, K, T(1), A, At, T(0), C, bi, bj * H + blockIdx.x % H);
+    if constexpr (sizeof(T) == 8) {
+        gemm_tc<T, 3, true, true>(N, N, K, T(1), A, A, T(0), C, bi, bj * H + blockIdx.x % H);
+    } else {
+        gemm_tc<T, 3, true>(N, N, K, T(1), A, At, T(0), C, bi, bj * H + blockIdx.x % H);
+    }
 }
 
 // ---- extern "C" entry points ---------------------------------------------------------
@@ -568,13 +572,19 @@ NDGPU_F32_F64(STREAM_K_ENTRY, stream_k, __launch_bounds__(256, 2), __launch_boun
                 (gram_##tech##_sum<T>(N, S, P, C)))
 NDGPU_F32_F64(NARROW_ENTRY, narrow, , )
 
-// gram_tensor_core_<dtype>(int N, int K, const T* A, const T* At, T* C), with TC_SMEM(T)
-// bytes of dynamic shared memory.
-#define GRAM_TC_ENTRY(tech, sfx, T, bounds)                                                \
-    NDGPU_ENTRY(gram_##tech##_##sfx, bounds,                                              \
+// gram_tensor_core_f32(int N, int K, const float* A, const float* At, float* C), with
+// TC_SMEM(float) bytes of dynamic shared memory, and gram_tensor_core_f64(int N, int K,
+// const double* A, double* C), with TC_SMEM_BT.
+#define GRAM_TC_f32(tech, T, bounds)                                                       \
+    NDGPU_ENTRY(gram_##tech##_f32, bounds,                                                \
                 (int N, int K, const T* __restrict__ A, const T* __restrict__ At,         \
                  T* __restrict__ C),                                                      \
                 (gram_##tech<T>(N, K, A, At, C)))
+#define GRAM_TC_f64(tech, T, bounds)                                                       \
+    NDGPU_ENTRY(gram_##tech##_f64, bounds, (int N, int K, const T* __restrict__ A,        \
+                                            T* __restrict__ C),                           \
+                (gram_##tech<T>(N, K, A, nullptr, C)))
+#define GRAM_TC_ENTRY(tech, sfx, T, bounds) GRAM_TC_##sfx(tech, T, bounds)
 NDGPU_F32_F64(GRAM_TC_ENTRY, tensor_core, __launch_bounds__(256), __launch_bounds__(128, 2))
 
 // The stripe rungs' second launch: gram_mirror_<dtype>(int N, T* C).

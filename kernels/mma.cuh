@@ -43,10 +43,23 @@ template <> struct Tc<double> {
     static const int A_STAGE = 128 * LDA, B_STAGE = BK * LDB;
     __device__ __forceinline__ static int a_at(int r, int c) { return r * LDA + c; }
     __device__ __forceinline__ static int b_at(int k, int n) { return k * LDB + n; }
+    // BT (B given as its transpose, N×K row-major, as M·Mᵀ reads M): B's stage holds
+    // BN rows of BK, laid out as A's.
+    static const int BT_STAGE = BN * LDA;
+    __device__ __forceinline__ static int bt_at(int n, int k) { return n * LDA + k; }
+};
+// B's stage of gemm_tc<T, ..., BT>, in elements.
+template <typename T, bool BT> struct TcB {
+    static const int STAGE = Tc<T>::B_STAGE;
+};
+template <> struct TcB<double, true> {
+    static const int STAGE = Tc<double>::BT_STAGE;
 };
 // The dynamic shared memory of gemm_tc<T>: STAGES stages of A's 128×BK tile and B's BK×BN
 // (A_STAGE and B_STAGE elements, padding included).
 #define TC_SMEM(T) (Tc<T>::STAGES * (Tc<T>::A_STAGE + Tc<T>::B_STAGE) * (int)sizeof(T))
+// The same for gemm_tc<double, ..., BT = true>.
+#define TC_SMEM_BT (Tc<double>::STAGES * (Tc<double>::A_STAGE + Tc<double>::BT_STAGE) * 8)
 
 __device__ __forceinline__ u32 to_tf32(float x) {
     u32 r;
@@ -107,7 +120,8 @@ __device__ __forceinline__ void mma_f64(double c[4], const double a[4], const do
 // One K-tile of A (rows m0.., columns k0..) and of B (rows k0.., columns n0..) into a
 // stage: each of the block's threads moves LOADS 16-byte chunks of each (Panel::put: whole
 // chunks inside the matrices asynchronously, the rest element by element, zeros outside).
-template <typename T>
+// BT: B is N×K row-major (rows n0.., columns k0..), staged as A is.
+template <typename T, bool BT = false>
 __device__ __forceinline__ void tc_stage(const T* A, const T* B, int M, int N, int K, int lda,
                                          int ldb, int m0, int n0, int k0, bool vec_a,
                                          bool vec_b, T* As, T* Bs) {
@@ -119,6 +133,19 @@ __device__ __forceinline__ void tc_stage(const T* A, const T* B, int M, int N, i
         const int id = threadIdx.x + s * TH, r = id / PA::PER_ROW, c = (id % PA::PER_ROW) * PA::V;
         PA::put(As + Tc<T>::a_at(r, c), A + (i64)(m0 + r) * lda + k0 + c, vec_a, m0 + r < M,
                 k0 + c, K);
+    }
+    if constexpr (BT) {
+        typedef Panel<T, Tc<T>::BN, Tc<T>::BK, TH> PT;
+        // One chunk at a time: this path (rows not whole chunks) is rare, and unrolled it
+        // would hold more registers than the kernel has.
+#pragma unroll 1
+        for (int s = 0; s < PT::LOADS; ++s) {
+            const int id = threadIdx.x + s * TH, r = id / PT::PER_ROW,
+                      c = (id % PT::PER_ROW) * PT::V;
+            PT::put(Bs + Tc<T>::bt_at(r, c), B + (i64)(n0 + r) * ldb + k0 + c, vec_b,
+                    n0 + r < N, k0 + c, K);
+        }
+        return;
     }
 #pragma unroll
     for (int s = 0; s < PB::LOADS; ++s) {
@@ -132,29 +159,40 @@ __device__ __forceinline__ void tc_stage(const T* A, const T* B, int M, int N, i
 // A and B 16-byte aligned): a thread's chunks lie at fixed offsets from two pointers
 // fixed at the start, and those outside the matrices are zero-filled by cp.async
 // itself, without a branch (a source size of 0 reads nothing at the address given).
-template <typename T>
+template <typename T, bool BT = false>
 struct TcFast {
     typedef Panel<T, 128, Tc<T>::BK, Tc<T>::THREADS> PA;
     typedef Panel<T, Tc<T>::BK, Tc<T>::BN, Tc<T>::THREADS> PB;
+    typedef Panel<T, Tc<T>::BN, Tc<T>::BK, Tc<T>::THREADS> PT;  // BT: B's rows
     const T* a;      // this thread's first chunk of A at k0 = 0 (row m0 + ra, column ca)
-    const T* b;      // and of B (row rb, column n0 + cb)
+    const T* b;      // and of B (row rb, column n0 + cb; BT: row n0 + rb, column cb)
     int ra, ca, rb, cb;
     unsigned a_in;   // bit s: A's chunk s lies in a row < M
-    bool b_in;       // B's chunks lie in columns < N
+    unsigned b_in;   // B's chunks lie in columns < N (BT: bit s, chunk s in a row < N)
     __device__ __forceinline__ TcFast(const T* A, const T* B, int M, int N, int K, int m0,
                                       int n0) {
         const int t = threadIdx.x;
         ra = t / PA::PER_ROW;
         ca = (t % PA::PER_ROW) * PA::V;
-        rb = t / PB::PER_ROW;
-        cb = (t % PB::PER_ROW) * PB::V;
         a = A + (i64)(m0 + ra) * K + ca;
-        b = B + (i64)rb * N + n0 + cb;
         a_in = 0;
 #pragma unroll
         for (int s = 0; s < PA::LOADS; ++s)
             if (m0 + ra + s * PA::STEP < M) a_in |= 1u << s;
-        b_in = n0 + cb < N;
+        if constexpr (BT) {
+            rb = t / PT::PER_ROW;
+            cb = (t % PT::PER_ROW) * PT::V;
+            b = B + (i64)(n0 + rb) * K + cb;
+            b_in = 0;
+#pragma unroll
+            for (int s = 0; s < PT::LOADS; ++s)
+                if (n0 + rb + s * PT::STEP < N) b_in |= 1u << s;
+        } else {
+            rb = t / PB::PER_ROW;
+            cb = (t % PB::PER_ROW) * PB::V;
+            b = B + (i64)rb * N + n0 + cb;
+            b_in = n0 + cb < N;
+        }
     }
     // The K-tile from k0 into a stage.
     __device__ __forceinline__ void stage(int N, int K, int k0, T* As, T* Bs) const {
@@ -163,6 +201,15 @@ struct TcFast {
             const bool in = ((a_in >> s) & 1) && k0 + ca < K;
             const T* q = a + (i64)s * PA::STEP * K + k0;
             cp_async16_zfill(As + Tc<T>::a_at(ra + s * PA::STEP, ca), q, in);
+        }
+        if constexpr (BT) {
+#pragma unroll
+            for (int s = 0; s < PT::LOADS; ++s) {
+                const bool in = ((b_in >> s) & 1) && k0 + cb < K;
+                const T* q = b + (i64)s * PT::STEP * K + k0;
+                cp_async16_zfill(Bs + Tc<T>::bt_at(rb + s * PT::STEP, cb), q, in);
+            }
+            return;
         }
 #pragma unroll
         for (int s = 0; s < PB::LOADS; ++s) {
@@ -178,9 +225,10 @@ struct TcFast {
 // Fragment layouts (PTX ISA, "Matrix fragments for mma.m16n8k8", tf32): with g = lane/4
 // and t = lane%4, A's registers hold (g, t), (g+8, t), (g, t+4), (g+8, t+4), B's (t, g)
 // and (t+4, g), C's (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
-template <int MODE>
+template <int MODE, bool BT = false>
 __device__ __forceinline__ void tc_compute(const float* As, const float* Bs, int wm, int wn,
                                            float acc[4][4][4]) {
+    static_assert(!BT, "f32 reads B as K×N");
     const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int kk = 0; kk < Tc<float>::BK; kk += 8) {
@@ -217,7 +265,7 @@ __device__ __forceinline__ void tc_compute(const float* As, const float* Bs, int
 // layouts, no rounding of the operands). (Reading A's columns t and t + 4 as one 16-byte
 // pair, from a K order permuted to put them side by side, cost more than it saved: the
 // fragment wants them two registers apart, so every pair was moved.)
-template <int MODE>
+template <int MODE, bool BT = false>
 __device__ __forceinline__ void tc_compute(const double* As, const double* Bs, int wm, int wn,
                                            double acc[4][4][4]) {
     const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -236,8 +284,8 @@ __device__ __forceinline__ void tc_compute(const double* As, const double* Bs, i
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             const int n = wn * 32 + j * 8 + g;
-            b[j][0] = Bs[C::b_at(kk + t, n)];
-            b[j][1] = Bs[C::b_at(kk + t + 4, n)];
+            b[j][0] = Bs[BT ? C::bt_at(n, kk + t) : C::b_at(kk + t, n)];
+            b[j][1] = Bs[BT ? C::bt_at(n, kk + t + 4) : C::b_at(kk + t + 4, n)];
         }
 #pragma unroll
         for (int i = 0; i < 4; ++i)
@@ -271,7 +319,7 @@ __device__ __forceinline__ void tc_zero(typename TcAcc<T>::type acc) {
 
 // gemm_tc's K loop: acc += the block tile's product, through a three-stage cp.async
 // pipeline; FAST: the stages are loaded by TcFast (both operands in whole chunks).
-template <typename T, int MODE, bool FAST>
+template <typename T, int MODE, bool FAST, bool BT>
 __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, const T* B, int m0,
                                             int n0, bool vec_a, bool vec_b, T* As, T* Bs, int wm,
                                             int wn, typename TcAcc<T>::type acc) {
@@ -279,14 +327,15 @@ __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, con
     typedef TcAcc<T> Acc;
     typename Acc::type part;
     const int tiles = (K + BK - 1) / BK;
-    const TcFast<T> ld(A, B, M, N, K, m0, n0);
+    constexpr int B_STAGE = TcB<T, BT>::STAGE;
+    const TcFast<T, BT> ld(A, B, M, N, K, m0, n0);
     auto stage = [&](int kt, int s) {
         T* const as = As + s * Tc<T>::A_STAGE;
-        T* const bs = Bs + s * Tc<T>::B_STAGE;
+        T* const bs = Bs + s * B_STAGE;
         if (FAST) {
             ld.stage(N, K, kt * BK, as, bs);
         } else {
-            tc_stage(A, B, M, N, K, K, N, m0, n0, kt * BK, vec_a, vec_b, as, bs);
+            tc_stage<T, BT>(A, B, M, N, K, K, BT ? K : N, m0, n0, kt * BK, vec_a, vec_b, as, bs);
         }
     };
     // Stages 0 and 1 in flight; one commit group per tile, empty past the last, so that
@@ -306,7 +355,7 @@ __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, con
         cp_async_commit();
         if (Acc::CHUNKED) {
             tc_zero<T>(part);
-            tc_compute<MODE>(As + (t % STAGES) * Tc<T>::A_STAGE, Bs + (t % STAGES) * Tc<T>::B_STAGE, wm, wn,
+            tc_compute<MODE>(As + (t % STAGES) * Tc<T>::A_STAGE, Bs + (t % STAGES) * B_STAGE, wm, wn,
                              part);
 #pragma unroll
             for (int i = 0; i < Acc::I; ++i)
@@ -315,8 +364,8 @@ __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, con
 #pragma unroll
                     for (int e = 0; e < Acc::E; ++e) acc[i][j][e] += part[i][j][e];
         } else {
-            tc_compute<MODE>(As + (t % STAGES) * Tc<T>::A_STAGE, Bs + (t % STAGES) * Tc<T>::B_STAGE, wm, wn,
-                             acc);
+            tc_compute<MODE, BT>(As + (t % STAGES) * Tc<T>::A_STAGE, Bs + (t % STAGES) * B_STAGE, wm,
+                                 wn, acc);
         }
     }
 }
@@ -333,26 +382,27 @@ __device__ __forceinline__ void tc_store_pair(double* p, double a, double b) {
 // on the grouped 1-D grid of 128×BN tiles (grouped_tile, matmul.cu); tile (tm, tn) is
 // rows from tm·128 and columns from tn·BN. SYM (gram.cu's M·Mᵀ, with B = Aᵀ, the tiles that
 // meet the upper triangle, beta = 0): each result on or above the diagonal is written to
-// C[row][col] and to C[col][row].
-template <typename T, int MODE, bool SYM = false>
+// C[row][col] and to C[col][row]. BT (f64): B is given as Bᵀ, N×K row-major (M·Mᵀ passes
+// M itself), and its stages are laid out as A's.
+template <typename T, int MODE, bool SYM = false, bool BT = false>
 __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A, const T* B,
                                         T beta, T* C, int tm, int tn) {
     constexpr int BN = Tc<T>::BN, STAGES = Tc<T>::STAGES, V = V16<T>::N;
-    // TC_SMEM(T) bytes of dynamic shared memory: A's stages, then B's.
+    // TC_SMEM(T) (BT: TC_SMEM_BT) bytes of dynamic shared memory: A's stages, then B's.
     extern __shared__ __align__(16) unsigned char tc_smem[];
     T* const As = reinterpret_cast<T*>(tc_smem);
     T* const Bs = As + STAGES * Tc<T>::A_STAGE;
     const int m0 = tm * 128, n0 = tn * BN;
     const int warp = threadIdx.x / 32, wm = warp / Tc<T>::WN, wn = warp % Tc<T>::WN;
     const bool vec_a = K % V == 0 && aligned16(A);
-    const bool vec_b = N % V == 0 && aligned16(B);
+    const bool vec_b = (BT ? K : N) % V == 0 && aligned16(B);
     typename TcAcc<T>::type acc;
     tc_zero<T>(acc);
     // Two copies of the main loop, so that neither holds the other's addressing.
     if (vec_a && vec_b) {
-        tc_mainloop<T, MODE, true>(M, N, K, A, B, m0, n0, true, true, As, Bs, wm, wn, acc);
+        tc_mainloop<T, MODE, true, BT>(M, N, K, A, B, m0, n0, true, true, As, Bs, wm, wn, acc);
     } else {
-        tc_mainloop<T, MODE, false>(M, N, K, A, B, m0, n0, vec_a, vec_b, As, Bs, wm, wn, acc);
+        tc_mainloop<T, MODE, false, BT>(M, N, K, A, B, m0, n0, vec_a, vec_b, As, Bs, wm, wn, acc);
     }
     const int lane = threadIdx.x % 32, g = lane / 4, t2 = (lane % 4) * 2;
     // A thread's two neighbouring outputs (e and e + 1) go out as one store of 2·sizeof(T)

@@ -78,7 +78,7 @@ on a 1-D grid over the T(T+1)/2 upper tiles, results mirrored as 16-byte stores 
 one shared buffer; f64: BK 8, double-buffered through registers: the faster of each); \
 tensor_core (sm_80 and later; unavailable before): the GEMM ladder's tensor_core kernel \
 (mma.sync, three cp.async stages; each upper 128x128 tile as two blocks of 128x64 for f64) \
-on the same upper tiles with M transposed first, each \
+on the same upper tiles (f32 with M transposed first; f64 reads M's rows as both operands), each \
 result written with its mirror, sums in a fixed order (reproducible run to run); f32 on \
 3xTF32 (precision 3xtf32), f64 on FP64 tensor cores (IEEE); wgmma (Hopper, sm_90; \
 unavailable elsewhere): f32 on the GEMM ladder's wgmma_3x kernel (3xTF32, TMA, warp-specialized, \
@@ -129,7 +129,7 @@ impl Grid {
 }
 
 /// One rung of the ladder: how its grid covers C, the block's threads, whether it runs
-/// the tensor-core GEMM (`kernels/mma.cuh`) on Mᵀ materialised first, and whether its
+/// the tensor-core GEMM (`kernels/mma.cuh`; f32 on Mᵀ materialised first), and whether its
 /// f32 kernel is Hopper's (`ops::wgmma`).
 #[derive(Debug, Clone, Copy)]
 struct Rung {
@@ -517,31 +517,48 @@ fn zero<T: CudaElement>(gpu: &Gpu, out: &mut DeviceMatrix<T>) -> Result<()> {
         .map_err(|e| driver("gram: zeroing the output", e))
 }
 
-/// `out ← m·mᵀ` by the `tensor_core` rung (and `wgmma`'s f64): mᵀ materialised, then the
-/// tensor-core GEMM on the upper tiles, each result written with its mirror.
+/// `out ← m·mᵀ` by the `tensor_core` rung (and `wgmma`'s f64): the tensor-core GEMM on the
+/// upper tiles, each result written with its mirror; f32 on mᵀ materialised first, f64
+/// reading B's stages from m's rows (no copy).
 fn tensor_core<T: CudaElement>(
     gpu: &Gpu,
     (n, k): (i32, i32),
     m: &DeviceMatrix<T>,
     out: &mut DeviceMatrix<T>,
 ) -> Result<()> {
-    let mt = matmul::transposed(gpu, m)?;
     let name = format!("gram_{}_{}", TENSOR_CORE.name, T::SUFFIX);
     let f = gpu.function(KernelFile::GRAM, &name)?;
-    let cfg = LaunchConfig {
+    let mut cfg = LaunchConfig {
         grid_dim: (grid_1d("gram", tc_blocks::<T>(m.rows, m.cols))?, 1, 1),
         block_dim: (matmul::tc_shape::<T>().threads, 1, 1),
         shared_mem_bytes: matmul::tc_shared_memory::<T>(gpu, &name, &f)?,
     };
+    if T::DTYPE == DType::F64 {
+        // B's stages read from M's rows: no transposed copy.
+        cfg.shared_mem_bytes = TC_SMEM_BT_F64;
+        let mut b = gpu.stream().launch_builder(&f);
+        push_args!(b; &n, &k, &m.data, &mut out.data);
+        // SAFETY: gram_tensor_core_f64(int N, int K, const double* A, double* C): A n×k
+        // and C n×n (buffers checked by the caller); 128 / BN blocks per upper 128×128
+        // tile, decoded from blockIdx.x as the kernel does; every access is bounds-checked
+        // against N and K, and the kernel gets the TC_SMEM_BT bytes its stages take (the
+        // grant above covers the device's whole opt-in limit).
+        return unsafe { go(b, &name, cfg) };
+    }
+    let mt = matmul::transposed(gpu, m)?;
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &n, &k, &m.data, &mt.data, &mut out.data);
-    // SAFETY: gram_tensor_core_<dtype>(int N, int K, const T* A, const T* At, T* C): A
-    // n×k and C n×n (buffers checked by the caller), At k×n (allocated by `transposed`);
-    // 128 / BN blocks per upper 128×128 tile, decoded from blockIdx.x as the kernel
-    // does; every access is bounds-checked against N and K, and the kernel gets the
-    // TC_SMEM(T) bytes its stages take.
+    // SAFETY: gram_tensor_core_f32(int N, int K, const float* A, const float* At, float*
+    // C): A n×k and C n×n (buffers checked by the caller), At k×n (allocated by
+    // `transposed`); 128 / BN blocks per upper 128×128 tile, decoded from blockIdx.x as
+    // the kernel does; every access is bounds-checked against N and K, and the kernel gets
+    // the TC_SMEM(float) bytes its stages take.
     unsafe { go(b, &name, cfg) }
 }
+
+/// Dynamic shared memory of `gram_tensor_core_f64` (mma.cuh's TC_SMEM_BT): three stages of
+/// A's 128×16 and B's 64×16 (M's rows), rows padded to 20 doubles.
+const TC_SMEM_BT_F64: u32 = 3 * (128 + 64) * 20 * 8;
 
 /// Copies the upper triangle of the n×n `out` to its lower one (the stripe rungs' second
 /// launch).
