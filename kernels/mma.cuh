@@ -172,27 +172,30 @@ struct TcFast {
     __device__ __forceinline__ TcFast(const T* A, const T* B, int M, int N, int K, int m0,
                                       int n0) {
         const int t = threadIdx.x;
-        ra = t / PA::PER_ROW;
-        ca = (t % PA::PER_ROW) * PA::V;
-        a = A + (i64)(m0 + ra) * K + ca;
-        a_in = 0;
-#pragma unroll
-        for (int s = 0; s < PA::LOADS; ++s)
-            if (m0 + ra + s * PA::STEP < M) a_in |= 1u << s;
+        a_in = rows<PA>(A, K, m0, M, ra, ca, a);
         if constexpr (BT) {
-            rb = t / PT::PER_ROW;
-            cb = (t % PT::PER_ROW) * PT::V;
-            b = B + (i64)(n0 + rb) * K + cb;
-            b_in = 0;
-#pragma unroll
-            for (int s = 0; s < PT::LOADS; ++s)
-                if (n0 + rb + s * PT::STEP < N) b_in |= 1u << s;
+            b_in = rows<PT>(B, K, n0, N, rb, cb, b);
         } else {
             rb = t / PB::PER_ROW;
             cb = (t % PB::PER_ROW) * PB::V;
             b = B + (i64)rb * N + n0 + cb;
             b_in = n0 + cb < N;
         }
+    }
+    // A panel P of the K-major X (rows from r0, `limit` of them, K a row): this thread's
+    // row r and column c in it, its first chunk's address p, and a bit per chunk s whose
+    // row lies inside X.
+    template <typename P>
+    __device__ __forceinline__ static unsigned rows(const T* X, int K, int r0, int limit, int& r,
+                                                    int& c, const T*& p) {
+        r = threadIdx.x / P::PER_ROW;
+        c = (threadIdx.x % P::PER_ROW) * P::V;
+        p = X + (i64)(r0 + r) * K + c;
+        unsigned in = 0;
+#pragma unroll
+        for (int s = 0; s < P::LOADS; ++s)
+            if (r0 + r + s * P::STEP < limit) in |= 1u << s;
+        return in;
     }
     // The K-tile from k0 into a stage.
     __device__ __forceinline__ void stage(int N, int K, int k0, T* As, T* Bs) const {
