@@ -159,7 +159,9 @@ __device__ __forceinline__ void tc_stage(const T* A, const T* B, int M, int N, i
 // A and B 16-byte aligned): a thread's chunks lie at fixed offsets from two pointers
 // fixed at the start, and those outside the matrices are zero-filled by cp.async
 // itself, without a branch (a source size of 0 reads nothing at the address given).
-template <typename T, bool BT = false>
+// PAIR (gemm_tc's PAIR): A's stage rows 0..63 are rows m0.. and rows 64..127 are rows
+// m0 + 128..; B is not loaded.
+template <typename T, bool BT = false, bool PAIR = false>
 struct TcFast {
     typedef Panel<T, 128, Tc<T>::BK, Tc<T>::THREADS> PA;
     typedef Panel<T, Tc<T>::BK, Tc<T>::BN, Tc<T>::THREADS> PB;
@@ -194,17 +196,22 @@ struct TcFast {
         unsigned in = 0;
 #pragma unroll
         for (int s = 0; s < P::LOADS; ++s)
-            if (r0 + r + s * P::STEP < limit) in |= 1u << s;
+            if (r0 + r + s * P::STEP + gap<P>(s) < limit) in |= 1u << s;
         return in;
+    }
+    // PAIR: the rows skipped before A's chunk s (the stage's second half).
+    template <typename P> __device__ __forceinline__ static constexpr int gap(int s) {
+        return PAIR && s * P::STEP >= 64 ? 64 : 0;
     }
     // The K-tile from k0 into a stage.
     __device__ __forceinline__ void stage(int N, int K, int k0, T* As, T* Bs) const {
 #pragma unroll
         for (int s = 0; s < PA::LOADS; ++s) {
             const bool in = ((a_in >> s) & 1) && k0 + ca < K;
-            const T* q = a + (i64)s * PA::STEP * K + k0;
+            const T* q = a + (i64)(s * PA::STEP + gap<PA>(s)) * K + k0;
             cp_async16_zfill(As + Tc<T>::a_at(ra + s * PA::STEP, ca), q, in);
         }
+        if constexpr (PAIR) return;
         if constexpr (BT) {
 #pragma unroll
             for (int s = 0; s < PT::LOADS; ++s) {
@@ -321,8 +328,9 @@ __device__ __forceinline__ void tc_zero(typename TcAcc<T>::type acc) {
 }
 
 // gemm_tc's K loop: acc += the block tile's product, through a three-stage cp.async
-// pipeline; FAST: the stages are loaded by TcFast (both operands in whole chunks).
-template <typename T, int MODE, bool FAST, bool BT>
+// pipeline; FAST: the stages are loaded by TcFast (both operands in whole chunks). PAIR
+// (FAST, BT): B is A's stage itself, from row 64·wm (see gemm_tc).
+template <typename T, int MODE, bool FAST, bool BT, bool PAIR = false>
 __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, const T* B, int m0,
                                             int n0, bool vec_a, bool vec_b, T* As, T* Bs, int wm,
                                             int wn, typename TcAcc<T>::type acc) {
@@ -331,7 +339,8 @@ __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, con
     typename Acc::type part;
     const int tiles = (K + BK - 1) / BK;
     constexpr int B_STAGE = TcB<T, BT>::STAGE;
-    const TcFast<T, BT> ld(A, B, M, N, K, m0, n0);
+    static_assert(!PAIR || (FAST && BT), "PAIR reads B from A's stage");
+    const TcFast<T, BT, PAIR> ld(A, B, M, N, K, m0, n0);
     auto stage = [&](int kt, int s) {
         T* const as = As + s * Tc<T>::A_STAGE;
         T* const bs = Bs + s * B_STAGE;
@@ -367,8 +376,9 @@ __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, con
 #pragma unroll
                     for (int e = 0; e < Acc::E; ++e) acc[i][j][e] += part[i][j][e];
         } else {
-            tc_compute<MODE, BT>(As + (t % STAGES) * Tc<T>::A_STAGE, Bs + (t % STAGES) * B_STAGE, wm,
-                                 wn, acc);
+            const T* const as = As + (t % STAGES) * Tc<T>::A_STAGE;
+            tc_compute<MODE, BT>(as, PAIR ? as + Tc<T>::a_at(64 * wm, 0) : Bs + (t % STAGES) * B_STAGE,
+                                 wm, wn, acc);
         }
     }
 }
@@ -386,8 +396,11 @@ __device__ __forceinline__ void tc_store_pair(double* p, double a, double b) {
 // rows from tm·128 and columns from tn·BN. SYM (gram.cu's M·Mᵀ, with B = Aᵀ, the tiles that
 // meet the upper triangle, beta = 0): each result on or above the diagonal is written to
 // C[row][col] and to C[col][row]. BT (f64): B is given as Bᵀ, N×K row-major (M·Mᵀ passes
-// M itself), and its stages are laid out as A's.
-template <typename T, int MODE, bool SYM = false, bool BT = false>
+// M itself), and its stages are laid out as A's. PAIR (SYM, BT, A = B, K and A's rows whole
+// 16-byte chunks): the upper triangles of the 64×64 blocks on C's diagonal at rows
+// 128·tm and 128·(tm + 1), each the product of A's 64 rows there with themselves: warp
+// rows wm take the block at 128·(tm + wm), B read from A's stage (no B stage loaded).
+template <typename T, int MODE, bool SYM = false, bool BT = false, bool PAIR = false>
 __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A, const T* B,
                                         T beta, T* C, int tm, int tn) {
     constexpr int BN = Tc<T>::BN, STAGES = Tc<T>::STAGES, V = V16<T>::N;
@@ -402,7 +415,10 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
     typename TcAcc<T>::type acc;
     tc_zero<T>(acc);
     // Two copies of the main loop, so that neither holds the other's addressing.
-    if (vec_a && vec_b) {
+    if constexpr (PAIR) {
+        static_assert(SYM && BT, "PAIR is M·Mᵀ's");
+        tc_mainloop<T, MODE, true, BT, true>(M, N, K, A, B, m0, n0, true, true, As, Bs, wm, wn, acc);
+    } else if (vec_a && vec_b) {
         tc_mainloop<T, MODE, true, BT>(M, N, K, A, B, m0, n0, true, true, As, Bs, wm, wn, acc);
     } else {
         tc_mainloop<T, MODE, false, BT>(M, N, K, A, B, m0, n0, vec_a, vec_b, As, Bs, wm, wn, acc);
@@ -418,8 +434,8 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
         for (int j = 0; j < 4; ++j)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const int row = m0 + wm * 64 + i * 16 + g + h * 8;
-                const int col = n0 + wn * 32 + j * 8 + t2;
+                const int row = (PAIR ? (tm + wm) * 128 : m0 + wm * 64) + i * 16 + g + h * 8;
+                const int col = (PAIR ? (tm + wm) * 128 : n0) + wn * 32 + j * 8 + t2;
                 const T v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
                 if (row >= M) continue;
                 if (SYM) {
