@@ -77,7 +77,8 @@ reg_blocked: the GEMM ladder's 128x128 register-blocked kernel with 16-byte load
 on a 1-D grid over the T(T+1)/2 upper tiles, results mirrored as 16-byte stores (f32: BK 16, \
 one shared buffer; f64: BK 8, double-buffered through registers: the faster of each); \
 tensor_core (sm_80 and later; unavailable before): the GEMM ladder's tensor_core kernel \
-(mma.sync, three cp.async stages; each upper 128x128 tile as two blocks of 128x64 for f64) \
+(mma.sync, three cp.async stages; each upper 128x128 tile as two blocks of 128x64 for f64, \
+the left blocks of two diagonal tiles, which meet the upper triangle in their top 64 rows, as one) \
 on the same upper tiles (f32 with M transposed first; f64 reads M's rows as both operands), each \
 result written with its mirror, sums in a fixed order (reproducible run to run); f32 on \
 3xTF32 (precision 3xtf32), f64 on FP64 tensor cores (IEEE); wgmma (Hopper, sm_90; \
