@@ -363,8 +363,6 @@ __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, con
         // whose stage the next load overwrites.
         __syncthreads();
         const int next = t + STAGES - 1;
-        if (next < tiles) stage(next, next % STAGES);
-        cp_async_commit();
         if (Acc::CHUNKED) {
             tc_zero<T>(part);
             tc_compute<MODE>(As + (t % STAGES) * Tc<T>::A_STAGE, Bs + (t % STAGES) * B_STAGE, wm, wn,
@@ -380,7 +378,12 @@ __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, con
             tc_compute<MODE, BT>(as, PAIR ? as + Tc<T>::a_at(64 * wm, 0) : Bs + (t % STAGES) * B_STAGE,
                                  wm, wn, acc);
         }
+        // After the products, so that the copies' issue fills the products' gaps; past the
+        // last tile the copies are zero fills of a free stage (FAST: no branch around them).
+        if (FAST || next < tiles) stage(next, next % STAGES);
+        cp_async_commit();
     }
+    cp_async_wait<0>();
 }
 
 // Two neighbouring elements of C as one aligned store.
