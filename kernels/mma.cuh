@@ -357,33 +357,56 @@ __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, con
         if (s < tiles) stage(s, s);
         cp_async_commit();
     }
-    for (int t = 0; t < tiles; ++t) {
-        cp_async_wait<STAGES - 2>();
-        // Tile t is visible to every thread, and every thread is done with tile t − 1,
-        // whose stage the next load overwrites.
-        __syncthreads();
-        const int next = t + STAGES - 1;
-        if (Acc::CHUNKED) {
-            tc_zero<T>(part);
-            tc_compute<MODE>(As + (t % STAGES) * Tc<T>::A_STAGE, Bs + (t % STAGES) * B_STAGE, wm, wn,
-                             part);
-#pragma unroll
-            for (int i = 0; i < Acc::I; ++i)
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-#pragma unroll
-                    for (int e = 0; e < Acc::E; ++e) acc[i][j][e] += part[i][j][e];
-        } else {
+    // The next tile's copies come after tile t's products, so that their issue fills the
+    // products' gaps, and on the fast path with no branch around them. Before the
+    // products, the wait and the barrier: tile t is visible to every thread, and every
+    // thread is done with tile t − 1, whose stage the copies overwrite.
+    if constexpr (FAST && !Acc::CHUNKED) {
+        // f64: a loop while there is a next tile, then the last STAGES − 1 tiles' products.
+        auto products = [&](int t) {
+            cp_async_wait<STAGES - 2>();
+            __syncthreads();
             const T* const as = As + (t % STAGES) * Tc<T>::A_STAGE;
             tc_compute<MODE, BT>(as, PAIR ? as + Tc<T>::a_at(64 * wm, 0) : Bs + (t % STAGES) * B_STAGE,
                                  wm, wn, acc);
+        };
+        int t = 0;
+        for (; t + STAGES - 1 < tiles; ++t) {
+            products(t);
+            stage(t + STAGES - 1, (t + STAGES - 1) % STAGES);
+            cp_async_commit();
         }
-        // After the products, so that the copies' issue fills the products' gaps; past the
-        // last tile the copies are zero fills of a free stage (FAST: no branch around them).
-        if (FAST || next < tiles) stage(next, next % STAGES);
-        cp_async_commit();
+        for (; t < tiles; ++t) {
+            products(t);
+            cp_async_commit();
+        }
+    } else {
+        // f32 (the split form made its 3xTF32 kernels spill) and the general path: one
+        // loop; on the fast path the copies past the last tile are zero fills of a free
+        // stage (k0 ≥ K: source size 0).
+        for (int t = 0; t < tiles; ++t) {
+            cp_async_wait<STAGES - 2>();
+            __syncthreads();
+            if (Acc::CHUNKED) {
+                tc_zero<T>(part);
+                tc_compute<MODE>(As + (t % STAGES) * Tc<T>::A_STAGE, Bs + (t % STAGES) * B_STAGE, wm,
+                                 wn, part);
+#pragma unroll
+                for (int i = 0; i < Acc::I; ++i)
+#pragma unroll
+                    for (int j = 0; j < 4; ++j)
+#pragma unroll
+                        for (int e = 0; e < Acc::E; ++e) acc[i][j][e] += part[i][j][e];
+            } else {
+                tc_compute<MODE, BT>(As + (t % STAGES) * Tc<T>::A_STAGE, Bs + (t % STAGES) * B_STAGE,
+                                     wm, wn, acc);
+            }
+            const int next = t + STAGES - 1;
+            if (FAST || next < tiles) stage(next, next % STAGES);
+            cp_async_commit();
+        }
+        cp_async_wait<0>();
     }
-    cp_async_wait<0>();
 }
 
 // Two neighbouring elements of C as one aligned store.
