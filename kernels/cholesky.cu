@@ -406,7 +406,7 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
     }
 }
 
-// ---- rung 5: dataflow (f64 on DMMA) ---------------------------------------------------
+// ---- rung 5: dataflow (f64 on DMMA, f32 on 3xTF32) ------------------------------------
 // The whole factorization in one persistent kernel, left-looking over the 64×64 tiles of
 // the lower triangle (nt = ⌈n/64⌉ tiles a side). Blocks take tiles from a counter, in
 // an order the host gives (crates/cuda/src/ops/cholesky/mod.rs). Tile (i, j) computes
@@ -427,8 +427,11 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
 // thread 0 with relaxed loads, then a fence and a barrier before anyone reads the tile;
 // every tile read is L2-only (cp.async.cg, ld.global.cg): no stale L1 line of a tile
 // that was still being written when a neighbour's line was cached.
-// The rows are read as 16-byte vectors: the host pads an odd n to an even leading
-// dimension `lda`.
+// The rows are read as 16-byte vectors: the host pads n to a leading dimension `lda` of
+// whole 16-byte vectors (even for f64, a multiple of 4 for f32).
+// f32 (`dataflow_3x`, opt-in): the same kernel with every product on TF32 tensor cores as
+// three products (3xTF32, as mma.cuh's tc_compute: small·big + big·small + big·big, the
+// sums in f32), the pivots, divisions and solves' own steps in f32.
 #define DF_THREADS 128
 #define DF_BK 32
 #define DF_STAGES 3
@@ -436,8 +439,67 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
 #define DF_LDK (DF_BK + 4)                        // padded row of a stage tile
 #define DF_STAGE (2 * CHOL_NB * DF_LDK)           // elements per stage: A's and B's rows
 #define DF_LDS (CHOL_NB + 1)                       // the diagonal tile in shared memory
-#define DF_LDT (CHOL_NB + 2)                       // the solve's tiles (16-byte rows)
-#define DF_SMEM (DF_STAGES * DF_STAGE * 8)        // bytes; the solve and the factorization fit
+#define DF_SMEM(T) (DF_STAGES * DF_STAGE * (int)sizeof(T))  // bytes; solve and factor fit
+
+// Per element type: the 16-byte vector's elements, the solve tiles' rows (whole vectors),
+// the operand fragments of one m16n8k8 product (f64: the values, DMMA's operands; f32: the
+// big and small TF32 parts of each value) and the product.
+template <typename T> struct Df;
+struct DfA64 { double v[4]; };
+struct DfB64 { double v[2]; };
+struct DfA32 { u32 hi[4], lo[4]; };
+struct DfB32 { u32 hi[2], lo[2]; };
+template <> struct Df<double> {
+    static constexpr int V = 2, LDT = CHOL_NB + 2;
+    typedef DfA64 A;
+    typedef DfB64 B;
+};
+template <> struct Df<float> {
+    static constexpr int V = 4, LDT = CHOL_NB + 4;
+    typedef DfA32 A;
+    typedef DfB32 B;
+};
+// A's fragment at p (row g, column t of the 16×8 block; leading dimension ld), B's at p
+// (row g of the 8 rows of Bᵀ, column t).
+__device__ __forceinline__ void df_frag(DfA64& f, const double* p, int ld) {
+    f.v[0] = p[0];
+    f.v[1] = p[8 * ld];
+    f.v[2] = p[4];
+    f.v[3] = p[8 * ld + 4];
+}
+__device__ __forceinline__ void df_frag(DfB64& f, const double* p, int) {
+    f.v[0] = p[0];
+    f.v[1] = p[4];
+}
+__device__ __forceinline__ void df_frag(DfA32& f, const float* p, int ld) {
+    split_tf32(p[0], f.hi[0], f.lo[0]);
+    split_tf32(p[8 * ld], f.hi[1], f.lo[1]);
+    split_tf32(p[4], f.hi[2], f.lo[2]);
+    split_tf32(p[8 * ld + 4], f.hi[3], f.lo[3]);
+}
+__device__ __forceinline__ void df_frag(DfB32& f, const float* p, int) {
+    split_tf32(p[0], f.hi[0], f.lo[0]);
+    split_tf32(p[4], f.hi[1], f.lo[1]);
+}
+__device__ __forceinline__ void df_product(double c[4], const DfA64& a, const DfB64& b) {
+    mma_f64(c, a.v, b.v);
+}
+__device__ __forceinline__ void df_product(float c[4], const DfA32& a, const DfB32& b) {
+    mma_tf32(c, a.lo, b.hi);
+    mma_tf32(c, a.hi, b.lo);
+    mma_tf32(c, a.hi, b.hi);
+}
+// Two neighbouring elements from L2 (p aligned to both).
+__device__ __forceinline__ void df_ld2(const double* p, double& x, double& y) {
+    const double2 v = __ldcg(reinterpret_cast<const double2*>(p));
+    x = v.x;
+    y = v.y;
+}
+__device__ __forceinline__ void df_ld2(const float* p, float& x, float& y) {
+    const float2 v = __ldcg(reinterpret_cast<const float2*>(p));
+    x = v.x;
+    y = v.y;
+}
 
 __device__ __forceinline__ long long df_first(int j, int nt) {
     return (long long)j * nt - (long long)j * (j - 1) / 2;  // number of tile (j, j)
@@ -495,11 +557,13 @@ __device__ __forceinline__ void df_pos(int i, int j, int e, int& r, int& c) {
 
 // One chunk (16 columns of K) of the tile's rows (r0..) into As and of (c0..) into Bs,
 // 16-byte copies, rows past n zero-filled. `same`: B is A (a diagonal tile).
-__device__ __forceinline__ void df_load(double* st, const double* a, int n, int lda, int r0,
-                                        int c0, int k, bool same) {
+template <typename T>
+__device__ __forceinline__ void df_load(T* st, const T* a, int n, int lda, int r0, int c0, int k,
+                                        bool same) {
+    constexpr int V = Df<T>::V;
 #pragma unroll
-    for (int e = threadIdx.x; e < CHOL_NB * DF_BK / 2; e += DF_THREADS) {
-        const int r = e / (DF_BK / 2), v = 2 * (e % (DF_BK / 2));
+    for (int e = threadIdx.x; e < CHOL_NB * DF_BK / V; e += DF_THREADS) {
+        const int r = e / (DF_BK / V), v = V * (e % (DF_BK / V));
         cp_async16_zfill(&st[r * DF_LDK + v], a + (i64)min(r0 + r, n - 1) * lda + k + v, r0 + r < n);
         if (!same)
             cp_async16_zfill(&st[(CHOL_NB + r) * DF_LDK + v],
@@ -509,31 +573,22 @@ __device__ __forceinline__ void df_load(double* st, const double* a, int n, int 
 
 // acc += As·Bsᵀ over K columns of 64-row operands in shared memory (leading dimension
 // LD), in the accumulator layout; the K loop unrolled U times.
-template <int LD, int K, int U>
-__device__ __forceinline__ void df_mma(const double* As, const double* Bs, double acc[2][4][4]) {
+template <int LD, int K, int U, typename T>
+__device__ __forceinline__ void df_mma(const T* As, const T* Bs, T acc[2][4][4]) {
     const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int wm = w / 2, wn = w % 2;
 #pragma unroll U
     for (int kk = 0; kk < K; kk += 8) {
-        double af[2][4], bf[4][2];
+        typename Df<T>::A af[2];
+        typename Df<T>::B bf[4];
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
-            const double* p = As + (32 * wm + 16 * i + g) * LD + kk + t;
-            af[i][0] = p[0];
-            af[i][1] = p[8 * LD];
-            af[i][2] = p[4];
-            af[i][3] = p[8 * LD + 4];
-        }
+        for (int i = 0; i < 2; ++i) df_frag(af[i], As + (32 * wm + 16 * i + g) * LD + kk + t, LD);
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const double* p = Bs + (32 * wn + 8 * j + g) * LD + kk + t;
-            bf[j][0] = p[0];
-            bf[j][1] = p[4];
-        }
+        for (int j = 0; j < 4; ++j) df_frag(bf[j], Bs + (32 * wn + 8 * j + g) * LD + kk + t, LD);
 #pragma unroll
         for (int i = 0; i < 2; ++i)
 #pragma unroll
-            for (int j = 0; j < 4; ++j) mma_f64(acc[i][j], af[i], bf[j]);
+            for (int j = 0; j < 4; ++j) df_product(acc[i][j], af[i], bf[j]);
     }
 }
 
@@ -559,26 +614,40 @@ __device__ __forceinline__ void df_root(double p, double& r, double& s) {
     const double q = p * y;
     s = fma(0.5 * y, fma(-q, q, p), q);
 }
+// The same in f32: the estimate (rsqrt.approx.f32, about 23 bits), one Newton step.
+__device__ __forceinline__ void df_root(float p, float& r, float& s) {
+    if (p < 1.17549435e-38f) {
+        s = sqrtf(p);
+        r = 1.0f / s;
+        return;
+    }
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(p));
+    y = fmaf(0.5f * y, fmaf(-p * y, y, 1.0f), y);
+    r = y;
+    const float q = p * y;
+    s = fmaf(0.5f * y, fmaf(-q, q, p), q);
+}
 
-// D[r][c] −= Σ_{k<16} P[r][k]·Q[c][k] on DMMA, for r < rows (warp w takes rows 16w..,
+// D[r][c] −= Σ_{k<16} P[r][k]·Q[c][k] on tensor cores (df_product), for r < rows (warp w takes rows 16w..,
 // w < rows/16) and c < 8·nf (nf ≤ 6 fragments of 8 columns; with `lower`, only those not
 // wholly above the diagonal r = c). P, Q and D in shared memory, leading dimension LD.
-template <int LD>
-__device__ __forceinline__ void df_rank16(double* D, const double* P, const double* Q, int rows,
-                                          int nf, bool lower) {
+template <int LD, typename T>
+__device__ __forceinline__ void df_rank16(T* D, const T* P, const T* Q, int rows, int nf,
+                                          bool lower) {
     const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     if (16 * w >= rows) return;
-    double acc[6][4] = {};
+    T acc[6][4] = {};
 #pragma unroll
     for (int kk = 0; kk < 16; kk += 8) {
-        const double* pa = P + (16 * w + g) * LD + kk + t;
-        const double af[4] = {pa[0], pa[8 * LD], pa[4], pa[8 * LD + 4]};
+        typename Df<T>::A af;
+        df_frag(af, P + (16 * w + g) * LD + kk + t, LD);
 #pragma unroll
         for (int f = 0; f < 6; ++f) {
             if (f < nf && !(lower && 8 * f > 16 * w + 15)) {
-                const double* pb = Q + (8 * f + g) * LD + kk + t;
-                const double bf[2] = {pb[0], pb[4]};
-                mma_f64(acc[f], af, bf);
+                typename Df<T>::B bf;
+                df_frag(bf, Q + (8 * f + g) * LD + kk + t, LD);
+                df_product(acc[f], af, bf);
             }
         }
     }
@@ -593,18 +662,19 @@ __device__ __forceinline__ void df_rank16(double* D, const double* P, const doub
 }
 
 // One row of 16 columns solved in place against a 16×16 lower block: x·Lᵀ = row, with
-// L[c2][c] at l[c2 * LD + c] and rd[c] = 1/L[c][c]. Rows of an even LD are 16-byte
-// aligned and move two values at a time.
-template <int LD>
-__device__ __forceinline__ void df_solve16(double* row, const double* l, const double* rd) {
-    double x[16];
+// L[c2][c] at l[c2 * LD + c] and rd[c] = 1/L[c][c]. Rows of whole 16-byte vectors move a
+// vector at a time.
+template <int LD, typename T>
+__device__ __forceinline__ void df_solve16(T* row, const T* l, const T* rd) {
+    constexpr int V = Df<T>::V;
+    T x[16];
 #pragma unroll
-    for (int c = 0; c < 16; c += 2) {
-        if (LD % 2 == 0) {
+    for (int c = 0; c < 16; c += V) {
+        if (LD % V == 0) {
             ldv(row + c, x + c);
         } else {
-            x[c] = row[c];
-            x[c + 1] = row[c + 1];
+#pragma unroll
+            for (int v = 0; v < V; ++v) x[c + v] = row[c + v];
         }
     }
 #pragma unroll
@@ -614,12 +684,12 @@ __device__ __forceinline__ void df_solve16(double* row, const double* l, const d
         for (int c2 = c + 1; c2 < 16; ++c2) x[c2] = fma(-x[c], l[c2 * LD + c], x[c2]);
     }
 #pragma unroll
-    for (int c = 0; c < 16; c += 2) {
-        if (LD % 2 == 0) {
+    for (int c = 0; c < 16; c += V) {
+        if (LD % V == 0) {
             stv(row + c, x + c);
         } else {
-            row[c] = x[c];
-            row[c + 1] = x[c + 1];
+#pragma unroll
+            for (int v = 0; v < V; ++v) row[c + v] = x[c + v];
         }
     }
 }
@@ -629,37 +699,37 @@ __device__ __forceinline__ void df_solve16(double* row, const double* l, const d
 // diagonal block in registers (lane r holds row r; each column's multipliers reach the
 // later columns by shuffles, so the 16 pivots need no barrier), the threads solve the
 // rows below it one row each, and the rest of the lower triangle takes the panel's
-// rank-16 update on DMMA (df_rank16). Padding rows (k0 + r ≥ n) take pivot 1.
-__device__ void df_potrf(double* S, double* rd, int n, int k0, int* info) {
+// rank-16 update on tensor cores (df_rank16). Padding rows (k0 + r ≥ n) take pivot 1.
+template <typename T> __device__ void df_potrf(T* S, T* rd, int n, int k0, int* info) {
     const int tid = threadIdx.x, lane = tid % 32;
 #pragma unroll 1
     for (int p = 0; p < 4; ++p) {
         const int c0 = 16 * p;
         if (tid < 32) {
             const int r = lane & 15;  // lanes 16..31 repeat lanes 0..15
-            double x[16];
+            T x[16];
 #pragma unroll
             for (int c = 0; c < 16; ++c) x[c] = S[(c0 + r) * DF_LDS + c0 + c];
             // The next pivot first: lane c + 1 updates its own diagonal element with its
             // own multiplier, so one shuffle a pivot is on the chain; the other lanes'
             // updates (the same fma for that element) follow off it.
-            double piv = __shfl_sync(0xffffffffu, x[0], 0);
+            T piv = __shfl_sync(0xffffffffu, x[0], 0);
 #pragma unroll
             for (int c = 0; c < 16; ++c) {
-                if (k0 + c0 + c >= n) piv = 1.0;
+                if (k0 + c0 + c >= n) piv = T(1);
                 if (chol_bad_pivot(piv)) {
                     if (lane == 0 && atomicCAS(info, -1, k0 + c0 + c) == -1)
-                        *reinterpret_cast<double*>(info + 2) = piv;
-                    piv = 1.0;
+                        *reinterpret_cast<double*>(info + 2) = (double)piv;
+                    piv = T(1);
                 }
-                double rs, root;
+                T rs, root;
                 df_root(piv, rs, root);
-                const double l = x[c] * rs;  // L[r][c] for r > c
+                const T l = x[c] * rs;  // L[r][c] for r > c
                 if (c + 1 < 16) piv = __shfl_sync(0xffffffffu, fma(-l, l, x[c + 1]), c + 1);
 #pragma unroll
                 for (int c2 = c + 1; c2 < 16; ++c2)
                     x[c2] = fma(-l, __shfl_sync(0xffffffffu, l, c2), x[c2]);
-                x[c] = r > c ? l : (r == c ? root : 0.0);
+                x[c] = r > c ? l : (r == c ? root : T(0));
                 if (lane == 0) rd[c0 + c] = rs;
             }
             __syncwarp();  // lanes 16..31 have read the block too
@@ -680,22 +750,22 @@ __device__ void df_potrf(double* S, double* rd, int n, int k0, int* info) {
     }
 }
 
-// X·Lᵀ = C for the 64 rows of xs (xs[r * DF_LDT + c]) in place, L lower triangular in ls
-// (ls[r * DF_LDT + c]), rd[c] = 1/L[c][c]: in four blocks of 16 columns, each solved by
+// X·Lᵀ = C for the 64 rows of xs (xs[r * LDT + c]) in place, L lower triangular in ls
+// (ls[r * LDT + c]), rd[c] = 1/L[c][c]: in four blocks of 16 columns, each solved by
 // one thread a row, then subtracted from the later columns (df_rank16).
-__device__ void df_trsm(const double* ls, const double* rd, double* xs) {
+template <typename T> __device__ void df_trsm(const T* ls, const T* rd, T* xs) {
+    constexpr int LDT = Df<T>::LDT;
     const int tid = threadIdx.x;
 #pragma unroll 1
     for (int b = 0; b < 4; ++b) {
         const int c0 = 16 * b;
         if (tid < CHOL_NB)
-            df_solve16<DF_LDT>(xs + tid * DF_LDT + c0, ls + c0 * DF_LDT + c0, rd + c0);
+            df_solve16<LDT>(xs + tid * LDT + c0, ls + c0 * LDT + c0, rd + c0);
         __syncthreads();
         const int c1 = c0 + 16;
         if (c1 == CHOL_NB) break;
         // xs[.., c1..] −= X_b·L[c1.., c0..c0+16)ᵀ, X_b = xs[.., c0..c0+16).
-        df_rank16<DF_LDT>(xs + c1, xs + c0, ls + c1 * DF_LDT + c0, CHOL_NB, (CHOL_NB - c1) / 8,
-                          false);
+        df_rank16<LDT>(xs + c1, xs + c0, ls + c1 * LDT + c0, CHOL_NB, (CHOL_NB - c1) / 8, false);
         __syncthreads();
     }
 }
@@ -703,8 +773,9 @@ __device__ void df_trsm(const double* ls, const double* rd, double* xs) {
 // One tile (ti, tj) of the dataflow factorization; see above.
 // C's tile at (r0, c0) into the accumulator layout (rows and columns past n read as zero;
 // only the lower triangle is read: a diagonal tile's upper part is zero).
-__device__ __forceinline__ void df_load_c(double cin[2][4][4], const double* a, int n, int lda,
-                                          int r0, int c0) {
+template <typename T>
+__device__ __forceinline__ void df_load_c(T cin[2][4][4], const T* a, int n, int lda, int r0,
+                                          int c0) {
     const bool diag = r0 == c0;
 #pragma unroll
     for (int i = 0; i < 2; ++i)
@@ -714,17 +785,17 @@ __device__ __forceinline__ void df_load_c(double cin[2][4][4], const double* a, 
             for (int e = 0; e < 4; e += 2) {
                 int r, c;
                 df_pos(i, j, e, r, c);
-                double2 x = make_double2(0.0, 0.0);
+                T x = T(0), y = T(0);
                 if (r0 + r < n && c0 + c < n && !(diag && c > r))
-                    x = __ldcg(reinterpret_cast<const double2*>(a + (i64)(r0 + r) * lda + c0 + c));
-                cin[i][j][e] = x.x;
-                cin[i][j][e + 1] = c0 + c + 1 < n && !(diag && c + 1 > r) ? x.y : 0.0;
+                    df_ld2(a + (i64)(r0 + r) * lda + c0 + c, x, y);
+                cin[i][j][e] = x;
+                cin[i][j][e + 1] = c0 + c + 1 < n && !(diag && c + 1 > r) ? y : T(0);
             }
 }
 
 // dst (row-major, leading dimension ld) = cin − acc, in the accumulator layout.
-__device__ __forceinline__ void df_put(double* dst, int ld, const double cin[2][4][4],
-                                       const double acc[2][4][4]) {
+template <typename T>
+__device__ __forceinline__ void df_put(T* dst, int ld, const T cin[2][4][4], const T acc[2][4][4]) {
 #pragma unroll
     for (int i = 0; i < 2; ++i)
 #pragma unroll
@@ -753,7 +824,8 @@ __device__ __forceinline__ void df_publish(int* flag, int value) {
 }
 
 // The factored diagonal tile in S (row-major, DF_LDS) stored at (k0, k0), lower part.
-__device__ __forceinline__ void df_store_diag(double* a, int n, int lda, int k0, const double* S) {
+template <typename T>
+__device__ __forceinline__ void df_store_diag(T* a, int n, int lda, int k0, const T* S) {
     for (int e = threadIdx.x; e < CHOL_NB * CHOL_NB; e += DF_THREADS) {
         const int r = e / CHOL_NB, c = e % CHOL_NB;
         if (c <= r && k0 + r < n) a[(i64)(k0 + r) * lda + k0 + c] = S[r * DF_LDS + c];
@@ -771,20 +843,22 @@ __device__ __forceinline__ void df_store_diag(double* a, int n, int lda, int k0,
 //                trip through memory and flags;
 //   others       solved.
 // The host orders the tickets so that a tile waits only on tiles of earlier tickets.
-__device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, int* done,
-                            int* info, double* sm) {
+template <typename T>
+__device__ void df_run_tile(T* a, int n, int lda, int nt, int ti, int tj, int* done, int* info,
+                            T* sm) {
+    constexpr int LDT = Df<T>::LDT, V = Df<T>::V;
     const int tid = threadIdx.x, r0 = ti * CHOL_NB, c0 = tj * CHOL_NB;
     const bool diag = ti == tj;
     const int w = tid / 32;
     int* flag = done + df_first(tj, nt) + (ti - tj);
-    double acc[2][4][4], cin[2][4][4];
+    T acc[2][4][4], cin[2][4][4];
     df_load_c(cin, a, n, lda, r0, c0);
 #pragma unroll
     for (int i = 0; i < 2; ++i)
 #pragma unroll
         for (int j = 0; j < 4; ++j)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = T(0);
     const int cols = diag ? max(tj - 1, 0) : tj;  // columns of L summed here
     const int nk = cols * DF_CPT;                // chunks of K
     const bool skip = diag && (w / 2) < (w % 2);  // the warp above the diagonal
@@ -807,7 +881,7 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
         if (nq < nk)
             df_load(sm + (nq % DF_STAGES) * DF_STAGE, a, n, lda, r0, c0, nq * DF_BK, diag);
         cp_async_commit();
-        const double* st = sm + (q % DF_STAGES) * DF_STAGE;
+        const T* st = sm + (q % DF_STAGES) * DF_STAGE;
         // A diagonal tile skips the warp above the diagonal.
         if (!skip) df_mma<DF_LDK, DF_BK, DF_BK / 8>(st, diag ? st : st + CHOL_NB * DF_LDK, acc);
     }
@@ -821,18 +895,18 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
         }
         df_publish(flag, 1);
     } else if (diag) {  // (0, 0)
-        double* S = sm;
-        double* rd = sm + CHOL_NB * DF_LDS;
+        T* S = sm;
+        T* rd = sm + CHOL_NB * DF_LDS;
         df_put(S, DF_LDS, cin, acc);
         __syncthreads();
         df_potrf(S, rd, n, r0, info);
         df_store_diag(a, n, lda, r0, S);
         df_publish(flag, 2);
     } else {
-        double* ls = sm;                     // ls[r * DF_LDT + c] = L_jj[r][c]
-        double* xs = ls + CHOL_NB * DF_LDT;  // xs[r * DF_LDT + c] = C[r][c]
-        double* rd = xs + CHOL_NB * DF_LDT;
-        df_put(xs, DF_LDT, cin, acc);
+        T* ls = sm;                  // ls[r * LDT + c] = L_jj[r][c]
+        T* xs = ls + CHOL_NB * LDT;  // xs[r * LDT + c] = C[r][c]
+        T* rd = xs + CHOL_NB * LDT;
+        df_put(xs, LDT, cin, acc);
         const bool chain = ti == tj + 1;
         if (chain) {  // the next diagonal tile's partial sum, into cin
             df_await(done + df_first(ti, nt), 1);
@@ -840,20 +914,20 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
         }
         df_await(done + df_first(tj, nt), 2);
         // L_jj's whole rows (the solve reads only its lower part).
-        const double* ljj = a + (i64)c0 * lda + c0;
-        for (int e = tid; e < CHOL_NB * CHOL_NB / 2; e += DF_THREADS) {
-            const int r = e / (CHOL_NB / 2), c = 2 * (e % (CHOL_NB / 2));
-            cp_async16(&ls[r * DF_LDT + c], ljj + (i64)r * lda + c);
+        const T* ljj = a + (i64)c0 * lda + c0;
+        for (int e = tid; e < CHOL_NB * CHOL_NB / V; e += DF_THREADS) {
+            const int r = e / (CHOL_NB / V), c = V * (e % (CHOL_NB / V));
+            cp_async16(&ls[r * LDT + c], ljj + (i64)r * lda + c);
         }
         cp_async_wait_all();
         __syncthreads();
-        if (tid < CHOL_NB) rd[tid] = 1.0 / ls[tid * DF_LDT + tid];
+        if (tid < CHOL_NB) rd[tid] = T(1) / ls[tid * LDT + tid];
         __syncthreads();
         df_trsm(ls, rd, xs);
         __syncthreads();
         for (int e = tid; e < CHOL_NB * CHOL_NB; e += DF_THREADS) {
             const int r = e / CHOL_NB, c = e % CHOL_NB;
-            if (r0 + r < n) a[(i64)(r0 + r) * lda + c0 + c] = xs[r * DF_LDT + c];
+            if (r0 + r < n) a[(i64)(r0 + r) * lda + c0 + c] = xs[r * LDT + c];
         }
         if (!chain) {
             df_publish(flag, 1);
@@ -866,10 +940,10 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
 #pragma unroll
                 for (int j = 0; j < 4; ++j)
 #pragma unroll
-                    for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
-            if (wm >= wn) df_mma<DF_LDT, CHOL_NB, 2>(xs, xs, acc);
-            double* S = ls;  // free since the solve; S and rd fit in ls's place
-            double* rdd = ls + CHOL_NB * DF_LDS;
+                    for (int e = 0; e < 4; ++e) acc[i][j][e] = T(0);
+            if (wm >= wn) df_mma<LDT, CHOL_NB, 2>(xs, xs, acc);
+            T* S = ls;  // free since the solve; S and rd fit in ls's place
+            T* rdd = ls + CHOL_NB * DF_LDS;
             df_put(S, DF_LDS, cin, acc);
             __syncthreads();  // X stored, S complete
             if (tid == DF_THREADS - 32) {
@@ -885,10 +959,10 @@ __device__ void df_run_tile(double* a, int n, int lda, int nt, int ti, int tj, i
 
 // work: [0] the ticket counter, [1..] one flag per tile, all zero on entry; order[t]:
 // the tile of ticket t (row | column << 16).
-__device__ void chol_dataflow(double* a, int n, int lda, int* work, const unsigned* order,
-                              int* info) {
+template <typename T>
+__device__ void chol_dataflow(T* a, int n, int lda, int* work, const unsigned* order, int* info) {
     extern __shared__ __align__(16) unsigned char chol_smem[];
-    double* sm = reinterpret_cast<double*>(chol_smem);
+    T* sm = reinterpret_cast<T*>(chol_smem);
     __shared__ int s_ticket;
     const int nt = (n + CHOL_NB - 1) / CHOL_NB;
     const int tiles = nt * (nt + 1) / 2;
@@ -1079,10 +1153,15 @@ extern "C" __global__ void __launch_bounds__(256)
     chol_syrk_lower<double, 4, true>(a, n, k0, s, c_end, strip, info);
 }
 
-// The dataflow rung (f64 on DMMA, sm_80 and later): DF_SMEM bytes of dynamic shared
-// memory, DF_THREADS threads, any number of blocks.
+// The dataflow rung (f64 on DMMA, f32 on 3xTF32; sm_80 and later): DF_SMEM(T) bytes of
+// dynamic shared memory, DF_THREADS threads, any number of blocks.
 extern "C" __global__ void __launch_bounds__(DF_THREADS)
     cholesky_dataflow_f64(double* a, int n, int lda, int* work, const unsigned* order,
                           int* info) {
-    chol_dataflow(a, n, lda, work, order, info);
+    chol_dataflow<double>(a, n, lda, work, order, info);
+}
+extern "C" __global__ void __launch_bounds__(DF_THREADS)
+    cholesky_dataflow_f32(float* a, int n, int lda, int* work, const unsigned* order,
+                          int* info) {
+    chol_dataflow<float>(a, n, lda, work, order, info);
 }

@@ -7,13 +7,13 @@
 //! |---|---|---|
 //! | a sum of n terms, any order | `|ŝ − s| ≤ γₙ₋₁ Σ|xᵢ|`, γₙ = nu/(1−nu) | [`sum`]: `n·ε·Σ|x|` |
 //! | each element of a product with inner dimension k | `|Ĉ − C| ≤ γₖ |A|·|B|` | [`gemm`]: `(k+2)·ε` times `|α|·|A|·|B| + |β|·|C|` |
-//! | Cholesky `A = L·Lᵀ` | `‖A − L̂L̂ᵀ‖ ≤ γₙ₊₁ ‖L̂‖‖L̂ᵀ‖` | [`CHOLESKY_RATIO`]: LAPACK's test ratio `‖A − L̂L̂ᵀ‖₁ / (n·ε·‖A‖₁)` ≤ 30 |
+//! | Cholesky `A = L·Lᵀ` | `‖A − L̂L̂ᵀ‖ ≤ γₙ₊₁ ‖L̂‖‖L̂ᵀ‖` | [`CHOLESKY_RATIO`]: LAPACK's test ratio `‖A − L̂L̂ᵀ‖₁ / (n·ε·‖A‖₁)` ≤ 30 (f32 on 3xTF32: 90, [`cholesky_ratio`]) |
 //! | solve with the factor | backward stable | [`SOLVE_RATIO`]: `‖B − A·X̂‖₁ / (n·ε·‖A‖₁·‖X̂‖₁)` ≤ 30 |
 //!
 //! Using ε = 2u in place of u, and `+2` terms, leaves a factor of about two for the
 //! reference's own rounding (it runs in f64) and for fused multiply-adds.
 
-use crate::Element;
+use crate::{DType, Element, Precision};
 
 /// Relative bound for each element of a product with inner dimension `k`: multiply it
 /// by `(|α|·|op(A)|·|op(B)| + |β|·|C|)ᵢⱼ`.
@@ -45,6 +45,20 @@ pub fn sum<T: Element>(n: usize) -> f64 {
 
 /// Threshold on LAPACK's Cholesky test ratio `‖A − L·Lᵀ‖₁ / (n·ε·‖A‖₁)` (xPOT01 uses 30).
 pub const CHOLESKY_RATIO: f64 = 30.0;
+
+/// Threshold on LAPACK's Cholesky ratio for a factorization whose products are computed
+/// in `precision`: [`CHOLESKY_RATIO`] in the element type's own arithmetic. f32 on
+/// 3xTF32: three times it, as the bound of every product and sum the factorization forms,
+/// [`gemm_3xtf32`]'s `(3k + 8)·ε`, is within three times the f32 one, `(k + 2)·ε`. f32 on
+/// TF32: every product may be off by 2⁻¹⁰ relative whatever n, so that error over n·ε
+/// (at most 2⁻¹⁰/ε) on top.
+pub fn cholesky_ratio<T: Element>(precision: Precision) -> f64 {
+    match (precision, T::DTYPE) {
+        (Precision::Tf32x3, DType::F32) => 3.0 * CHOLESKY_RATIO,
+        (Precision::Tf32, DType::F32) => CHOLESKY_RATIO + 2f64.powi(-10) / f32::EPSILON as f64,
+        _ => CHOLESKY_RATIO,
+    }
+}
 
 /// Threshold on `‖B − A·X‖₁ / (n·ε·‖A‖₁·‖X‖₁)` (LAPACK's xPOT02 uses 30).
 pub const SOLVE_RATIO: f64 = 30.0;

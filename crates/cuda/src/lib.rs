@@ -61,7 +61,7 @@ impl CudaBackend {
 
     /// The variants of every family, default first: known without a device. Every
     /// variant computes in IEEE arithmetic except the f32 forms of the tensor-core GEMM
-    /// rungs, whose precision the table declares.
+    /// rungs and of Cholesky's `dataflow_3x`, whose precision the table declares.
     pub fn variant_table() -> Variants {
         let table = [
             (Family::MatMul, ops::matmul::VARIANTS, ops::matmul::NOTE),
@@ -86,6 +86,7 @@ impl CudaBackend {
             .with_precision(Family::MatMul, "wgmma_3x", Precision::Tf32x3)
             .with_precision(Family::Gram, "tensor_core", Precision::Tf32x3)
             .with_precision(Family::Gram, "wgmma", Precision::Tf32x3)
+            .with_precision(Family::Cholesky, "dataflow_3x", Precision::Tf32x3)
     }
 
     /// The runtime.
@@ -130,14 +131,16 @@ impl Backend for CudaBackend {
     fn variant_table_mut(&mut self) -> &mut Variants {
         &mut self.variants
     }
-    /// The Hopper rungs need sm_90; the `mma.sync` rungs of matmul and gram sm_80
-    /// (Cholesky's and k-means' `tensor_core` fall back to `blocked` and `fused` where
-    /// there are none).
+    /// The Hopper rungs need sm_90; the `mma.sync` rungs of matmul and gram, and
+    /// Cholesky's `dataflow_3x`, sm_80 (Cholesky's `tensor_core` and `dataflow` and
+    /// k-means' `tensor_core` fall back to `blocked` and `fused` where there are none).
     fn runs_here(&self, family: Family, name: &str) -> bool {
         let tensor = matches!(family, Family::MatMul | Family::Gram);
         if tensor && name.starts_with("wgmma") {
             ops::wgmma::present(&self.gpu, family, name).is_ok()
-        } else if tensor && name.starts_with("tensor_core") {
+        } else if (tensor && name.starts_with("tensor_core"))
+            || (family == Family::Cholesky && name == "dataflow_3x")
+        {
             ops::matmul::tensor_cores_present(&self.gpu, family, name).is_ok()
         } else {
             true

@@ -12,7 +12,7 @@ use ndarray::Array2;
 use ndgpu_conformance::compare::{cholesky_ratio, solve_ratio, to_f64};
 use ndgpu_conformance::Sizes;
 use ndgpu_core::kmeans::SplitMix64;
-use ndgpu_core::{tolerance, Cholesky, Element, Error, Family, Memory};
+use ndgpu_core::{tolerance, Backend, Cholesky, Element, Error, Family, Memory};
 use ndgpu_cpu::CpuBackend;
 use ndgpu_cuda_runtime::CudaElement;
 
@@ -88,7 +88,7 @@ fn residuals<T: CudaElement>(variant: &str) {
         }
         let r = cholesky_ratio(a.view(), l.view());
         assert!(
-            r <= tolerance::CHOLESKY_RATIO,
+            r <= tolerance::cholesky_ratio::<T>(b.precision(Family::Cholesky)),
             "{what}: ‖A − L·Lᵀ‖₁/(n·ε·‖A‖₁) = {r:.3e}"
         );
         assert_holds(

@@ -5,13 +5,15 @@
 //! the bound of the precision the variant declares, and the Hopper 3xTF32 rung's within
 //! cuBLAS SGEMM's on every set of inputs; the table is printed for
 //! docs/kernels.md. Inputs: well scaled, and badly scaled (rows and columns, or elements,
-//! spread over many binades), with k = 4096.
+//! spread over many binades), with k = 4096. And the f32 Cholesky on 3xTF32, chosen by
+//! its precision, beside cuSOLVER's SPOTRF and the IEEE default on the same matrices.
 //! Run with `--include-ignored --nocapture` on a GPU machine.
 
 use ndgpu::ndarray::{Array2, Zip};
 use ndgpu::{backend, Family, Gemm, Precision};
-use ndgpu_conformance::compare::{gemm_bound, gemm_f64, product_tolerance};
-use ndgpu_conformance::data::Rng;
+use ndgpu_conformance::compare::{cholesky_ratio, gemm_bound, gemm_f64, product_tolerance};
+use ndgpu_conformance::data::{spd, spd_with_condition, Rng};
+use ndgpu_core::tolerance;
 
 /// (name, A, B): A m×k and B k×n.
 type Case = (&'static str, Array2<f32>, Array2<f32>);
@@ -149,5 +151,64 @@ fn a_precision_setting_selects_a_variant_that_runs_here() {
             )
         }
         other => panic!("cublas 3xtf32: {other:?}"),
+    }
+}
+
+/// Cholesky's precision setting: 3xTF32 selects `dataflow_3x` (f32 in the dataflow kernel,
+/// every product as three TF32 products), whose LAPACK ratio must stay within
+/// [`tolerance::cholesky_ratio`] for 3xTF32 (three times the f32 bound); the IEEE default
+/// and cuSOLVER's SPOTRF run on the same matrices, and the ratios are printed side by
+/// side. TF32 alone is not offered for Cholesky: an error that names it.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn cholesky_on_3xtf32_is_chosen_by_precision_and_keeps_lapacks_ratio() {
+    let mut rng = Rng::new(19);
+    let eps = f32::EPSILON as f64;
+    let cases: [(String, Array2<f32>); 2] = [
+        ("SPD 2048, B·Bᵀ + n·I".into(), spd(&mut rng, 2048)),
+        (
+            format!("SPD 1000, condition {:.1e}", (0.1 / eps).sqrt()),
+            spd_with_condition(&mut rng, 1000, (0.1 / eps).sqrt()),
+        ),
+    ];
+    let mut cuda = backend("cuda").expect("a CUDA device");
+    let ieee = backend("cuda").expect("a CUDA device");
+    let cublas = backend("cublas").expect("a CUDA device");
+    cuda.set_precision(Family::Cholesky, Precision::Tf32x3)
+        .unwrap();
+    assert_eq!(cuda.variant(Family::Cholesky), "dataflow_3x");
+    let limit = tolerance::cholesky_ratio::<f32>(Precision::Tf32x3);
+    println!(
+        "| matrix | cuda dataflow_3x | cuda {} (IEEE) | cuSOLVER SPOTRF |",
+        ieee.variant(Family::Cholesky)
+    );
+    println!("|---|---:|---:|---:|");
+    for (what, a) in &cases {
+        let ratio = |b: &dyn ndgpu::Backend| {
+            let l: Array2<f32> = b.cholesky(a.view()).unwrap();
+            cholesky_ratio(a.view(), l.view())
+        };
+        let (tc, own, vendor) = (ratio(&*cuda), ratio(&*ieee), ratio(&*cublas));
+        println!("| {what} | {tc:.3} | {own:.3} | {vendor:.3} |");
+        assert!(
+            tc <= limit,
+            "{what}: dataflow_3x ratio {tc:.3e} above {limit}"
+        );
+        assert!(
+            own <= tolerance::CHOLESKY_RATIO,
+            "{what}: IEEE ratio {own:.3e}"
+        );
+    }
+    cuda.set_precision(Family::Cholesky, Precision::Ieee)
+        .unwrap();
+    assert_eq!(cuda.variant(Family::Cholesky), "dataflow");
+    match cuda.set_precision(Family::Cholesky, Precision::Tf32) {
+        Err(ndgpu::Error::Unavailable { reason, .. }) => {
+            assert!(
+                reason.contains("tf32") && reason.contains("cholesky"),
+                "{reason}"
+            )
+        }
+        other => panic!("cuda cholesky tf32: {other:?}"),
     }
 }

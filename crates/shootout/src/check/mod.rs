@@ -71,8 +71,9 @@ enum Expect {
         exact: f64,
         bound: f64,
     },
-    /// Columns of `A − L·Lᵀ` against `CHOLESKY_RATIO · n·ε·‖A‖₁`.
-    Cholesky { columns: Vec<usize>, limit: f64 },
+    /// Columns of `A − L·Lᵀ` against the variant's `cholesky_ratio` times `scale` =
+    /// `n·ε·‖A‖₁`.
+    Cholesky { columns: Vec<usize>, scale: f64 },
     /// A k-means step, checked against the inputs directly.
     KMeans,
     /// The solve of `M·Mᵀ·X = B` at the end of the chain: sampled columns of the
@@ -130,7 +131,7 @@ impl<'a, T: Element> Reference<'a, T> {
                     .fold(0.0, f64::max);
                 Expect::Cholesky {
                     columns: sample_lines(n, n <= FULL_CHECK_MAX_N),
-                    limit: tolerance::CHOLESKY_RATIO * n as f64 * T::EPS * norm1,
+                    scale: n as f64 * T::EPS * norm1,
                 }
             }
             Inputs::KMeans { .. } => Expect::KMeans,
@@ -200,9 +201,10 @@ impl<'a, T: Element> Reference<'a, T> {
                     ))
                 }
             }
-            (Expect::Cholesky { columns, limit }, Inputs::Cholesky { a }, Output::Matrix(l)) => {
+            (Expect::Cholesky { columns, scale }, Inputs::Cholesky { a }, Output::Matrix(l)) => {
                 dims(l, a.dim())?;
-                sampled::check_cholesky(a, l, columns, *limit)
+                let limit = tolerance::cholesky_ratio::<T>(math) * scale;
+                sampled::check_cholesky(a, l, columns, limit)
             }
             (
                 Expect::KMeans,

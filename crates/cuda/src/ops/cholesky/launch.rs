@@ -9,7 +9,7 @@ use ndgpu_cuda_runtime::launch::go;
 use ndgpu_cuda_runtime::push_args;
 
 use ndgpu_cuda_runtime::kernels::KernelFile;
-use ndgpu_cuda_runtime::{blocks, CudaElement, DeviceMatrix, Gpu};
+use ndgpu_cuda_runtime::{blocks, driver, CudaElement, DeviceMatrix, Gpu};
 
 /// Threads of the single-block factorization (report 004 used 512).
 const SINGLE_BLOCK_THREADS: u32 = 512;
@@ -198,21 +198,39 @@ pub(super) fn syrk_lower<T: CudaElement>(
     unsafe { go(b, &name, c) }
 }
 
-/// Threads and dynamic shared memory of `cholesky_dataflow_f64` (`DF_THREADS`,
-/// `DF_SMEM`: three stages of two 64×32 chunks, rows padded to 36 doubles).
+/// Threads of `cholesky_dataflow_{f32,f64}` (`DF_THREADS`).
 const DATAFLOW_THREADS: u32 = 128;
-const DATAFLOW_SMEM: u32 = 3 * 2 * 64 * 36 * 8;
-/// Blocks of the dataflow kernel per SM (its shared memory allows two).
-const DATAFLOW_PER_SM: usize = 2;
 
-/// Blocks of the dataflow kernel: as many as can be resident.
-pub(super) fn dataflow_blocks(gpu: &Gpu) -> Result<usize> {
-    Ok(DATAFLOW_PER_SM * gpu.sm_count()?)
+/// Dynamic shared memory of the dataflow kernel for T (`DF_SMEM(T)`: three stages of two
+/// 64×32 chunks, rows padded to 36 elements).
+fn dataflow_smem<T>() -> u32 {
+    (3 * 2 * NB * 36 * std::mem::size_of::<T>()) as u32
 }
 
-/// The whole f64 factorization of the n×n matrix held in `a` (leading dimension
-/// `a.cols`, even) in one launch of `cholesky_dataflow_f64`; `work` holds 1 + the lower
-/// tiles' count zeroed ints, `order` the tile of each ticket (row | column << 16).
+/// Blocks of the dataflow kernel for T: as many as can be resident (f64: two per SM, by
+/// shared memory; f32: as its registers allow), asked of the driver.
+pub(super) fn dataflow_blocks<T: CudaElement>(gpu: &Gpu) -> Result<usize> {
+    let (f, name) = kernel::<T>(gpu, "dataflow")?;
+    gpu.grant_shared_memory(&f, &name)?;
+    let per_sm = f
+        .occupancy_max_active_blocks_per_multiprocessor(
+            DATAFLOW_THREADS,
+            dataflow_smem::<T>() as usize,
+            None,
+        )
+        .map_err(|e| driver(format!("{name}: reading its occupancy"), e))?;
+    Ok(per_sm.max(1) as usize * gpu.sm_count()?)
+}
+
+/// The elements of a 16-byte vector of T: the dataflow kernel's rows are whole vectors.
+pub(super) fn dataflow_row_multiple<T>() -> usize {
+    16 / std::mem::size_of::<T>()
+}
+
+/// The whole factorization of the n×n matrix held in `a` (leading dimension `a.cols`, a
+/// multiple of [`dataflow_row_multiple`]) in one launch of `cholesky_dataflow_{f32,f64}`
+/// (f32 on 3xTF32); `work` holds 1 + the lower tiles' count zeroed ints, `order` the tile
+/// of each ticket (row | column << 16).
 pub(super) fn dataflow<T: CudaElement>(
     gpu: &Gpu,
     a: &mut DeviceMatrix<T>,
@@ -224,8 +242,7 @@ pub(super) fn dataflow<T: CudaElement>(
     let nt = (n as usize).div_ceil(NB);
     let tiles = nt * (nt + 1) / 2;
     let lda = a.cols;
-    let fits = std::mem::size_of::<T>() == 8
-        && lda.is_multiple_of(2)
+    let fits = lda.is_multiple_of(dataflow_row_multiple::<T>())
         && lda >= n as usize
         && a.rows >= n as usize
         && work.len() > tiles
@@ -233,22 +250,22 @@ pub(super) fn dataflow<T: CudaElement>(
     if !fits {
         return Err(Error::invalid(
             "cholesky",
-            "the dataflow kernel takes f64 rows of an even length and a flag per tile",
+            "the dataflow kernel takes rows of whole 16-byte vectors and a flag per tile",
         ));
     }
     let lda = i32::try_from(lda)
         .map_err(|_| Error::invalid("cholesky", format!("leading dimension {lda} too large")))?;
     let (f, name) = kernel::<T>(gpu, "dataflow")?;
     gpu.grant_shared_memory(&f, &name)?;
-    let grid = tiles.min(dataflow_blocks(gpu)?) as u32;
+    let grid = tiles.min(dataflow_blocks::<T>(gpu)?) as u32;
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &mut a.data, &n, &lda, work, order, info);
-    // SAFETY: (double* a, int n, int lda, int* work, int* info): a holds n rows of lda
-    // ≥ n doubles, lda even (16-byte rows), work a zeroed counter and a flag per lower
-    // tile (checked above); any number of blocks of DATAFLOW_THREADS with DATAFLOW_SMEM
-    // bytes of dynamic shared memory.
+    // SAFETY: (T* a, int n, int lda, int* work, const unsigned* order, int* info): a holds
+    // n rows of lda ≥ n elements, lda a whole number of 16-byte vectors, work a zeroed
+    // counter and a flag per lower tile, order a tile per ticket (checked above); any
+    // number of blocks of DATAFLOW_THREADS with the dynamic shared memory DF_SMEM(T).
     let mut c = cfg((grid, 1), DATAFLOW_THREADS);
-    c.shared_mem_bytes = DATAFLOW_SMEM;
+    c.shared_mem_bytes = dataflow_smem::<T>();
     unsafe { go(b, &name, c) }
 }
 

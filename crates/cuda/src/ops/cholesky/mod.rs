@@ -7,6 +7,7 @@
 //! | `single_block` | one kernel, one block, the whole factorization (report 004's first version) |
 //! | `tensor_core` | `blocked` with the f64 trailing update on FP64 tensor cores (DMMA, sm_80 and later; `blocked`'s own update before, so that it runs on every device); f32 as `blocked` |
 //! | `dataflow` (default) | f64: the whole factorization in one persistent kernel, left-looking over 64×64 tiles on DMMA, each tile taken as soon as the tiles it needs are final (a flag per tile), the diagonal chain (solve, update, factor) in one block; f32, and f64 without DMMA, as `tensor_core` |
+//! | `dataflow_3x` (opt-in: precision 3xTF32) | f32: `dataflow`'s kernel with every product on TF32 tensor cores as three products (3xTF32), the rest in f32; f64 as `dataflow`; sm_80 and later only |
 //!
 //! A pivot that is not positive is recorded on the device by the kernel that meets it;
 //! every later kernel sees the record and does nothing, and the host reads it once.
@@ -27,6 +28,7 @@ use crate::CudaBackend;
 /// Variants, default (fastest measured) first.
 pub const VARIANTS: &[&str] = &[
     "dataflow",
+    "dataflow_3x",
     "tensor_core",
     "blocked",
     "per_step",
@@ -67,7 +69,10 @@ pub const NOTE: &str = "cholesky: blocked (64-column blocks, diagonal block in \
      own updates on older devices; f32 exactly as blocked) and dataflow (default: f64 in one \
      persistent kernel over 64x64 tiles on FP64 tensor cores, each tile summed left-looking in \
      a fixed order once the tiles it needs are final, sm_80 and later; f32, and older devices, \
-     as tensor_core) are all bitwise reproducible (no atomics in any sum, fixed order); the \
+     as tensor_core) and dataflow_3x (opt-in, precision 3xtf32: f32 in dataflow's kernel with \
+     every product as three TF32 tensor-core products, each operand split into a TF32 part \
+     and a TF32 remainder, the pivots, divisions and sums in f32, LAPACK's ratio within three \
+     times the f32 bound; f64 as dataflow; sm_80 and later) are all bitwise reproducible (no atomics in any sum, fixed order); the \
      first failing pivot is recorded on the device and read back once. The solve is the \
      same for every variant: recursive blocked forward and backward solves, the updates by \
      the GEMM ladder's fastest rung on the blocks where they lie, the 64-row diagonal \
@@ -81,6 +86,7 @@ const NB: usize = 64;
 enum Variant {
     Blocked,
     Dataflow,
+    Dataflow3x,
     PerStep,
     SingleBlock,
     TensorCore,
@@ -90,6 +96,7 @@ fn parse(variant: &str) -> Result<Variant> {
     match variant {
         "blocked" => Ok(Variant::Blocked),
         "dataflow" => Ok(Variant::Dataflow),
+        "dataflow_3x" => Ok(Variant::Dataflow3x),
         "per_step" => Ok(Variant::PerStep),
         "single_block" => Ok(Variant::SingleBlock),
         "tensor_core" => Ok(Variant::TensorCore),
@@ -162,6 +169,12 @@ pub(crate) fn cholesky<T: CudaElement>(
                 blocked(gpu, a, &mut info, dmma.is_ok())?
             }
         }
+        // f32 on 3xTF32 (f64 on DMMA) in the same kernel; no fallback: the precision was
+        // asked for.
+        Variant::Dataflow3x => {
+            crate::ops::matmul::tensor_cores_present(gpu, Family::Cholesky, "dataflow_3x")?;
+            dataflow(gpu, a, &mut info)?
+        }
     }
     zero_upper(gpu, a)?;
     let info = gpu
@@ -218,9 +231,10 @@ fn blocked<T: CudaElement>(
         .map_err(|e| driver("cholesky: joining the trailing updates", e))
 }
 
-/// The dataflow factorization (f64): one launch over the lower 64×64 tiles with a flag
-/// each. Its rows are read as 16-byte vectors, so an odd n is factored in a copy whose
-/// rows are padded to an even length, and copied back.
+/// The dataflow factorization (f64 on DMMA, f32 on 3xTF32): one launch over the lower
+/// 64×64 tiles with a flag each. Its rows are read as 16-byte vectors, so where n is not a
+/// whole number of them the matrix is factored in a copy whose rows are padded to one,
+/// and copied back.
 fn dataflow<T: CudaElement>(
     gpu: &Gpu,
     a: &mut DeviceMatrix<T>,
@@ -230,23 +244,24 @@ fn dataflow<T: CudaElement>(
     let ni = dim_i32("cholesky", n)?;
     let nt = n.div_ceil(NB);
     let tiles = nt * (nt + 1) / 2;
+    let blocks = launch::dataflow_blocks::<T>(gpu)?;
     let order = match gpu.take_scratch::<Order>(ORDER) {
-        Some(o) if o.nt == nt => o,
+        Some(o) if o.nt == nt && o.blocks == blocks => o,
         _ => {
-            let blocks = launch::dataflow_blocks(gpu)?;
             let table = ticket_order(nt, blocks)?;
             let table = gpu
                 .stream()
                 .clone_htod(&table)
                 .map_err(|e| driver("cholesky: uploading the tile order", e))?;
-            Order { nt, table }
+            Order { nt, blocks, table }
         }
     };
     let mut work = gpu.alloc_zeroed::<i32>("cholesky", 1 + tiles)?;
-    let run = if n.is_multiple_of(2) {
+    let row = launch::dataflow_row_multiple::<T>();
+    let run = if n.is_multiple_of(row) {
         launch::dataflow(gpu, a, ni, &mut work, &order.table, info)
     } else {
-        let mut padded = gpu.alloc_matrix::<T>("cholesky", n, n + 1)?;
+        let mut padded = gpu.alloc_matrix::<T>("cholesky", n, n.next_multiple_of(row))?;
         gpu.copy_region((&*a, (0, 0)), (&mut padded, (0, 0)), (n, n))?;
         launch::dataflow(gpu, &mut padded, ni, &mut work, &order.table, info)
             .and_then(|()| gpu.copy_region((&padded, (0, 0)), (a, (0, 0)), (n, n)))
@@ -255,9 +270,11 @@ fn dataflow<T: CudaElement>(
     run
 }
 
-/// The dataflow kernel's tile order for nt tiles a side, uploaded once per order.
+/// The dataflow kernel's tile order for nt tiles a side and `blocks` resident blocks,
+/// uploaded once per order.
 struct Order {
     nt: usize,
+    blocks: usize,
     table: CudaSlice<u32>,
 }
 const ORDER: &str = "cholesky dataflow order";
