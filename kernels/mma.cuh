@@ -426,18 +426,24 @@ __device__ __forceinline__ void tc_store_pair(double* p, double a, double b) {
 // 16-byte chunks): the upper triangles of the 64×64 blocks on C's diagonal at rows
 // 128·tm and 128·(tm + 1), each the product of A's 64 rows there with themselves: warp
 // rows wm take the block at 128·(tm + wm), B read from A's stage (no B stage loaded).
+// Whether the rows of X, `len` elements each, are whole 16-byte chunks: gemm_tc's fast
+// path takes A's and B's rows so (and M·Mᵀ's PAIR blocks, whose B is A, only where A's are).
+template <typename T> __device__ __forceinline__ bool tc_rows16(int len, const T* X) {
+    return len % V16<T>::N == 0 && aligned16(X);
+}
+
 template <typename T, int MODE, bool SYM = false, bool BT = false, bool PAIR = false>
 __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A, const T* B,
                                         T beta, T* C, int tm, int tn) {
-    constexpr int BN = Tc<T>::BN, STAGES = Tc<T>::STAGES, V = V16<T>::N;
+    constexpr int BN = Tc<T>::BN, STAGES = Tc<T>::STAGES;
     // TC_SMEM(T) (BT: TC_SMEM_BT) bytes of dynamic shared memory: A's stages, then B's.
     extern __shared__ __align__(16) unsigned char tc_smem[];
     T* const As = reinterpret_cast<T*>(tc_smem);
     T* const Bs = As + STAGES * Tc<T>::A_STAGE;
     const int m0 = tm * 128, n0 = tn * BN;
     const int warp = threadIdx.x / 32, wm = warp / Tc<T>::WN, wn = warp % Tc<T>::WN;
-    const bool vec_a = K % V == 0 && aligned16(A);
-    const bool vec_b = (BT ? K : N) % V == 0 && aligned16(B);
+    const bool vec_a = tc_rows16(K, A);
+    const bool vec_b = tc_rows16(BT ? K : N, B);
     typename TcAcc<T>::type acc;
     tc_zero<T>(acc);
     // Two copies of the main loop, so that neither holds the other's addressing.
