@@ -697,11 +697,15 @@ __device__ __forceinline__ void df_solve16(T* row, const T* l, const T* rd) {
 // The diagonal tile at k0 (in S, S[r * DF_LDS + c], lower part) factored in place, in
 // four panels of 16 columns (rd[c] gets 1/L[c][c]). Per panel: warp 0 factors its 16×16
 // diagonal block in registers (lane r holds row r; each column's multipliers reach the
-// later columns by shuffles, so the 16 pivots need no barrier), the threads solve the
-// rows below it one row each, and the rest of the lower triangle takes the panel's
-// rank-16 update on tensor cores (df_rank16). Padding rows (k0 + r ≥ n) take pivot 1.
+// later columns through a warp-private buffer in shared memory, so the 16 pivots need no
+// barrier), the threads solve the rows below it one row each, and the rest of the lower
+// triangle takes the panel's rank-16 update on tensor cores (df_rank16). Padding rows
+// (k0 + r ≥ n) take pivot 1. The 32 elements after rd must be free (16-byte aligned):
+// in the chain's call they are the start of X's tile, stored and no longer read.
 template <typename T> __device__ void df_potrf(T* S, T* rd, int n, int k0, int* info) {
+    constexpr int V = Df<T>::V;
     const int tid = threadIdx.x, lane = tid % 32;
+    T* const col = rd + CHOL_NB;  // two buffers of 16
 #pragma unroll 1
     for (int p = 0; p < 4; ++p) {
         const int c0 = 16 * p;
@@ -714,24 +718,38 @@ template <typename T> __device__ void df_potrf(T* S, T* rd, int n, int k0, int* 
             // own multiplier, so one shuffle a pivot is on the chain; the other lanes'
             // updates (the same fma for that element) follow off it.
             T piv = __shfl_sync(0xffffffffu, x[0], 0);
+            // A pivot that is not positive and finite is replaced by 1 at once and recorded
+            // after the panel (the first in it), off the chain.
+            unsigned bad = 0;
+            T badv = T(0);
 #pragma unroll
             for (int c = 0; c < 16; ++c) {
                 if (k0 + c0 + c >= n) piv = T(1);
-                if (chol_bad_pivot(piv)) {
-                    if (lane == 0 && atomicCAS(info, -1, k0 + c0 + c) == -1)
-                        *reinterpret_cast<double*>(info + 2) = (double)piv;
-                    piv = T(1);
-                }
+                const bool b = chol_bad_pivot(piv);
+                badv = b && bad == 0 ? piv : badv;
+                bad |= (unsigned)b << c;
+                piv = b ? T(1) : piv;
                 T rs, root;
                 df_root(piv, rs, root);
                 const T l = x[c] * rs;  // L[r][c] for r > c
-                if (c + 1 < 16) piv = __shfl_sync(0xffffffffu, fma(-l, l, x[c + 1]), c + 1);
+                if (c + 1 < 16) {
+                    piv = __shfl_sync(0xffffffffu, fma(-l, l, x[c + 1]), c + 1);
+                    // Column c of L to every lane through shared memory (two buffers, so
+                    // one __syncwarp a pivot), read back as 16-byte vectors.
+                    T* const cb = col + 16 * (c % 2);
+                    if (lane < 16) cb[lane] = l;
+                    __syncwarp();
+                    T lc[16];
 #pragma unroll
-                for (int c2 = c + 1; c2 < 16; ++c2)
-                    x[c2] = fma(-l, __shfl_sync(0xffffffffu, l, c2), x[c2]);
+                    for (int v = (c + 1) / V * V; v < 16; v += V) ldv(cb + v, lc + v);
+#pragma unroll
+                    for (int c2 = c + 1; c2 < 16; ++c2) x[c2] = fma(-l, lc[c2], x[c2]);
+                }
                 x[c] = r > c ? l : (r == c ? root : T(0));
                 if (lane == 0) rd[c0 + c] = rs;
             }
+            if (bad != 0 && lane == 0 && atomicCAS(info, -1, k0 + c0 + __ffs(bad) - 1) == -1)
+                *reinterpret_cast<double*>(info + 2) = (double)badv;
             __syncwarp();  // lanes 16..31 have read the block too
             if (lane < 16)
 #pragma unroll
@@ -925,9 +943,15 @@ __device__ void df_run_tile(T* a, int n, int lda, int nt, int ti, int tj, int* d
         __syncthreads();
         df_trsm(ls, rd, xs);
         __syncthreads();
-        for (int e = tid; e < CHOL_NB * CHOL_NB; e += DF_THREADS) {
-            const int r = e / CHOL_NB, c = e % CHOL_NB;
-            if (r0 + r < n) a[(i64)(r0 + r) * lda + c0 + c] = xs[r * LDT + c];
+        // X as 16-byte vectors (xs's rows and a's are whole vectors; an off-diagonal
+        // tile's 64 columns all lie below n).
+        for (int e = tid; e < CHOL_NB * CHOL_NB / V; e += DF_THREADS) {
+            const int r = e / (CHOL_NB / V), c = V * (e % (CHOL_NB / V));
+            if (r0 + r < n) {
+                T v[V];
+                ldv(xs + r * LDT + c, v);
+                stv(a + (i64)(r0 + r) * lda + c0 + c, v);
+            }
         }
         if (!chain) {
             df_publish(flag, 1);
