@@ -438,7 +438,6 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
 #define DF_CPT (CHOL_NB / DF_BK)                  // chunks per tile column
 #define DF_LDK (DF_BK + 4)                        // padded row of a stage tile
 #define DF_STAGE (2 * CHOL_NB * DF_LDK)           // elements per stage: A's and B's rows
-#define DF_LDS (CHOL_NB + 1)                       // the diagonal tile in shared memory
 #define DF_SMEM(T) (DF_STAGES * DF_STAGE * (int)sizeof(T))  // bytes; solve and factor fit
 
 // Per element type: the 16-byte vector's elements, the solve tiles' rows (whole vectors),
@@ -694,7 +693,7 @@ __device__ __forceinline__ void df_solve16(T* row, const T* l, const T* rd) {
     }
 }
 
-// The diagonal tile at k0 (in S, S[r * DF_LDS + c], lower part) factored in place, in
+// The diagonal tile at k0 (in S, S[r * LDT + c], lower part) factored in place, in
 // four panels of 16 columns (rd[c] gets 1/L[c][c]). Per panel: warp 0 factors its 16×16
 // diagonal block in registers (lane r holds row r; each column's multipliers reach the
 // later columns through a warp-private buffer in shared memory, so the 16 pivots need no
@@ -703,7 +702,7 @@ __device__ __forceinline__ void df_solve16(T* row, const T* l, const T* rd) {
 // (k0 + r ≥ n) take pivot 1. The 32 elements after rd must be free (16-byte aligned):
 // in the chain's call they are the start of X's tile, stored and no longer read.
 template <typename T> __device__ void df_potrf(T* S, T* rd, int n, int k0, int* info) {
-    constexpr int V = Df<T>::V;
+    constexpr int V = Df<T>::V, LDS = Df<T>::LDT;
     const int tid = threadIdx.x, lane = tid % 32;
     T* const col = rd + CHOL_NB;  // two buffers of 16
 #pragma unroll 1
@@ -713,7 +712,7 @@ template <typename T> __device__ void df_potrf(T* S, T* rd, int n, int k0, int* 
             const int r = lane & 15;  // lanes 16..31 repeat lanes 0..15
             T x[16];
 #pragma unroll
-            for (int c = 0; c < 16; ++c) x[c] = S[(c0 + r) * DF_LDS + c0 + c];
+            for (int c = 0; c < 16; ++c) x[c] = S[(c0 + r) * LDS + c0 + c];
             // The next pivot first: lane c + 1 updates its own diagonal element with its
             // own multiplier, so one shuffle a pivot is on the chain; the other lanes'
             // updates (the same fma for that element) follow off it.
@@ -753,17 +752,16 @@ template <typename T> __device__ void df_potrf(T* S, T* rd, int n, int k0, int* 
             __syncwarp();  // lanes 16..31 have read the block too
             if (lane < 16)
 #pragma unroll
-                for (int c = 0; c < 16; ++c) S[(c0 + r) * DF_LDS + c0 + c] = x[c];
+                for (int c = 0; c < 16; ++c) S[(c0 + r) * LDS + c0 + c] = x[c];
         }
         __syncthreads();
         const int c1 = c0 + 16, m = CHOL_NB - c1;  // the rows below, the trailing order
         if (m == 0) break;
         if (tid < m)
-            df_solve16<DF_LDS>(S + (c1 + tid) * DF_LDS + c0, S + c0 * DF_LDS + c0, rd + c0);
+            df_solve16<LDS>(S + (c1 + tid) * LDS + c0, S + c0 * LDS + c0, rd + c0);
         __syncthreads();
         // S[c1.., c1..] −= P·Pᵀ, P = S[c1.., c0..c0+16) (lower fragments only).
-        df_rank16<DF_LDS>(S + c1 * DF_LDS + c1, S + c1 * DF_LDS + c0, S + c1 * DF_LDS + c0, m,
-                          m / 8, true);
+        df_rank16<LDS>(S + c1 * LDS + c1, S + c1 * LDS + c0, S + c1 * LDS + c0, m, m / 8, true);
         __syncthreads();
     }
 }
@@ -841,12 +839,19 @@ __device__ __forceinline__ void df_publish(int* flag, int value) {
     }
 }
 
-// The factored diagonal tile in S (row-major, DF_LDS) stored at (k0, k0), lower part.
+// The factored diagonal tile in S (row-major, LDT) stored at (k0, k0): whole rows, a
+// thread V neighbours, the strict upper part too (never read: every read of a diagonal
+// tile takes its lower part; the host zeroes it at the end), none from column n on (V
+// neighbours there could pass the row's end). As 16-byte vectors the f32 kernel spilled.
 template <typename T>
 __device__ __forceinline__ void df_store_diag(T* a, int n, int lda, int k0, const T* S) {
-    for (int e = threadIdx.x; e < CHOL_NB * CHOL_NB; e += DF_THREADS) {
-        const int r = e / CHOL_NB, c = e % CHOL_NB;
-        if (c <= r && k0 + r < n) a[(i64)(k0 + r) * lda + k0 + c] = S[r * DF_LDS + c];
+    constexpr int V = Df<T>::V, LDS = Df<T>::LDT;
+    for (int e = threadIdx.x; e < CHOL_NB * CHOL_NB / V; e += DF_THREADS) {
+        const int r = e / (CHOL_NB / V), c = V * (e % (CHOL_NB / V));
+        if (k0 + r < n && k0 + c < n) {
+#pragma unroll
+            for (int v = 0; v < V; ++v) a[(i64)(k0 + r) * lda + k0 + c + v] = S[r * LDS + c + v];
+        }
     }
 }
 
@@ -907,15 +912,15 @@ __device__ void df_run_tile(T* a, int n, int lda, int nt, int ti, int tj, int* d
     __syncthreads();  // the stages are free
     if (diag && tj > 0) {  // the partial sum, in place (A itself where no column is summed)
         if (nk > 0) {
-            df_put(sm, DF_LDS, cin, acc);
+            df_put(sm, LDT, cin, acc);
             __syncthreads();
             df_store_diag(a, n, lda, r0, sm);
         }
         df_publish(flag, 1);
     } else if (diag) {  // (0, 0)
         T* S = sm;
-        T* rd = sm + CHOL_NB * DF_LDS;
-        df_put(S, DF_LDS, cin, acc);
+        T* rd = sm + CHOL_NB * LDT;
+        df_put(S, LDT, cin, acc);
         __syncthreads();
         df_potrf(S, rd, n, r0, info);
         df_store_diag(a, n, lda, r0, S);
@@ -966,9 +971,9 @@ __device__ void df_run_tile(T* a, int n, int lda, int nt, int ti, int tj, int* d
 #pragma unroll
                     for (int e = 0; e < 4; ++e) acc[i][j][e] = T(0);
             if (wm >= wn) df_mma<LDT, CHOL_NB, 2>(xs, xs, acc);
-            T* S = ls;  // free since the solve; S and rd fit in ls's place
-            T* rdd = ls + CHOL_NB * DF_LDS;
-            df_put(S, DF_LDS, cin, acc);
+            T* S = ls;  // free since the solve: S is ls's place, rd and col follow it
+            T* rdd = ls + CHOL_NB * LDT;  // X's tile, no longer read
+            df_put(S, LDT, cin, acc);
             __syncthreads();  // X stored, S complete
             if (tid == DF_THREADS - 32) {
                 __threadfence();
