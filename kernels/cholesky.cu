@@ -593,39 +593,33 @@ __device__ __forceinline__ void df_mma(const T* As, const T* Bs, T acc[2][4][4])
 
 // 1/√p and √p of a positive finite pivot without the branches of the library's routines
 // (on the diagonal chain, where every cycle counts): the hardware's estimate
-// (rsqrt.approx.f64, about 23 bits), two Newton steps on the residual 1 − p·y², then
-// √p = p·y with one correction by its residual p − s². A subnormal p (the estimate flushes
-// it) takes the library's path; the branch is uniform, every lane holding the same pivot.
-__device__ __forceinline__ void df_root(double p, double& r, double& s) {
-    if (p < 2.2250738585072014e-308) {
-        s = sqrt(p);
-        r = 1.0 / s;
-        return;
-    }
+// (rsqrt.approx, about 23 bits), Newton steps on the residual 1 − p·y² (two for f64, one
+// for f32), then √p = p·y with one correction by its residual p − s². A subnormal p (the
+// estimate flushes it) takes the library's path; the branch is uniform, every lane
+// holding the same pivot.
+__device__ __forceinline__ double df_rsqrt_approx(double p) {
     double y;
     asm("rsqrt.approx.ftz.f64 %0, %1;\n" : "=d"(y) : "d"(p));
-#pragma unroll
-    for (int it = 0; it < 2; ++it) {
-        const double e = fma(-p * y, y, 1.0);
-        y = fma(0.5 * y, e, y);
-    }
-    r = y;
-    const double q = p * y;
-    s = fma(0.5 * y, fma(-q, q, p), q);
+    return y;
 }
-// The same in f32: the estimate (rsqrt.approx.f32, about 23 bits), one Newton step.
-__device__ __forceinline__ void df_root(float p, float& r, float& s) {
-    if (p < 1.17549435e-38f) {
-        s = sqrtf(p);
-        r = 1.0f / s;
-        return;
-    }
+__device__ __forceinline__ float df_rsqrt_approx(float p) {
     float y;
     asm("rsqrt.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(p));
-    y = fmaf(0.5f * y, fmaf(-p * y, y, 1.0f), y);
+    return y;
+}
+template <typename T> __device__ __forceinline__ void df_root(T p, T& r, T& s) {
+    const T smallest = sizeof(T) == 8 ? T(2.2250738585072014e-308) : T(1.17549435e-38f);
+    if (p < smallest) {
+        s = sqrt(p);
+        r = T(1) / s;
+        return;
+    }
+    T y = df_rsqrt_approx(p);
+#pragma unroll
+    for (int it = 0; it < (sizeof(T) == 8 ? 2 : 1); ++it) y = fma(T(0.5) * y, fma(-p * y, y, T(1)), y);
     r = y;
-    const float q = p * y;
-    s = fmaf(0.5f * y, fmaf(-q, q, p), q);
+    const T q = p * y;
+    s = fma(T(0.5) * y, fma(-q, q, p), q);
 }
 
 // D[r][c] −= Σ_{k<16} P[r][k]·Q[c][k] on tensor cores (df_product), for r < rows (warp w takes rows 16w..,
