@@ -616,15 +616,17 @@ template <typename T> __device__ __forceinline__ void df_root(T p, T& r, T& s) {
     }
     T y = df_rsqrt_approx(p);
 #pragma unroll
-    for (int it = 0; it < (sizeof(T) == 8 ? 2 : 1); ++it) y = fma(T(0.5) * y, fma(-p * y, y, T(1)), y);
+    for (int it = 0; it < (sizeof(T) == 8 ? 2 : 1); ++it)
+        y = fma(T(0.5) * y, fma(-p * y, y, T(1)), y);
     r = y;
     const T q = p * y;
     s = fma(T(0.5) * y, fma(-q, q, p), q);
 }
 
-// D[r][c] −= Σ_{k<16} P[r][k]·Q[c][k] on tensor cores (df_product), for r < rows (warp w takes rows 16w..,
-// w < rows/16) and c < 8·nf (nf ≤ 6 fragments of 8 columns; with `lower`, only those not
-// wholly above the diagonal r = c). P, Q and D in shared memory, leading dimension LD.
+// D[r][c] −= Σ_{k<16} P[r][k]·Q[c][k] on tensor cores (df_product), for r < rows (warp w
+// takes rows 16w.., w < rows/16) and c < 8·nf (nf ≤ 6 fragments of 8 columns; with
+// `lower`, only those not wholly above the diagonal r = c). P, Q and D in shared memory,
+// leading dimension LD.
 template <int LD, typename T>
 __device__ __forceinline__ void df_rank16(T* D, const T* P, const T* Q, int rows, int nf,
                                           bool lower) {
