@@ -230,13 +230,14 @@ pub(super) fn dataflow_row_multiple<T>() -> usize {
 /// The whole factorization of the n×n matrix held in `a` (leading dimension `a.cols`, a
 /// multiple of [`dataflow_row_multiple`]) in one launch of `cholesky_dataflow_{f32,f64}`
 /// (f32 on 3xTF32); `work` holds 1 + the lower tiles' count zeroed ints, `order` the tile
-/// of each ticket (row | column << 16).
+/// of each ticket (row | column << 16) and the blocks to launch at most
+/// ([`dataflow_blocks`]).
 pub(super) fn dataflow<T: CudaElement>(
     gpu: &Gpu,
     a: &mut DeviceMatrix<T>,
     n: i32,
     work: &mut CudaSlice<i32>,
-    order: &CudaSlice<u32>,
+    (order, blocks): (&CudaSlice<u32>, usize),
     info: &mut CudaSlice<i32>,
 ) -> Result<()> {
     let nt = (n as usize).div_ceil(NB);
@@ -257,7 +258,7 @@ pub(super) fn dataflow<T: CudaElement>(
         .map_err(|_| Error::invalid("cholesky", format!("leading dimension {lda} too large")))?;
     let (f, name) = kernel::<T>(gpu, "dataflow")?;
     gpu.grant_shared_memory(&f, &name)?;
-    let grid = tiles.min(dataflow_blocks::<T>(gpu)?) as u32;
+    let grid = tiles.min(blocks.max(1)) as u32;
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &mut a.data, &n, &lda, work, order, info);
     // SAFETY: (T* a, int n, int lda, int* work, const unsigned* order, int* info): a holds

@@ -244,36 +244,44 @@ fn dataflow<T: CudaElement>(
     let ni = dim_i32("cholesky", n)?;
     let nt = n.div_ceil(NB);
     let tiles = nt * (nt + 1) / 2;
-    let blocks = launch::dataflow_blocks::<T>(gpu)?;
     let order = match gpu.take_scratch::<Order>(ORDER) {
-        Some(o) if o.nt == nt && o.blocks == blocks => o,
+        Some(o) if o.nt == nt && o.dtype == T::DTYPE => o,
         _ => {
+            let blocks = launch::dataflow_blocks::<T>(gpu)?;
             let table = ticket_order(nt, blocks)?;
             let table = gpu
                 .stream()
                 .clone_htod(&table)
                 .map_err(|e| driver("cholesky: uploading the tile order", e))?;
-            Order { nt, blocks, table }
+            Order {
+                nt,
+                dtype: T::DTYPE,
+                blocks,
+                table,
+            }
         }
     };
     let mut work = gpu.alloc_zeroed::<i32>("cholesky", 1 + tiles)?;
     let row = launch::dataflow_row_multiple::<T>();
+    let tickets = (&order.table, order.blocks);
     let run = if n.is_multiple_of(row) {
-        launch::dataflow(gpu, a, ni, &mut work, &order.table, info)
+        launch::dataflow(gpu, a, ni, &mut work, tickets, info)
     } else {
         let mut padded = gpu.alloc_matrix::<T>("cholesky", n, n.next_multiple_of(row))?;
         gpu.copy_region((&*a, (0, 0)), (&mut padded, (0, 0)), (n, n))?;
-        launch::dataflow(gpu, &mut padded, ni, &mut work, &order.table, info)
+        launch::dataflow(gpu, &mut padded, ni, &mut work, tickets, info)
             .and_then(|()| gpu.copy_region((&padded, (0, 0)), (a, (0, 0)), (n, n)))
     };
     gpu.keep_scratch(ORDER, order);
     run
 }
 
-/// The dataflow kernel's tile order for nt tiles a side and `blocks` resident blocks,
+/// The dataflow kernel's tile order for nt tiles a side and the kernel of `dtype`, with
+/// the blocks it can keep resident (asked of the driver once per order, not per call),
 /// uploaded once per order.
 struct Order {
     nt: usize,
+    dtype: DType,
     blocks: usize,
     table: CudaSlice<u32>,
 }
