@@ -528,12 +528,14 @@ __device__ __forceinline__ void gram_tensor_core(int N, int K, const T* A, const
         // tiles 2p and 2p + 1 are one block (PAIR), and the other ends at once, so that
         // the grid's work is whole blocks (at n = 2048, 264: one wave at two per SM).
         if (bi == bj && blockIdx.x % H == 0 && tc_rows16(K, A)) {
-            if (bi % 2 == 0) gemm_tc<T, 3, true, true, true>(N, N, K, T(1), A, A, T(0), C, bi, 0);
+            if (bi % 2 == 0)
+                gemm_tc<T, 3, true, true, true>(N, N, K, T(1), A, A, T(0), C, bi, 0, K, K, N);
             return;
         }
-        gemm_tc<T, 3, true, true>(N, N, K, T(1), A, A, T(0), C, bi, bj * H + blockIdx.x % H);
+        gemm_tc<T, 3, true, true>(N, N, K, T(1), A, A, T(0), C, bi, bj * H + blockIdx.x % H, K, K,
+                                  N);
     } else {
-        gemm_tc<T, 3, true>(N, N, K, T(1), A, At, T(0), C, bi, bj * H + blockIdx.x % H);
+        gemm_tc<T, 3, true>(N, N, K, T(1), A, At, T(0), C, bi, bj * H + blockIdx.x % H, K, N, N);
     }
 }
 

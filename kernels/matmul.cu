@@ -457,7 +457,7 @@ __device__ __forceinline__ void gemm_mma(int M, int N, int K, T alpha, const T* 
                                         T beta, T* C) {
     int tm, tn;
     grouped_tile((M + 127) / 128, (N + Tc<T>::BN - 1) / Tc<T>::BN, tm, tn);
-    gemm_tc<T, MODE>(M, N, K, alpha, A, B, beta, C, tm, tn);
+    gemm_tc<T, MODE>(M, N, K, alpha, A, B, beta, C, tm, tn, K, N, N);
 }
 #define GEMM_MMA(tech, MODE)                                                                \
     template <typename T>                                                                  \

@@ -171,28 +171,30 @@ struct TcFast {
     int ra, ca, rb, cb;
     unsigned a_in;   // bit s: A's chunk s lies in a row < M
     unsigned b_in;   // B's chunks lie in columns < N (BT: bit s, chunk s in a row < N)
-    __device__ __forceinline__ TcFast(const T* A, const T* B, int M, int N, int K, int m0,
-                                      int n0) {
+    int lda, ldb;    // A's and B's leading dimensions
+    __device__ __forceinline__ TcFast(const T* A, const T* B, int M, int N, int m0, int n0,
+                                      int lda_, int ldb_)
+        : lda(lda_), ldb(ldb_) {
         const int t = threadIdx.x;
-        a_in = rows<PA>(A, K, m0, M, ra, ca, a);
+        a_in = rows<PA>(A, lda, m0, M, ra, ca, a);
         if constexpr (BT) {
-            b_in = rows<PT>(B, K, n0, N, rb, cb, b);
+            b_in = rows<PT>(B, ldb, n0, N, rb, cb, b);
         } else {
             rb = t / PB::PER_ROW;
             cb = (t % PB::PER_ROW) * PB::V;
-            b = B + (i64)rb * N + n0 + cb;
+            b = B + (i64)rb * ldb + n0 + cb;
             b_in = n0 + cb < N;
         }
     }
-    // A panel P of the K-major X (rows from r0, `limit` of them, K a row): this thread's
+    // A panel P of the K-major X (rows from r0, `limit` of them, ld apart): this thread's
     // row r and column c in it, its first chunk's address p, and a bit per chunk s whose
     // row lies inside X.
     template <typename P>
-    __device__ __forceinline__ static unsigned rows(const T* X, int K, int r0, int limit, int& r,
+    __device__ __forceinline__ static unsigned rows(const T* X, int ld, int r0, int limit, int& r,
                                                     int& c, const T*& p) {
         r = threadIdx.x / P::PER_ROW;
         c = (threadIdx.x % P::PER_ROW) * P::V;
-        p = X + (i64)(r0 + r) * K + c;
+        p = X + (i64)(r0 + r) * ld + c;
         unsigned in = 0;
 #pragma unroll
         for (int s = 0; s < P::LOADS; ++s)
@@ -204,11 +206,11 @@ struct TcFast {
         return PAIR && s * P::STEP >= 64 ? 64 : 0;
     }
     // The K-tile from k0 into a stage.
-    __device__ __forceinline__ void stage(int N, int K, int k0, T* As, T* Bs) const {
+    __device__ __forceinline__ void stage(int K, int k0, T* As, T* Bs) const {
 #pragma unroll
         for (int s = 0; s < PA::LOADS; ++s) {
             const bool in = ((a_in >> s) & 1) && k0 + ca < K;
-            const T* q = a + (i64)(s * PA::STEP + gap<PA>(s)) * K + k0;
+            const T* q = a + (i64)(s * PA::STEP + gap<PA>(s)) * lda + k0;
             cp_async16_zfill(As + Tc<T>::a_at(ra + s * PA::STEP, ca), q, in);
         }
         if constexpr (PAIR) return;
@@ -216,7 +218,7 @@ struct TcFast {
 #pragma unroll
             for (int s = 0; s < PT::LOADS; ++s) {
                 const bool in = ((b_in >> s) & 1) && k0 + cb < K;
-                const T* q = b + (i64)s * PT::STEP * K + k0;
+                const T* q = b + (i64)s * PT::STEP * ldb + k0;
                 cp_async16_zfill(Bs + Tc<T>::bt_at(rb + s * PT::STEP, cb), q, in);
             }
             return;
@@ -225,7 +227,7 @@ struct TcFast {
         for (int s = 0; s < PB::LOADS; ++s) {
             const int k = rb + s * PB::STEP;
             const bool in = b_in && k0 + k < K;
-            const T* q = b + (i64)(k0 + s * PB::STEP) * N;
+            const T* q = b + (i64)(k0 + s * PB::STEP) * ldb;
             cp_async16_zfill(Bs + Tc<T>::b_at(k, cb), q, in);
         }
     }
@@ -331,23 +333,23 @@ __device__ __forceinline__ void tc_zero(typename TcAcc<T>::type acc) {
 // pipeline; FAST: the stages are loaded by TcFast (both operands in whole chunks). PAIR
 // (FAST, BT): B is A's stage itself, from row 64·wm (see gemm_tc).
 template <typename T, int MODE, bool FAST, bool BT, bool PAIR = false>
-__device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, const T* B, int m0,
-                                            int n0, bool vec_a, bool vec_b, T* As, T* Bs, int wm,
-                                            int wn, typename TcAcc<T>::type acc) {
+__device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, const T* B, int lda,
+                                            int ldb, int m0, int n0, bool vec_a, bool vec_b, T* As,
+                                            T* Bs, int wm, int wn, typename TcAcc<T>::type acc) {
     constexpr int BK = Tc<T>::BK, STAGES = Tc<T>::STAGES;
     typedef TcAcc<T> Acc;
     typename Acc::type part;
     const int tiles = (K + BK - 1) / BK;
     constexpr int B_STAGE = TcB<T, BT>::STAGE;
     static_assert(!PAIR || (FAST && BT), "PAIR reads B from A's stage");
-    const TcFast<T, BT, PAIR> ld(A, B, M, N, K, m0, n0);
+    const TcFast<T, BT, PAIR> ld(A, B, M, N, m0, n0, lda, ldb);
     auto stage = [&](int kt, int s) {
         T* const as = As + s * Tc<T>::A_STAGE;
         T* const bs = Bs + s * B_STAGE;
         if (FAST) {
-            ld.stage(N, K, kt * BK, as, bs);
+            ld.stage(K, kt * BK, as, bs);
         } else {
-            tc_stage<T, BT>(A, B, M, N, K, K, BT ? K : N, m0, n0, kt * BK, vec_a, vec_b, as, bs);
+            tc_stage<T, BT>(A, B, M, N, K, lda, ldb, m0, n0, kt * BK, vec_a, vec_b, as, bs);
         }
     };
     // Stages 0 and 1 in flight; one commit group per tile, empty past the last, so that
@@ -417,7 +419,8 @@ __device__ __forceinline__ void tc_store_pair(double* p, double a, double b) {
     *reinterpret_cast<double2*>(p) = make_double2(a, b);
 }
 
-// C = alpha·A·B + beta·C (C not read when beta == 0) with A M×K, B K×N, C M×N row-major,
+// C = alpha·A·B + beta·C (C not read when beta == 0) with A M×K, B K×N, C M×N row-major
+// (leading dimensions lda, ldb, ldc; BT: B's rows ldb apart),
 // on the grouped 1-D grid of 128×BN tiles (grouped_tile, matmul.cu); tile (tm, tn) is
 // rows from tm·128 and columns from tn·BN. SYM (gram.cu's M·Mᵀ, with B = Aᵀ, the tiles that
 // meet the upper triangle, beta = 0): each result on or above the diagonal is written to
@@ -426,15 +429,18 @@ __device__ __forceinline__ void tc_store_pair(double* p, double a, double b) {
 // 16-byte chunks): the upper triangles of the 64×64 blocks on C's diagonal at rows
 // 128·tm and 128·(tm + 1), each the product of A's 64 rows there with themselves: warp
 // rows wm take the block at 128·(tm + wm), B read from A's stage (no B stage loaded).
+// WHOLE: the caller vouches that A's and B's rows are whole 16-byte chunks (the fast path
+// alone is compiled).
 // Whether the rows of X, `len` elements each, are whole 16-byte chunks: gemm_tc's fast
 // path takes A's and B's rows so (and M·Mᵀ's PAIR blocks, whose B is A, only where A's are).
 template <typename T> __device__ __forceinline__ bool tc_rows16(int len, const T* X) {
     return len % V16<T>::N == 0 && aligned16(X);
 }
 
-template <typename T, int MODE, bool SYM = false, bool BT = false, bool PAIR = false>
+template <typename T, int MODE, bool SYM = false, bool BT = false, bool PAIR = false,
+          bool WHOLE = false>
 __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A, const T* B,
-                                        T beta, T* C, int tm, int tn) {
+                                        T beta, T* C, int tm, int tn, int lda, int ldb, int ldc) {
     constexpr int BN = Tc<T>::BN, STAGES = Tc<T>::STAGES;
     // TC_SMEM(T) (BT: TC_SMEM_BT) bytes of dynamic shared memory: A's stages, then B's.
     extern __shared__ __align__(16) unsigned char tc_smem[];
@@ -442,24 +448,27 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
     T* const Bs = As + STAGES * Tc<T>::A_STAGE;
     const int m0 = tm * 128, n0 = tn * BN;
     const int warp = threadIdx.x / 32, wm = warp / Tc<T>::WN, wn = warp % Tc<T>::WN;
-    const bool vec_a = tc_rows16(K, A);
-    const bool vec_b = tc_rows16(BT ? K : N, B);
+    const bool vec_a = tc_rows16(K, A) && lda % V16<T>::N == 0;
+    const bool vec_b = tc_rows16(BT ? K : N, B) && ldb % V16<T>::N == 0;
     typename TcAcc<T>::type acc;
     tc_zero<T>(acc);
     // Two copies of the main loop, so that neither holds the other's addressing.
     if constexpr (PAIR) {
         static_assert(SYM && BT, "PAIR is M·Mᵀ's");
-        tc_mainloop<T, MODE, true, BT, true>(M, N, K, A, B, m0, n0, true, true, As, Bs, wm, wn, acc);
-    } else if (vec_a && vec_b) {
-        tc_mainloop<T, MODE, true, BT>(M, N, K, A, B, m0, n0, true, true, As, Bs, wm, wn, acc);
+        tc_mainloop<T, MODE, true, BT, true>(M, N, K, A, B, lda, ldb, m0, n0, true, true, As, Bs,
+                                             wm, wn, acc);
+    } else if (WHOLE || (vec_a && vec_b)) {
+        tc_mainloop<T, MODE, true, BT>(M, N, K, A, B, lda, ldb, m0, n0, true, true, As, Bs, wm, wn,
+                                       acc);
     } else {
-        tc_mainloop<T, MODE, false, BT>(M, N, K, A, B, m0, n0, vec_a, vec_b, As, Bs, wm, wn, acc);
+        tc_mainloop<T, MODE, false, BT>(M, N, K, A, B, lda, ldb, m0, n0, vec_a, vec_b, As, Bs, wm,
+                                        wn, acc);
     }
     const int lane = threadIdx.x % 32, g = lane / 4, t2 = (lane % 4) * 2;
     // A thread's two neighbouring outputs (e and e + 1) go out as one store of 2·sizeof(T)
     // bytes where both lie in C and their address is aligned to it (N even, C aligned):
     // half the store instructions, on the stores that bound short-K products.
-    const bool pairs = !SYM && N % 2 == 0 && ((unsigned long long)C % (2 * sizeof(T))) == 0;
+    const bool pairs = !SYM && ldc % 2 == 0 && ((unsigned long long)C % (2 * sizeof(T))) == 0;
 #pragma unroll
     for (int i = 0; i < TcAcc<T>::I; ++i)
 #pragma unroll
@@ -471,15 +480,16 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
                 const T v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
                 if (row >= M) continue;
                 if (SYM) {
-                    if (col < N && row <= col) C[(i64)row * N + col] = C[(i64)col * N + row] = v0;
+                    if (col < N && row <= col)
+                        C[(i64)row * ldc + col] = C[(i64)col * ldc + row] = v0;
                     if (col + 1 < N && row <= col + 1)
-                        C[(i64)row * N + col + 1] = C[(i64)(col + 1) * N + row] = v1;
+                        C[(i64)row * ldc + col + 1] = C[(i64)(col + 1) * ldc + row] = v1;
                 } else if (pairs && col + 1 < N) {
-                    T* p = C + (i64)row * N + col;
+                    T* p = C + (i64)row * ldc + col;
                     tc_store_pair(p, beta == T(0) ? v0 : v0 + beta * p[0],
                                   beta == T(0) ? v1 : v1 + beta * p[1]);
                 } else {
-                    T* p = C + (i64)row * N + col;
+                    T* p = C + (i64)row * ldc + col;
                     if (col < N) p[0] = beta == T(0) ? v0 : v0 + beta * p[0];
                     if (col + 1 < N) p[1] = beta == T(0) ? v1 : v1 + beta * p[1];
                 }
