@@ -420,6 +420,9 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
 // where the right-looking rungs read and write the trailing matrix once per 64 columns,
 // and synchronise the whole device three times per 64 columns, this one neither.
 // Sums run in a fixed order per tile (k ascending): bitwise reproducible.
+// A large matrix goes in panels of tile columns, one launch each (chol_dataflow's c0, nc),
+// with the trailing matrix's update from each panel between them (cholesky_update_f64):
+// the tiles of a panel sum only its own earlier columns.
 // A pivot that is not positive (or not finite) is recorded (the first one: the diagonal
 // tiles are factored one after another) and replaced by 1, so that every tile still
 // completes and no block waits forever; the host reports the recorded pivot.
@@ -697,7 +700,8 @@ __device__ __forceinline__ void df_solve16(T* row, const T* l, const T* rd) {
 // triangle takes the panel's rank-16 update on tensor cores (df_rank16). Padding rows
 // (k0 + r ≥ n) take pivot 1. The 32 elements after rd must be free (16-byte aligned):
 // in the chain's call they are the start of X's tile, stored and no longer read.
-template <typename T> __device__ void df_potrf(T* S, T* rd, int n, int k0, int* info) {
+template <typename T>
+__device__ void df_potrf(T* S, T* rd, int n, int k0, int base, int* info) {
     constexpr int V = Df<T>::V, LDS = Df<T>::LDT;
     const int tid = threadIdx.x, lane = tid % 32;
     T* const col = rd + CHOL_NB;  // two buffers of 16
@@ -743,7 +747,8 @@ template <typename T> __device__ void df_potrf(T* S, T* rd, int n, int k0, int* 
                 x[c] = r > c ? l : (r == c ? root : T(0));
                 if (lane == 0) rd[c0 + c] = rs;
             }
-            if (bad != 0 && lane == 0 && atomicCAS(info, -1, k0 + c0 + __ffs(bad) - 1) == -1)
+            if (bad != 0 && lane == 0 &&
+                atomicCAS(info, -1, base + k0 + c0 + __ffs(bad) - 1) == -1)
                 *reinterpret_cast<double*>(info + 2) = (double)badv;
             __syncwarp();  // lanes 16..31 have read the block too
             if (lane < 16)
@@ -863,8 +868,8 @@ __device__ __forceinline__ void df_store_diag(T* a, int n, int lda, int k0, cons
 //   others       solved.
 // The host orders the tickets so that a tile waits only on tiles of earlier tickets.
 template <typename T>
-__device__ void df_run_tile(T* a, int n, int lda, int nt, int ti, int tj, int* done, int* info,
-                            T* sm) {
+__device__ void df_run_tile(T* a, int n, int lda, int nt, int nc, int base, int ti, int tj,
+                            int* done, int* info, T* sm) {
     constexpr int LDT = Df<T>::LDT, V = Df<T>::V;
     const int tid = threadIdx.x, r0 = ti * CHOL_NB, c0 = tj * CHOL_NB;
     const bool diag = ti == tj;
@@ -918,7 +923,7 @@ __device__ void df_run_tile(T* a, int n, int lda, int nt, int ti, int tj, int* d
         T* rd = sm + CHOL_NB * LDT;
         df_put(S, LDT, cin, acc);
         __syncthreads();
-        df_potrf(S, rd, n, r0, info);
+        df_potrf(S, rd, n, r0, base, info);
         df_store_diag(a, n, lda, r0, S);
         df_publish(flag, 2);
     } else {
@@ -926,7 +931,7 @@ __device__ void df_run_tile(T* a, int n, int lda, int nt, int ti, int tj, int* d
         T* xs = ls + CHOL_NB * LDT;  // xs[r * LDT + c] = C[r][c]
         T* rd = xs + CHOL_NB * LDT;
         df_put(xs, LDT, cin, acc);
-        const bool chain = ti == tj + 1;
+        const bool chain = ti == tj + 1 && ti < nc;
         if (chain) {  // the next diagonal tile's partial sum, into cin
             df_await(done + df_first(ti, nt), 1);
             df_load_c(cin, a, n, lda, r0, r0);
@@ -975,29 +980,37 @@ __device__ void df_run_tile(T* a, int n, int lda, int nt, int ti, int tj, int* d
                 __threadfence();
                 atomicExch(flag, 1);
             }
-            df_potrf(S, rdd, n, r0, info);
+            df_potrf(S, rdd, n, r0, base, info);
             df_store_diag(a, n, lda, r0, S);
             df_publish(done + df_first(ti, nt), 2);
         }
     }
 }
 
+// The panel of the trailing matrix a[c0.., c0..] (n − c0 rows and columns) made of its
+// first nc tile columns: its tiles (i, j), j < nc, factored (the diagonal ones) or solved
+// against their diagonal tile, their updates from the panel's own earlier columns only
+// (the columns left of c0 are already subtracted: cholesky_update). The whole matrix is
+// one panel (c0 = 0, nc = nt). A pivot is recorded by its row in the whole matrix.
 // work: [0] the ticket counter, [1..] one flag per tile, all zero on entry; order[t]:
-// the tile of ticket t (row | column << 16).
+// the tile of ticket t (row | column << 16), `tiles` tickets.
 template <typename T>
-__device__ void chol_dataflow(T* a, int n, int lda, int* work, const unsigned* order, int* info) {
+__device__ void chol_dataflow(T* a, int n, int lda, int c0, int nc, int tiles, int* work,
+                              const unsigned* order, int* info) {
     extern __shared__ __align__(16) unsigned char chol_smem[];
     T* sm = reinterpret_cast<T*>(chol_smem);
     __shared__ int s_ticket;
+    a += (i64)c0 * lda + c0;
+    n -= c0;
     const int nt = (n + CHOL_NB - 1) / CHOL_NB;
-    const int tiles = nt * (nt + 1) / 2;
     for (;;) {
         if (threadIdx.x == 0) s_ticket = atomicAdd(work, 1);
         __syncthreads();
         const int t = s_ticket;
         if (t >= tiles) return;
         const unsigned o = order[t];
-        df_run_tile(a, n, lda, nt, (int)(o & 0xffffu), (int)(o >> 16), work + 1, info, sm);
+        df_run_tile(a, n, lda, nt, nc, c0, (int)(o & 0xffffu), (int)(o >> 16), work + 1, info,
+                    sm);
         __syncthreads();  // s_ticket is read by every thread before thread 0 takes the next
     }
 }
@@ -1180,13 +1193,34 @@ extern "C" __global__ void __launch_bounds__(256)
 
 // The dataflow rung (f64 on DMMA, f32 on 3xTF32; sm_80 and later): DF_SMEM(T) bytes of
 // dynamic shared memory, DF_THREADS threads, any number of blocks.
+// (T* a, int n, int lda, int c0, int nc, int tiles, int* work, const unsigned* order,
+// int* info).
 extern "C" __global__ void __launch_bounds__(DF_THREADS)
-    cholesky_dataflow_f64(double* a, int n, int lda, int* work, const unsigned* order,
-                          int* info) {
-    chol_dataflow<double>(a, n, lda, work, order, info);
+    cholesky_dataflow_f64(double* a, int n, int lda, int c0, int nc, int tiles, int* work,
+                          const unsigned* order, int* info) {
+    chol_dataflow<double>(a, n, lda, c0, nc, tiles, work, order, info);
 }
 extern "C" __global__ void __launch_bounds__(DF_THREADS)
-    cholesky_dataflow_f32(float* a, int n, int lda, int* work, const unsigned* order,
-                          int* info) {
-    chol_dataflow<float>(a, n, lda, work, order, info);
+    cholesky_dataflow_f32(float* a, int n, int lda, int c0, int nc, int tiles, int* work,
+                          const unsigned* order, int* info) {
+    chol_dataflow<float>(a, n, lda, c0, nc, tiles, work, order, info);
+}
+
+// The dataflow rung's update between panels (f64, sm_80 and later): the trailing matrix
+// C = a[c1.., c1..] (m = n − c1 rows and columns) less L·Lᵀ, L = a[c1.., c0..c1) the
+// panel's rows below it, on the lower 128×128 tiles of C (upper_tile's numbering,
+// transposed), each as two blocks of 128×64: the GEMM ladder's DMMA kernel (mma.cuh,
+// gemm_tc with B = L given as its rows) with alpha = −1, beta = 1. The part of a diagonal
+// tile above the diagonal is updated too (the dataflow kernel reads no strict upper part;
+// the host zeroes it at the end). The host gives L's rows as whole 16-byte chunks (c0, c1
+// and lda even). Each output is summed in a fixed order. TC_SMEM_BT bytes
+// of dynamic shared memory, Tc<double>::THREADS threads.
+extern "C" __global__ void __launch_bounds__(128, 2)
+    cholesky_update_f64(double* a, int n, int lda, int c0, int c1) {
+    int bi, bj;
+    upper_tile(blockIdx.x / 2, bj, bi);  // bi ≥ bj
+    const double* L = a + (i64)c1 * lda + c0;
+    gemm_tc<double, 3, false, true, false, true>(n - c1, n - c1, c1 - c0, -1.0, L, L, 1.0,
+                                                 a + (i64)c1 * lda + c1, bi,
+                                                 2 * bj + blockIdx.x % 2, lda, lda, lda);
 }

@@ -559,7 +559,7 @@ fn tensor_core<T: CudaElement>(
 
 /// Dynamic shared memory of `gram_tensor_core_f64` (mma.cuh's TC_SMEM_BT): three stages of
 /// A's 128×16 and B's 64×16 (M's rows), rows padded to 20 doubles.
-const TC_SMEM_BT_F64: u32 = 3 * (128 + 64) * 20 * 8;
+pub(crate) const TC_SMEM_BT_F64: u32 = 3 * (128 + 64) * 20 * 8;
 
 /// Copies the upper triangle of the n×n `out` to its lower one (the stripe rungs' second
 /// launch).

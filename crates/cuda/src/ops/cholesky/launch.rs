@@ -4,7 +4,7 @@
 //! `launch_builder`): the arguments are borrowed only until the launch is queued.
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use ndgpu_core::{Error, Result};
+use ndgpu_core::{DType, Error, Result};
 use ndgpu_cuda_runtime::launch::go;
 use ndgpu_cuda_runtime::push_args;
 
@@ -227,46 +227,119 @@ pub(super) fn dataflow_row_multiple<T>() -> usize {
     16 / std::mem::size_of::<T>()
 }
 
-/// The whole factorization of the n×n matrix held in `a` (leading dimension `a.cols`, a
-/// multiple of [`dataflow_row_multiple`]) in one launch of `cholesky_dataflow_{f32,f64}`
-/// (f32 on 3xTF32); `work` holds 1 + the lower tiles' count zeroed ints, `order` the tile
-/// of each ticket (row | column << 16) and the blocks to launch at most
-/// ([`dataflow_blocks`]).
+/// One panel of the dataflow factorization of the n×n matrix held in `a` (leading
+/// dimension `a.cols`, a multiple of [`dataflow_row_multiple`]): the first `panel.nc`
+/// tile columns of the trailing matrix from row and column `panel.c0`, in one launch of
+/// `cholesky_dataflow_{f32,f64}` (f32 on 3xTF32); the whole factorization where c0 = 0
+/// and nc is every tile column. `work` holds 1 + `panel.tiles` zeroed ints, `order` the
+/// tile of each of the panel's tickets (row | column << 16) and the blocks to launch at
+/// most ([`dataflow_blocks`]).
 pub(super) fn dataflow<T: CudaElement>(
     gpu: &Gpu,
     a: &mut DeviceMatrix<T>,
     n: i32,
+    panel: DataflowPanel,
     work: &mut CudaSlice<i32>,
     (order, blocks): (&CudaSlice<u32>, usize),
     info: &mut CudaSlice<i32>,
 ) -> Result<()> {
-    let nt = (n as usize).div_ceil(NB);
-    let tiles = nt * (nt + 1) / 2;
+    let DataflowPanel { c0, nc, tiles } = panel;
+    let nt = if (0..n).contains(&c0) {
+        (n - c0) as usize
+    } else {
+        0
+    }
+    .div_ceil(NB);
     let lda = a.cols;
     let fits = lda.is_multiple_of(dataflow_row_multiple::<T>())
         && lda >= n as usize
         && a.rows >= n as usize
-        && work.len() > tiles
+        && nt > 0
+        && (c0 as usize).is_multiple_of(NB)
+        && nc >= 1
+        && nc as usize <= nt
+        && tiles == (0..nc as usize).map(|j| nt - j).sum::<usize>()
+        && work.len() > nt * (nt + 1) / 2
         && order.len() >= tiles;
     if !fits {
         return Err(Error::invalid(
             "cholesky",
-            "the dataflow kernel takes rows of whole 16-byte vectors and a flag per tile",
+            "the dataflow kernel takes rows of whole 16-byte vectors, a panel of whole tiles \
+             and a flag per tile",
         ));
     }
     let lda = i32::try_from(lda)
         .map_err(|_| Error::invalid("cholesky", format!("leading dimension {lda} too large")))?;
+    let tiles_i = tiles as i32;
     let (f, name) = kernel::<T>(gpu, "dataflow")?;
     gpu.grant_shared_memory(&f, &name)?;
     let grid = tiles.min(blocks.max(1)) as u32;
     let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; &mut a.data, &n, &lda, work, order, info);
-    // SAFETY: (T* a, int n, int lda, int* work, const unsigned* order, int* info): a holds
-    // n rows of lda ≥ n elements, lda a whole number of 16-byte vectors, work a zeroed
-    // counter and a flag per lower tile, order a tile per ticket (checked above); any
-    // number of blocks of DATAFLOW_THREADS with the dynamic shared memory DF_SMEM(T).
+    push_args!(b; &mut a.data, &n, &lda, &c0, &nc, &tiles_i, work, order, info);
+    // SAFETY: (T* a, int n, int lda, int c0, int nc, int tiles, int* work, const unsigned*
+    // order, int* info): a holds n rows of lda ≥ n elements, lda a whole number of 16-byte
+    // vectors; the panel is nc ≤ nt tile columns of the trailing matrix from c0 (a whole
+    // tile, below n), `tiles` its tiles' count; work a zeroed counter and a flag per lower
+    // tile of the trailing matrix, order a tile per ticket (checked above); any number of
+    // blocks of DATAFLOW_THREADS with the dynamic shared memory DF_SMEM(T).
     let mut c = cfg((grid, 1), DATAFLOW_THREADS);
     c.shared_mem_bytes = dataflow_smem::<T>();
+    unsafe { go(b, &name, c) }
+}
+
+/// A panel of the dataflow factorization: its first row and column `c0` (a whole tile),
+/// its tile columns `nc`, and its tiles' count (the tickets).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct DataflowPanel {
+    pub c0: i32,
+    pub nc: i32,
+    pub tiles: usize,
+}
+
+/// The update between two panels of the dataflow factorization (f64): the trailing matrix
+/// from row and column c1 less L·Lᵀ, L its rows' part of the panel's columns [c0, c1), in
+/// one launch of `cholesky_update_f64` (the GEMM ladder's DMMA kernel on the lower
+/// 128×128 tiles, two blocks of 128×64 each).
+pub(super) fn update<T: CudaElement>(
+    gpu: &Gpu,
+    a: &mut DeviceMatrix<T>,
+    n: i32,
+    (c0, c1): (i32, i32),
+) -> Result<()> {
+    let lda = a.cols;
+    let fits = T::DTYPE == DType::F64
+        && lda.is_multiple_of(dataflow_row_multiple::<T>())
+        && lda >= n as usize
+        && a.rows >= n as usize
+        && 0 <= c0
+        && c0 < c1
+        && c1 < n
+        && (c0 as usize).is_multiple_of(NB)
+        && (c1 as usize).is_multiple_of(NB);
+    if !fits {
+        return Err(Error::invalid(
+            "cholesky",
+            "the panel update takes f64 rows of whole 16-byte vectors and a panel inside the \
+             matrix",
+        ));
+    }
+    let lda = i32::try_from(lda)
+        .map_err(|_| Error::invalid("cholesky", format!("leading dimension {lda} too large")))?;
+    let (f, name) = kernel::<T>(gpu, "update")?;
+    gpu.grant_shared_memory(&f, &name)?;
+    let tt = ((n - c1) as usize).div_ceil(128);
+    let grid = u32::try_from(tt * (tt + 1))
+        .map_err(|_| Error::invalid("cholesky", "too many tiles for the panel update"))?;
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; &mut a.data, &n, &lda, &c0, &c1);
+    // SAFETY: (double* a, int n, int lda, int c0, int c1): a holds n rows of lda ≥ n
+    // elements, lda even, 0 ≤ c0 < c1 < n whole tiles (checked above: L's rows are whole
+    // 16-byte chunks, as the kernel's fast path takes them); two blocks per lower 128×128
+    // tile of the trailing (n − c1)² matrix, decoded from blockIdx.x as the kernel does,
+    // every access bounds-checked against n − c1 and c1 − c0; 128 threads with gemm_tc's
+    // TC_SMEM_BT bytes of dynamic shared memory.
+    let mut c = cfg((grid, 1), 128);
+    c.shared_mem_bytes = crate::ops::gram::TC_SMEM_BT_F64;
     unsafe { go(b, &name, c) }
 }
 

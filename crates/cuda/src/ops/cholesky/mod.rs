@@ -6,7 +6,7 @@
 //! | `per_step` | per column k: a division kernel and an elimination kernel whose threads run along rows (report 004's coalesced version) |
 //! | `single_block` | one kernel, one block, the whole factorization (report 004's first version) |
 //! | `tensor_core` | `blocked` with the f64 trailing update on FP64 tensor cores (DMMA, sm_80 and later; `blocked`'s own update before, so that it runs on every device); f32 as `blocked` |
-//! | `dataflow` (default) | f64: the whole factorization in one persistent kernel, left-looking over 64×64 tiles on DMMA, each tile taken as soon as the tiles it needs are final (a flag per tile), the diagonal chain (solve, update, factor) in one block; f32, and f64 without DMMA, as `tensor_core` |
+//! | `dataflow` (default) | f64: the whole factorization in one persistent kernel, left-looking over 64×64 tiles on DMMA, each tile taken as soon as the tiles it needs are final (a flag per tile), the diagonal chain (solve, update, factor) in one block; from 6145 rows up, in panels of 2048 columns, one launch each, the trailing matrix updated from each panel by the DMMA GEMM's 128×64 blocks between them; f32, and f64 without DMMA, as `tensor_core` |
 //! | `dataflow_3x` (opt-in: precision 3xTF32) | f32: `dataflow`'s kernel with every product on TF32 tensor cores as three products (3xTF32), the rest in f32; f64 as `dataflow`; sm_80 and later only |
 //!
 //! A pivot that is not positive is recorded on the device by the kernel that meets it;
@@ -50,6 +50,7 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "cholesky_potrf_diag_f64",
     "cholesky_trsm_panel_f64",
     "cholesky_dataflow_f64",
+    "cholesky_update_f64",
     "cholesky_syrk_lower_tc_f64",
     "cholesky_syrk_lower_f64",
     "cholesky_syrk_lower64_f64",
@@ -68,8 +69,10 @@ pub const NOTE: &str = "cholesky: blocked (64-column blocks, diagonal block in \
      products on FP64 tensor cores, IEEE double arithmetic, sm_80 and later, and blocked's \
      own updates on older devices; f32 exactly as blocked) and dataflow (default: f64 in one \
      persistent kernel over 64x64 tiles on FP64 tensor cores, each tile summed left-looking in \
-     a fixed order once the tiles it needs are final, sm_80 and later; f32, and older devices, \
-     as tensor_core) and dataflow_3x (opt-in, precision 3xtf32: f32 in dataflow's kernel with \
+     a fixed order once the tiles it needs are final, sm_80 and later; from 6145 rows up in \
+     panels of 2048 columns, the trailing matrix updated from each panel by the DMMA GEMM \
+     between them; f32, and older devices, as tensor_core) and dataflow_3x (opt-in, precision \
+     3xtf32: f32 in dataflow's kernel with \
      every product as three TF32 tensor-core products, each operand split into a TF32 part \
      and a TF32 remainder, the pivots, divisions and sums in f32, LAPACK's ratio within three \
      times the f32 bound; f64 as dataflow; sm_80 and later) are all bitwise reproducible (no atomics in any sum, fixed order); the \
@@ -232,9 +235,11 @@ fn blocked<T: CudaElement>(
 }
 
 /// The dataflow factorization (f64 on DMMA, f32 on 3xTF32): one launch over the lower
-/// 64×64 tiles with a flag each. Its rows are read as 16-byte vectors, so where n is not a
-/// whole number of them the matrix is factored in a copy whose rows are padded to one,
-/// and copied back.
+/// 64×64 tiles with a flag each, or, for a large f64 matrix, panels of
+/// [`panel_columns`] tile columns, each one launch, with the trailing matrix's update
+/// from that panel between them (`cholesky_update_f64`, the DMMA GEMM's 128×64 blocks).
+/// Its rows are read as 16-byte vectors, so where n is not a whole number of them the
+/// matrix is factored in a copy whose rows are padded to one, and copied back.
 fn dataflow<T: CudaElement>(
     gpu: &Gpu,
     a: &mut DeviceMatrix<T>,
@@ -243,59 +248,111 @@ fn dataflow<T: CudaElement>(
     let n = a.rows;
     let ni = dim_i32("cholesky", n)?;
     let nt = n.div_ceil(NB);
-    let tiles = nt * (nt + 1) / 2;
+    let width = panel_columns::<T>(n);
     let order = match gpu.take_scratch::<Order>(ORDER) {
-        Some(o) if o.nt == nt && o.dtype == T::DTYPE => o,
-        _ => {
-            let blocks = launch::dataflow_blocks::<T>(gpu)?;
-            let table = ticket_order(nt, blocks)?;
+        Some(o) if o.nt == nt && o.dtype == T::DTYPE && o.width == width => o,
+        _ => Order::new::<T>(gpu, nt, width)?,
+    };
+    let mut work = gpu.alloc_zeroed::<i32>("cholesky", 1 + nt * (nt + 1) / 2)?;
+    let row = launch::dataflow_row_multiple::<T>();
+    let run = |m: &mut DeviceMatrix<T>, work: &mut CudaSlice<i32>, info: &mut CudaSlice<i32>| {
+        for (k, (panel, table)) in order.panels.iter().enumerate() {
+            if k > 0 {
+                gpu.stream()
+                    .memset_zeros(work)
+                    .map_err(|e| driver("cholesky: zeroing the tile flags", e))?;
+            }
+            launch::dataflow(gpu, m, ni, *panel, work, (table, order.blocks), info)?;
+            let c1 = panel.c0 + panel.nc * NB as i32;
+            if c1 < ni {
+                launch::update(gpu, m, ni, (panel.c0, c1))?;
+            }
+        }
+        Ok(())
+    };
+    let result = if n.is_multiple_of(row) {
+        run(a, &mut work, info)
+    } else {
+        let mut padded = gpu.alloc_matrix::<T>("cholesky", n, n.next_multiple_of(row))?;
+        gpu.copy_region((&*a, (0, 0)), (&mut padded, (0, 0)), (n, n))?;
+        run(&mut padded, &mut work, info)
+            .and_then(|()| gpu.copy_region((&padded, (0, 0)), (a, (0, 0)), (n, n)))
+    };
+    gpu.keep_scratch(ORDER, order);
+    result
+}
+
+/// The tile columns of each panel of the dataflow factorization of an n×n matrix of T:
+/// f64 in panels of [`PANEL_TILES`] tile columns once there would be more than three of
+/// them, every column in one launch otherwise (and for f32). In one launch the 64×64
+/// tiles' updates bound a large factorization; in panels most of the updates run on the
+/// GEMM's 128×64 blocks, at the price of a wait for each update (the timings that set
+/// both numbers are in docs/kernels.md).
+fn panel_columns<T: CudaElement>(n: usize) -> usize {
+    let nt = n.div_ceil(NB);
+    #[cfg(test)]
+    if let Some(w) = tests::PANEL_TILES_HERE.with(std::cell::Cell::get) {
+        return w.clamp(1, nt.max(1));
+    }
+    if T::DTYPE == DType::F64 && nt > 3 * PANEL_TILES {
+        PANEL_TILES
+    } else {
+        nt
+    }
+}
+
+/// The width of the dataflow factorization's panels, in tiles (2048 columns).
+const PANEL_TILES: usize = 32;
+
+/// The dataflow kernel's tile orders for nt tiles a side, panels of `width` tile columns
+/// and the kernel of `dtype`, with the blocks it can keep resident (asked of the driver
+/// once per order, not per call), uploaded once per order.
+struct Order {
+    nt: usize,
+    dtype: DType,
+    width: usize,
+    blocks: usize,
+    panels: Vec<(launch::DataflowPanel, CudaSlice<u32>)>,
+}
+const ORDER: &str = "cholesky dataflow order";
+
+impl Order {
+    fn new<T: CudaElement>(gpu: &Gpu, nt: usize, width: usize) -> Result<Self> {
+        let blocks = launch::dataflow_blocks::<T>(gpu)?;
+        let mut panels = Vec::new();
+        for j0 in (0..nt).step_by(width.max(1)) {
+            let (rest, nc) = (nt - j0, width.min(nt - j0));
+            let table = ticket_order(rest, nc, blocks)?;
+            let panel = launch::DataflowPanel {
+                c0: dim_i32("cholesky", j0 * NB)?,
+                nc: nc as i32,
+                tiles: table.len(),
+            };
             let table = gpu
                 .stream()
                 .clone_htod(&table)
                 .map_err(|e| driver("cholesky: uploading the tile order", e))?;
-            Order {
-                nt,
-                dtype: T::DTYPE,
-                blocks,
-                table,
-            }
+            panels.push((panel, table));
         }
-    };
-    let mut work = gpu.alloc_zeroed::<i32>("cholesky", 1 + tiles)?;
-    let row = launch::dataflow_row_multiple::<T>();
-    let tickets = (&order.table, order.blocks);
-    let run = if n.is_multiple_of(row) {
-        launch::dataflow(gpu, a, ni, &mut work, tickets, info)
-    } else {
-        let mut padded = gpu.alloc_matrix::<T>("cholesky", n, n.next_multiple_of(row))?;
-        gpu.copy_region((&*a, (0, 0)), (&mut padded, (0, 0)), (n, n))?;
-        launch::dataflow(gpu, &mut padded, ni, &mut work, tickets, info)
-            .and_then(|()| gpu.copy_region((&padded, (0, 0)), (a, (0, 0)), (n, n)))
-    };
-    gpu.keep_scratch(ORDER, order);
-    run
+        Ok(Order {
+            nt,
+            dtype: T::DTYPE,
+            width,
+            blocks,
+            panels,
+        })
+    }
 }
 
-/// The dataflow kernel's tile order for nt tiles a side and the kernel of `dtype`, with
-/// the blocks it can keep resident (asked of the driver once per order, not per call),
-/// uploaded once per order.
-struct Order {
-    nt: usize,
-    dtype: DType,
-    blocks: usize,
-    table: CudaSlice<u32>,
-}
-const ORDER: &str = "cholesky dataflow order";
-
-/// The tile of each ticket of the dataflow kernel (row | column << 16), for nt tiles a
-/// side and `blocks` resident blocks. Tile (i, j), i > j, comes at j·W + (i − j); the
-/// diagonal tile (j, j), j > 0, whose block sums every column but the last, just before
-/// (j, j − 1), whose block solves and then finishes it; (0, 0) first. W = blocks/8 (at
-/// least 2): the tiles of the diagonal chain start about eight columns ahead of the
-/// bulk of the updates. Every tile comes after the tiles it waits on (its row's and its
-/// diagonal's earlier columns: W ≥ 2 makes j·W + (i − j) grow along both), so the
-/// kernel cannot deadlock.
-fn ticket_order(nt: usize, blocks: usize) -> Result<Vec<u32>> {
+/// The tile of each ticket of the dataflow kernel (row | column << 16), for the first nc
+/// tile columns of nt tiles a side and `blocks` resident blocks. Tile (i, j), i > j,
+/// comes at j·W + (i − j); the diagonal tile (j, j), j > 0, whose block sums every column
+/// but the last, just before (j, j − 1), whose block solves and then finishes it; (0, 0)
+/// first. W = blocks/8 (at least 2): the tiles of the diagonal chain start about eight
+/// columns ahead of the bulk of the updates. Every tile comes after the tiles it waits on
+/// (its row's and its diagonal's earlier columns: W ≥ 2 makes j·W + (i − j) grow along
+/// both), so the kernel cannot deadlock.
+fn ticket_order(nt: usize, nc: usize, blocks: usize) -> Result<Vec<u32>> {
     if nt > 1 << 16 {
         return Err(Error::invalid(
             "cholesky",
@@ -304,7 +361,7 @@ fn ticket_order(nt: usize, blocks: usize) -> Result<Vec<u32>> {
     }
     let w = (blocks / 8).max(2) as i64;
     let mut keyed: Vec<(i64, usize, usize)> = Vec::with_capacity(nt * (nt + 1) / 2);
-    for j in 0..nt {
+    for j in 0..nc.min(nt) {
         for i in j..nt {
             let (ii, jj) = (i as i64, j as i64);
             let key = if i > j {
@@ -363,16 +420,96 @@ impl<T: CudaElement> Cholesky<T> for CudaBackend {
 
 #[cfg(test)]
 mod tests {
-    use super::ticket_order;
+    use std::cell::Cell;
 
-    /// Every tile of the dataflow kernel's order comes after every tile whose flag it
-    /// waits on: no block can wait on a tile that no running block holds.
+    use ndarray::Array2;
+    use ndgpu_conformance::compare::cholesky_ratio;
+    use ndgpu_core::kmeans::SplitMix64;
+    use ndgpu_core::{tolerance, Backend, Cholesky, Error, Family};
+
+    use super::{panel_columns, ticket_order, PANEL_TILES};
+    use crate::CudaBackend;
+
+    thread_local! {
+        /// The panel width this thread's factorizations take instead of the rule's, so
+        /// that the GPU test below runs many panels on small matrices.
+        pub(super) static PANEL_TILES_HERE: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    /// The rule: f64 in panels of PANEL_TILES once there would be more than three, f32
+    /// and smaller orders in one launch.
+    #[test]
+    fn panels_only_for_large_f64() {
+        let edge = 3 * PANEL_TILES * 64;
+        assert_eq!(panel_columns::<f64>(edge), 3 * PANEL_TILES);
+        assert_eq!(panel_columns::<f64>(edge + 1), PANEL_TILES);
+        assert_eq!(panel_columns::<f64>(4 * edge), PANEL_TILES);
+        assert_eq!(panel_columns::<f32>(4 * edge), 4 * 3 * PANEL_TILES);
+        assert_eq!(panel_columns::<f64>(1), 1);
+    }
+
+    /// The dataflow factorization in panels of one and three tile columns (a panel
+    /// update after each): LAPACK's residual ratio on SPD matrices of orders around the
+    /// tile edges (odd ones in the padded copy), and the first failing pivot where it
+    /// lies in a later panel, as in one launch.
+    #[test]
+    #[ignore = "needs a CUDA device"]
+    fn narrow_panels_keep_lapacks_ratio_and_the_first_pivot() {
+        let b = CudaBackend::new(0).expect("a CUDA device");
+        assert_eq!(b.variant(Family::Cholesky), "dataflow");
+        let bound = tolerance::cholesky_ratio::<f64>(b.precision(Family::Cholesky));
+        let mut rng = SplitMix64::new(7);
+        for width in [1, 3] {
+            PANEL_TILES_HERE.with(|w| w.set(Some(width)));
+            for n in [65, 127, 200, 513, 1000] {
+                let a = spd(&mut rng, n);
+                let l = b.cholesky(a.view()).unwrap();
+                let r = cholesky_ratio(a.view(), l.view());
+                assert!(r <= bound, "width {width} n={n}: ratio {r:.3e}");
+                assert!(l.iter().all(|x| x.is_finite()), "width {width} n={n}");
+            }
+            for (n, p) in [(200, 100), (513, 300), (1000, 64 * 9), (1000, 999)] {
+                // The leading minors up to p stay positive; pivot p is below A[p][p] < 0.
+                let mut a = spd(&mut rng, n);
+                a[[p, p]] = -1.0;
+                match b.cholesky(a.view()) {
+                    Err(Error::NotPositiveDefinite { pivot, value }) => {
+                        assert_eq!(pivot, p, "width {width} n={n}: value {value}");
+                        assert!(value < 0.0, "width {width} n={n} p={p}: {value}");
+                    }
+                    other => panic!("width {width} n={n} p={p}: {other:?}"),
+                }
+            }
+        }
+        PANEL_TILES_HERE.with(|w| w.set(None));
+    }
+
+    /// M·Mᵀ/n + I, M uniform in [-1, 1).
+    fn spd(rng: &mut SplitMix64, n: usize) -> Array2<f64> {
+        let m = Array2::from_shape_simple_fn((n, n), || 2.0 * rng.next_f64() - 1.0);
+        m.dot(&m.t()) / n as f64 + Array2::<f64>::eye(n)
+    }
+
+    /// Every tile of the dataflow kernel's order (the whole matrix, or a panel of its
+    /// first nc tile columns) comes after every tile whose flag it waits on: no block can
+    /// wait on a tile that no running block holds.
     #[test]
     fn ticket_order_respects_every_wait() {
-        for nt in [1, 2, 3, 5, 17, 64, 129] {
+        for (nt, nc) in [
+            (1, 1),
+            (2, 2),
+            (3, 3),
+            (5, 5),
+            (17, 17),
+            (64, 64),
+            (129, 129),
+            (5, 2),
+            (64, 32),
+            (129, 1),
+        ] {
             for blocks in [1, 16, 264] {
-                let order = ticket_order(nt, blocks).unwrap();
-                assert_eq!(order.len(), nt * (nt + 1) / 2);
+                let order = ticket_order(nt, nc, blocks).unwrap();
+                assert_eq!(order.len(), (0..nc).map(|j| nt - j).sum::<usize>());
                 let mut at = vec![vec![usize::MAX; nt]; nt];
                 for (t, &o) in order.iter().enumerate() {
                     let (i, j) = ((o & 0xffff) as usize, (o >> 16) as usize);
@@ -380,9 +517,15 @@ mod tests {
                     assert_eq!(at[i][j], usize::MAX, "nt {nt}: ({i}, {j}) twice");
                     at[i][j] = t;
                 }
+                // A panel's tiles only: its nc columns, every row.
+                for (i, row) in at.iter().enumerate() {
+                    for (j, &t) in row.iter().enumerate().take(i + 1) {
+                        assert_eq!(t == usize::MAX, j >= nc, "nt {nt} nc {nc}: ({i}, {j})");
+                    }
+                }
                 // The ticket whose block makes the diagonal tile (j, j) final.
                 let final_diag = |j: usize| if j == 0 { at[0][0] } else { at[j][j - 1] };
-                for j in 0..nt {
+                for j in 0..nc {
                     for i in j..nt {
                         let t = at[i][j];
                         let mut waits = Vec::new();
@@ -391,7 +534,7 @@ mod tests {
                         } else {
                             waits.extend(at[i][..j].iter().chain(&at[j][..j]));
                             waits.push(final_diag(j));
-                            if i == j + 1 {
+                            if i == j + 1 && i < nc {
                                 waits.push(at[i][i]); // the partial sum it finishes
                             }
                         }
