@@ -1,8 +1,9 @@
 //! Resident chains: several operations in a row on arrays that never leave the backend,
 //! as a user keeps data on a GPU. Every intermediate is downloaded only at the end and
 //! checked against the definition applied to the *downloaded* previous stage, with that
-//! operation's own bound, so a chain passes exactly when each step is right given what it
-//! was handed.
+//! operation's own bound (the one the precision of its family's selected variant
+//! promises: IEEE, TF32 or 3xTF32), so a chain passes exactly when each step is right
+//! given what it was handed.
 //!
 //! - products to a solve: `P = A·B`, `G = P·Pᵀ + s·I` (gram, then a gemm adding `s·I`),
 //!   `L = cholesky(G)`, `X = solve(L, R)`, then `Σ X²` and the column sums of X;
@@ -19,7 +20,7 @@ use ndgpu_cpu::CpuBackend;
 
 use crate::compare::{
     abs_sum, centroid_ratio, cholesky_ratio, describe_ratio, gemm_bound, gemm_f64, max_ratio,
-    solve_ratio, sum_ratio, to_f64,
+    product_tolerance, solve_ratio, sum_ratio, to_f64,
 };
 use crate::data::{blobs, Rng};
 use crate::report::{Recorder, Verdict};
@@ -55,8 +56,13 @@ fn chains<T: BackendElement>(backend: &dyn Backend, sizes: Sizes, seed: u64) -> 
         .map(|&f| format!("{f}={}", backend.variant(f)))
         .collect::<Vec<_>>()
         .join(" ");
-    // The chains check IEEE bounds: they are for variants that compute in IEEE arithmetic.
-    let mut rec = Recorder::new(Family::MatMul, &variants, Precision::Ieee, T::DTYPE);
+    // Each step is held to the bound of its family's selected variant's precision.
+    let precisions = Precisions {
+        matmul: backend.precision(Family::MatMul),
+        gram: backend.precision(Family::Gram),
+        cholesky: backend.precision(Family::Cholesky),
+    };
+    let mut rec = Recorder::new(Family::MatMul, &variants, precisions.matmul, T::DTYPE);
     let mut rng = Rng::new(seed ^ if T::DTYPE == DType::F32 { 1 } else { 2 });
     let shapes: &[(usize, usize, usize)] = match sizes {
         Sizes::Small => &[(1, 1, 1), (33, 17, 5), (65, 130, 31)],
@@ -65,10 +71,11 @@ fn chains<T: BackendElement>(backend: &dyn Backend, sizes: Sizes, seed: u64) -> 
     for &(n, k, nrhs) in shapes {
         rec.case(
             format!("chain gemm→gram→cholesky→solve→reduce n={n} k={k} nrhs={nrhs}"),
-            |v| products_to_solve(ops, &mut rng, (n, k, nrhs), v),
+            |v| products_to_solve(ops, &mut rng, (n, k, nrhs), precisions, v),
         );
     }
-    let mut rec_k = Recorder::new(Family::KMeans, &variants, Precision::Ieee, T::DTYPE);
+    let kmeans = backend.precision(Family::KMeans);
+    let mut rec_k = Recorder::new(Family::KMeans, &variants, kmeans, T::DTYPE);
     let points: &[usize] = match sizes {
         Sizes::Small => &[60, 301],
         Sizes::Medium => &[301, 5000],
@@ -84,10 +91,25 @@ fn chains<T: BackendElement>(backend: &dyn Backend, sizes: Sizes, seed: u64) -> 
     reports
 }
 
+/// The precisions of the selected variants of the families a chain of products runs.
+#[derive(Clone, Copy, Debug)]
+struct Precisions {
+    matmul: Precision,
+    gram: Precision,
+    cholesky: Precision,
+}
+
+/// The bound of a product of inner dimension `k` in `precision` over the IEEE one that
+/// [`gemm_bound`] gives.
+fn rescale<T: Element>(k: usize, precision: Precision) -> f64 {
+    product_tolerance::<T>(k, precision) / tolerance::gemm::<T>(k)
+}
+
 fn products_to_solve<T: Element>(
     b: &dyn Ops<T>,
     rng: &mut Rng,
     (n, k, nrhs): (usize, usize, usize),
+    precisions: Precisions,
     v: &mut Verdict,
 ) {
     let a: Array2<T> = rng.matrix(n, k);
@@ -128,14 +150,14 @@ fn products_to_solve<T: Element>(
     // Each stage against the definition applied to the stage before it, as downloaded.
     let plain = Gemm::<T>::new();
     let want = gemm_f64(&plain, a.view(), bm.view(), None);
-    let bound = gemm_bound(&plain, a.view(), bm.view(), None);
+    let bound = gemm_bound(&plain, a.view(), bm.view(), None) * rescale::<T>(k, precisions.matmul);
     let worst = max_ratio(p.view(), want.view(), bound.view());
     v.ratio(worst.0, || {
         describe_ratio("P = A·B", p.view(), want.view(), worst)
     });
     let gt = Gemm::<T>::new().tb(ndgpu_core::Trans::Yes);
     let want = gemm_f64(&gt, p.view(), p.view(), None);
-    let bound = gemm_bound(&gt, p.view(), p.view(), None);
+    let bound = gemm_bound(&gt, p.view(), p.view(), None) * rescale::<T>(k, precisions.gram);
     let worst = max_ratio(gram.view(), want.view(), bound.view());
     v.ratio(worst.0, || {
         describe_ratio("P·Pᵀ", gram.view(), want.view(), worst)
@@ -143,15 +165,17 @@ fn products_to_solve<T: Element>(
     v.require(gram == gram.t(), || "P·Pᵀ is not exactly symmetric".into());
     let shift = Gemm::new().alpha(s).beta(T::one());
     let want = gemm_f64(&shift, eye.view(), eye.view(), Some(gram.view()));
-    let bound = gemm_bound(&shift, eye.view(), eye.view(), Some(gram.view()));
+    let bound = gemm_bound(&shift, eye.view(), eye.view(), Some(gram.view()))
+        * rescale::<T>(n, precisions.matmul);
     let worst = max_ratio(g.view(), want.view(), bound.view());
     v.ratio(worst.0, || {
         describe_ratio("G + s·I", g.view(), want.view(), worst)
     });
     let ratio = cholesky_ratio(g.view(), l.view());
-    v.ratio(ratio / tolerance::CHOLESKY_RATIO, || {
-        format!("cholesky of G: LAPACK ratio {ratio:.3e}")
-    });
+    v.ratio(
+        ratio / tolerance::cholesky_ratio::<T>(precisions.cholesky),
+        || format!("cholesky of G: LAPACK ratio {ratio:.3e}"),
+    );
     let upper = l.indexed_iter().any(|((i, j), x)| j > i && *x != T::zero());
     v.require(!upper, || "L is not lower triangular".into());
     let ratio = solve_ratio(g.view(), x.view(), r.view());
