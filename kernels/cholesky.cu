@@ -414,15 +414,16 @@ __device__ void chol_syrk_lower(T* a, int n, int k0, int s, int c_end, int strip
 // through a 3-stage cp.async pipeline), taking the terms of column k once tiles (i, k)
 // and (j, k) are final; then factors C (i = j) or solves X·L_jjᵀ = C once (j, j) is
 // final; stores its L and marks the tile final (one flag per tile in `work`); the roles
-// of the tiles next to the diagonal are at df_run_tile. A tile waits only on tiles of earlier tickets, which blocks that are
-// running already hold, so it cannot deadlock, however many blocks are resident.
+// of the tiles next to the diagonal are at df_run_tile. A tile waits only on tiles of
+// earlier tickets, which blocks that are running already hold, so it cannot deadlock,
+// however many blocks are resident.
 // Each tile is read and written once, and the updates read the finished tiles from L2:
 // where the right-looking rungs read and write the trailing matrix once per 64 columns,
 // and synchronise the whole device three times per 64 columns, this one neither.
 // Sums run in a fixed order per tile (k ascending): bitwise reproducible.
 // A large matrix goes in panels of tile columns, one launch each (chol_dataflow's c0, nc),
-// with the trailing matrix's update from each panel between them (cholesky_update_f64):
-// the tiles of a panel sum only its own earlier columns.
+// with the trailing matrix's update from each panel between them (cholesky_update_f64,
+// cholesky_update_f32): the tiles of a panel sum only its own earlier columns.
 // A pivot that is not positive (or not finite) is recorded (the first one: the diagonal
 // tiles are factored one after another) and replaced by 1, so that every tile still
 // completes and no block waits forever; the host reports the recorded pivot.
@@ -1223,4 +1224,36 @@ extern "C" __global__ void __launch_bounds__(128, 2)
     gemm_tc<double, 3, false, true, false, true>(n - c1, n - c1, c1 - c0, -1.0, L, L, 1.0,
                                                  a + (i64)c1 * lda + c1, bi,
                                                  2 * bj + blockIdx.x % 2, lda, lda, lda);
+}
+
+// The f32 update (dataflow_3x) on 3xTF32: gemm_tc's MODE 3 on the lower 128×128 tiles of
+// C, one block each (256 threads, TC_SMEM(float) bytes), with B = Lᵀ materialised first
+// by cholesky_panel_t_f32 (K × ldt, ldt = m rounded up to whole 16-byte vectors, zero
+// from column m on, so that the columns of C from m to ldt, the padding of a's rows, take
+// nothing). The host gives lda a multiple of 4.
+extern "C" __global__ void __launch_bounds__(256)
+    cholesky_update_f32(float* a, int n, int lda, int c0, int c1, const float* lt, int ldt) {
+    int bi, bj;
+    upper_tile(blockIdx.x, bj, bi);  // bi ≥ bj
+    gemm_tc<float, 3, false, false, false, true>(n - c1, ldt, c1 - c0, -1.0f,
+                                                 a + (i64)c1 * lda + c0, lt, 1.0f,
+                                                 a + (i64)c1 * lda + c1, bi, bj, lda, ldt, lda);
+}
+
+// lt = (a[c1.., c0..c1))ᵀ, K × ldt with K = c1 − c0 (a multiple of 32), zero from column
+// m = n − c1 on: 32×32 tiles through shared memory, 32×8 threads, grid (ldt/32 rounded up,
+// K/32).
+extern "C" __global__ void __launch_bounds__(256)
+    cholesky_panel_t_f32(const float* a, int n, int lda, int c0, int c1, float* lt, int ldt) {
+    __shared__ float t[32][33];
+    const int r0 = blockIdx.x * 32, k0 = blockIdx.y * 32, m = n - c1;
+    for (int y = threadIdx.y; y < 32; y += 8) {
+        const int r = r0 + y;
+        t[y][threadIdx.x] = r < m ? a[(i64)(c1 + r) * lda + c0 + k0 + threadIdx.x] : 0.0f;
+    }
+    __syncthreads();
+    for (int y = threadIdx.y; y < 32; y += 8) {
+        const int r = r0 + threadIdx.x;
+        if (r < ldt) lt[(i64)(k0 + y) * ldt + r] = t[threadIdx.x][y];
+    }
 }

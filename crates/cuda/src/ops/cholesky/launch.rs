@@ -296,51 +296,93 @@ pub(super) struct DataflowPanel {
     pub tiles: usize,
 }
 
-/// The update between two panels of the dataflow factorization (f64): the trailing matrix
-/// from row and column c1 less L·Lᵀ, L its rows' part of the panel's columns [c0, c1), in
-/// one launch of `cholesky_update_f64` (the GEMM ladder's DMMA kernel on the lower
-/// 128×128 tiles, two blocks of 128×64 each).
+/// The update between two panels of the dataflow factorization: the trailing matrix from
+/// row and column c1 less L·Lᵀ, L its rows' part of the panel's columns [c0, c1). f64: one
+/// launch of `cholesky_update_f64` (the GEMM ladder's DMMA kernel on the lower 128×128
+/// tiles, two blocks of 128×64 each). f32 (3xTF32): Lᵀ into `lt` first
+/// (`cholesky_panel_t_f32`, [`panel_transpose_len`] elements), then `cholesky_update_f32`
+/// (the GEMM ladder's 3xTF32 kernel, a 128×128 block per lower tile).
 pub(super) fn update<T: CudaElement>(
     gpu: &Gpu,
     a: &mut DeviceMatrix<T>,
     n: i32,
     (c0, c1): (i32, i32),
+    lt: &mut CudaSlice<T>,
 ) -> Result<()> {
     let lda = a.cols;
-    let fits = T::DTYPE == DType::F64
-        && lda.is_multiple_of(dataflow_row_multiple::<T>())
+    let fits = lda.is_multiple_of(dataflow_row_multiple::<T>())
         && lda >= n as usize
         && a.rows >= n as usize
         && 0 <= c0
         && c0 < c1
         && c1 < n
         && (c0 as usize).is_multiple_of(NB)
-        && (c1 as usize).is_multiple_of(NB);
+        && (c1 as usize).is_multiple_of(NB)
+        && (T::DTYPE == DType::F64 || lt.len() >= panel_transpose_len(n as usize, (c0, c1)));
     if !fits {
         return Err(Error::invalid(
             "cholesky",
-            "the panel update takes f64 rows of whole 16-byte vectors and a panel inside the \
-             matrix",
+            "the panel update takes rows of whole 16-byte vectors, a panel inside the matrix \
+             and (f32) room for the panel's transpose",
         ));
     }
     let lda = i32::try_from(lda)
         .map_err(|_| Error::invalid("cholesky", format!("leading dimension {lda} too large")))?;
+    let m = (n - c1) as usize;
+    let tt = m.div_ceil(128);
+    let tiles = u32::try_from(tt * (tt + 1) / 2)
+        .map_err(|_| Error::invalid("cholesky", "too many tiles for the panel update"))?;
     let (f, name) = kernel::<T>(gpu, "update")?;
     gpu.grant_shared_memory(&f, &name)?;
-    let tt = ((n - c1) as usize).div_ceil(128);
-    let grid = u32::try_from(tt * (tt + 1))
-        .map_err(|_| Error::invalid("cholesky", "too many tiles for the panel update"))?;
+    if T::DTYPE == DType::F64 {
+        let mut b = gpu.stream().launch_builder(&f);
+        push_args!(b; &mut a.data, &n, &lda, &c0, &c1);
+        // SAFETY: (double* a, int n, int lda, int c0, int c1): a holds n rows of lda ≥ n
+        // elements, lda even, 0 ≤ c0 < c1 < n whole tiles (checked above: L's rows are
+        // whole 16-byte chunks, as the kernel's fast path takes them); two blocks per lower
+        // 128×128 tile of the trailing (n − c1)² matrix, decoded from blockIdx.x as the
+        // kernel does, every access bounds-checked against n − c1 and c1 − c0; 128 threads
+        // with gemm_tc's TC_SMEM_BT bytes of dynamic shared memory.
+        let mut c = cfg((2 * tiles, 1), 128);
+        c.shared_mem_bytes = crate::ops::gram::TC_SMEM_BT_F64;
+        return unsafe { go(b, &name, c) };
+    }
+    let ldt = m.next_multiple_of(4);
+    let ldt_i = ldt as i32;
+    let (ft, tname) = kernel::<T>(gpu, "panel_t")?;
+    let mut b = gpu.stream().launch_builder(&ft);
+    push_args!(b; &a.data, &n, &lda, &c0, &c1, &mut *lt, &ldt_i);
+    // SAFETY: (const float* a, int n, int lda, int c0, int c1, float* lt, int ldt): a as
+    // above, c1 − c0 a multiple of 32, lt holds (c1 − c0)·ldt elements (checked above);
+    // block (x, y) reads rows c1 + 32x.. (below n) and columns c0 + 32y.. of a and writes
+    // rows 32y.. and columns 32x.. (below ldt) of lt; 32×8 threads.
+    unsafe {
+        go(
+            b,
+            &tname,
+            LaunchConfig {
+                grid_dim: (ldt.div_ceil(32) as u32, ((c1 - c0) / 32) as u32, 1),
+                block_dim: (32, 8, 1),
+                shared_mem_bytes: 0,
+            },
+        )?
+    };
     let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; &mut a.data, &n, &lda, &c0, &c1);
-    // SAFETY: (double* a, int n, int lda, int c0, int c1): a holds n rows of lda ≥ n
-    // elements, lda even, 0 ≤ c0 < c1 < n whole tiles (checked above: L's rows are whole
-    // 16-byte chunks, as the kernel's fast path takes them); two blocks per lower 128×128
-    // tile of the trailing (n − c1)² matrix, decoded from blockIdx.x as the kernel does,
-    // every access bounds-checked against n − c1 and c1 − c0; 128 threads with gemm_tc's
-    // TC_SMEM_BT bytes of dynamic shared memory.
-    let mut c = cfg((grid, 1), 128);
-    c.shared_mem_bytes = crate::ops::gram::TC_SMEM_BT_F64;
+    push_args!(b; &mut a.data, &n, &lda, &c0, &c1, &*lt, &ldt_i);
+    // SAFETY: (float* a, int n, int lda, int c0, int c1, const float* lt, int ldt): a as
+    // above with lda a multiple of 4, so that c1 + ldt ≤ lda; lt the K × ldt transpose
+    // just written (whole 16-byte rows); a block per lower 128×128 tile of the trailing
+    // matrix, decoded from blockIdx.x as the kernel does, rows bounds-checked against
+    // n − c1 and columns against ldt; 256 threads with gemm_tc's TC_SMEM(float) bytes.
+    let mut c = cfg((tiles, 1), 256);
+    c.shared_mem_bytes = crate::ops::matmul::tc_shape::<f32>().smem;
     unsafe { go(b, &name, c) }
+}
+
+/// The elements of the f32 panel update's transpose for the panel [c0, c1) of an n×n
+/// matrix: (c1 − c0) rows of n − c1 rounded up to whole 16-byte vectors.
+pub(super) fn panel_transpose_len(n: usize, (c0, c1): (i32, i32)) -> usize {
+    (c1 - c0) as usize * (n - c1 as usize).next_multiple_of(4)
 }
 
 /// Inverts every 64×64 diagonal block of the n×n factor `l` into `inv` (n/64 rounded up

@@ -7,7 +7,7 @@
 //! | `single_block` | one kernel, one block, the whole factorization (report 004's first version) |
 //! | `tensor_core` | `blocked` with the f64 trailing update on FP64 tensor cores (DMMA, sm_80 and later; `blocked`'s own update before, so that it runs on every device); f32 as `blocked` |
 //! | `dataflow` (default) | f64: the whole factorization in one persistent kernel, left-looking over 64×64 tiles on DMMA, each tile taken as soon as the tiles it needs are final (a flag per tile), the diagonal chain (solve, update, factor) in one block; from 6145 rows up, in panels of 2048 columns, one launch each, the trailing matrix updated from each panel by the DMMA GEMM's 128×64 blocks between them; f32, and f64 without DMMA, as `tensor_core` |
-//! | `dataflow_3x` (opt-in: precision 3xTF32) | f32: `dataflow`'s kernel with every product on TF32 tensor cores as three products (3xTF32), the rest in f32; f64 as `dataflow`; sm_80 and later only |
+//! | `dataflow_3x` (opt-in: precision 3xTF32) | f32: `dataflow`'s kernel with every product on TF32 tensor cores as three products (3xTF32), the rest in f32, in panels from 6145 rows up as `dataflow` (the updates between them on the GEMM's 3xTF32 kernel); f64 as `dataflow`; sm_80 and later only |
 //!
 //! A pivot that is not positive is recorded on the device by the kernel that meets it;
 //! every later kernel sees the record and does nothing, and the host reads it once.
@@ -74,7 +74,8 @@ pub const NOTE: &str = "cholesky: blocked (64-column blocks, diagonal block in \
      between them; f32, and older devices, as tensor_core) and dataflow_3x (opt-in, precision \
      3xtf32: f32 in dataflow's kernel with \
      every product as three TF32 tensor-core products, each operand split into a TF32 part \
-     and a TF32 remainder, the pivots, divisions and sums in f32, LAPACK's ratio within three \
+     and a TF32 remainder, in panels from 6145 rows up with the updates between them on \
+     the 3xTF32 GEMM, the pivots, divisions and sums in f32, LAPACK's ratio within three \
      times the f32 bound; f64 as dataflow; sm_80 and later) are all bitwise reproducible (no atomics in any sum, fixed order); the \
      first failing pivot is recorded on the device and read back once. The solve is the \
      same for every variant: recursive blocked forward and backward solves, the updates by \
@@ -235,9 +236,10 @@ fn blocked<T: CudaElement>(
 }
 
 /// The dataflow factorization (f64 on DMMA, f32 on 3xTF32): one launch over the lower
-/// 64×64 tiles with a flag each, or, for a large f64 matrix, panels of
-/// [`panel_columns`] tile columns, each one launch, with the trailing matrix's update
-/// from that panel between them (`cholesky_update_f64`, the DMMA GEMM's 128×64 blocks).
+/// 64×64 tiles with a flag each, or, for a large matrix, panels of [`panel_columns`] tile
+/// columns, each one launch, with the trailing matrix's update from that panel between
+/// them (the tensor-core GEMM's blocks: `cholesky_update_f64` on DMMA,
+/// `cholesky_update_f32` on 3xTF32).
 /// Its rows are read as 16-byte vectors, so where n is not a whole number of them the
 /// matrix is factored in a copy whose rows are padded to one, and copied back.
 fn dataflow<T: CudaElement>(
@@ -248,28 +250,36 @@ fn dataflow<T: CudaElement>(
     let n = a.rows;
     let ni = dim_i32("cholesky", n)?;
     let nt = n.div_ceil(NB);
-    let width = panel_columns::<T>(n);
+    let width = panel_columns(n);
     let order = match gpu.take_scratch::<Order>(ORDER) {
         Some(o) if o.nt == nt && o.dtype == T::DTYPE && o.width == width => o,
         _ => Order::new::<T>(gpu, nt, width)?,
     };
     let mut work = gpu.alloc_zeroed::<i32>("cholesky", 1 + nt * (nt + 1) / 2)?;
-    let row = launch::dataflow_row_multiple::<T>();
-    let run = |m: &mut DeviceMatrix<T>, work: &mut CudaSlice<i32>, info: &mut CudaSlice<i32>| {
-        for (k, (panel, table)) in order.panels.iter().enumerate() {
-            if k > 0 {
-                gpu.stream()
-                    .memset_zeros(work)
-                    .map_err(|e| driver("cholesky: zeroing the tile flags", e))?;
-            }
-            launch::dataflow(gpu, m, ni, *panel, work, (table, order.blocks), info)?;
-            let c1 = panel.c0 + panel.nc * NB as i32;
-            if c1 < ni {
-                launch::update(gpu, m, ni, (panel.c0, c1))?;
-            }
-        }
-        Ok(())
+    // f32: room for the first (largest) panel update's transpose of the panel.
+    let first = (0, (width * NB).min(n) as i32);
+    let lt_len = match T::DTYPE {
+        DType::F32 if order.panels.len() > 1 => launch::panel_transpose_len(n, first),
+        _ => 0,
     };
+    let mut lt = gpu.alloc::<T>("cholesky", lt_len.max(1))?;
+    let row = launch::dataflow_row_multiple::<T>();
+    let mut run =
+        |m: &mut DeviceMatrix<T>, work: &mut CudaSlice<i32>, info: &mut CudaSlice<i32>| {
+            for (k, (panel, table)) in order.panels.iter().enumerate() {
+                if k > 0 {
+                    gpu.stream()
+                        .memset_zeros(work)
+                        .map_err(|e| driver("cholesky: zeroing the tile flags", e))?;
+                }
+                launch::dataflow(gpu, m, ni, *panel, work, (table, order.blocks), info)?;
+                let c1 = panel.c0 + panel.nc * NB as i32;
+                if c1 < ni {
+                    launch::update(gpu, m, ni, (panel.c0, c1), &mut lt)?;
+                }
+            }
+            Ok(())
+        };
     let result = if n.is_multiple_of(row) {
         run(a, &mut work, info)
     } else {
@@ -282,19 +292,18 @@ fn dataflow<T: CudaElement>(
     result
 }
 
-/// The tile columns of each panel of the dataflow factorization of an n×n matrix of T:
-/// f64 in panels of [`PANEL_TILES`] tile columns once there would be more than three of
-/// them, every column in one launch otherwise (and for f32). In one launch the 64×64
-/// tiles' updates bound a large factorization; in panels most of the updates run on the
-/// GEMM's 128×64 blocks, at the price of a wait for each update (the timings that set
-/// both numbers are in docs/kernels.md).
-fn panel_columns<T: CudaElement>(n: usize) -> usize {
+/// The tile columns of each panel of the dataflow factorization of an n×n matrix: panels
+/// of [`PANEL_TILES`] tile columns once there would be more than three of them, every
+/// column in one launch otherwise. In one launch the 64×64 tiles' updates bound a large
+/// factorization; in panels most of the updates run on the GEMM's larger blocks, at the
+/// price of a wait for each update (docs/kernels.md has what set both numbers).
+fn panel_columns(n: usize) -> usize {
     let nt = n.div_ceil(NB);
     #[cfg(test)]
     if let Some(w) = tests::PANEL_TILES_HERE.with(std::cell::Cell::get) {
         return w.clamp(1, nt.max(1));
     }
-    if T::DTYPE == DType::F64 && nt > 3 * PANEL_TILES {
+    if nt > 3 * PANEL_TILES {
         PANEL_TILES
     } else {
         nt
@@ -429,6 +438,7 @@ mod tests {
 
     use super::{panel_columns, ticket_order, PANEL_TILES};
     use crate::CudaBackend;
+    use ndgpu_cuda_runtime::CudaElement;
 
     thread_local! {
         /// The panel width this thread's factorizations take instead of the rule's, so
@@ -436,58 +446,65 @@ mod tests {
         pub(super) static PANEL_TILES_HERE: Cell<Option<usize>> = const { Cell::new(None) };
     }
 
-    /// The rule: f64 in panels of PANEL_TILES once there would be more than three, f32
-    /// and smaller orders in one launch.
+    /// The rule: panels of PANEL_TILES once there would be more than three, smaller
+    /// orders in one launch.
     #[test]
-    fn panels_only_for_large_f64() {
+    fn panels_only_for_large_orders() {
         let edge = 3 * PANEL_TILES * 64;
-        assert_eq!(panel_columns::<f64>(edge), 3 * PANEL_TILES);
-        assert_eq!(panel_columns::<f64>(edge + 1), PANEL_TILES);
-        assert_eq!(panel_columns::<f64>(4 * edge), PANEL_TILES);
-        assert_eq!(panel_columns::<f32>(4 * edge), 4 * 3 * PANEL_TILES);
-        assert_eq!(panel_columns::<f64>(1), 1);
+        assert_eq!(panel_columns(edge), 3 * PANEL_TILES);
+        assert_eq!(panel_columns(edge + 1), PANEL_TILES);
+        assert_eq!(panel_columns(4 * edge), PANEL_TILES);
+        assert_eq!(panel_columns(1), 1);
     }
 
     /// The dataflow factorization in panels of one and three tile columns (a panel
-    /// update after each): LAPACK's residual ratio on SPD matrices of orders around the
-    /// tile edges (odd ones in the padded copy), and the first failing pivot where it
-    /// lies in a later panel, as in one launch.
+    /// update after each), f64 (`dataflow`) and f32 on 3xTF32 (`dataflow_3x`): LAPACK's
+    /// residual ratio (the variant's threshold) on SPD matrices of orders around the tile
+    /// edges (odd ones in the padded copy), and the first failing pivot where it lies in a
+    /// later panel, as in one launch.
     #[test]
     #[ignore = "needs a CUDA device"]
     fn narrow_panels_keep_lapacks_ratio_and_the_first_pivot() {
-        let b = CudaBackend::new(0).expect("a CUDA device");
+        let mut b = CudaBackend::new(0).expect("a CUDA device");
         assert_eq!(b.variant(Family::Cholesky), "dataflow");
-        let bound = tolerance::cholesky_ratio::<f64>(b.precision(Family::Cholesky));
+        narrow_panels::<f64>(&b);
+        b.set_variant(Family::Cholesky, "dataflow_3x").unwrap();
+        narrow_panels::<f32>(&b);
+    }
+
+    fn narrow_panels<T: CudaElement>(b: &CudaBackend) {
+        let bound = tolerance::cholesky_ratio::<T>(b.precision(Family::Cholesky));
         let mut rng = SplitMix64::new(7);
         for width in [1, 3] {
             PANEL_TILES_HERE.with(|w| w.set(Some(width)));
+            let what = |n| format!("{} width {width} n={n}", T::SUFFIX);
             for n in [65, 127, 200, 513, 1000] {
-                let a = spd(&mut rng, n);
+                let a = spd::<T>(&mut rng, n);
                 let l = b.cholesky(a.view()).unwrap();
                 let r = cholesky_ratio(a.view(), l.view());
-                assert!(r <= bound, "width {width} n={n}: ratio {r:.3e}");
-                assert!(l.iter().all(|x| x.is_finite()), "width {width} n={n}");
+                assert!(r <= bound, "{}: ratio {r:.3e}", what(n));
+                assert!(l.iter().all(|x| x.is_finite()), "{}", what(n));
             }
             for (n, p) in [(200, 100), (513, 300), (1000, 64 * 9), (1000, 999)] {
                 // The leading minors up to p stay positive; pivot p is below A[p][p] < 0.
-                let mut a = spd(&mut rng, n);
-                a[[p, p]] = -1.0;
+                let mut a = spd::<T>(&mut rng, n);
+                a[[p, p]] = -T::one();
                 match b.cholesky(a.view()) {
                     Err(Error::NotPositiveDefinite { pivot, value }) => {
-                        assert_eq!(pivot, p, "width {width} n={n}: value {value}");
-                        assert!(value < 0.0, "width {width} n={n} p={p}: {value}");
+                        assert_eq!(pivot, p, "{}: value {value}", what(n));
+                        assert!(value < 0.0, "{} p={p}: {value}", what(n));
                     }
-                    other => panic!("width {width} n={n} p={p}: {other:?}"),
+                    other => panic!("{} p={p}: {other:?}", what(n)),
                 }
             }
         }
         PANEL_TILES_HERE.with(|w| w.set(None));
     }
 
-    /// M·Mᵀ/n + I, M uniform in [-1, 1).
-    fn spd(rng: &mut SplitMix64, n: usize) -> Array2<f64> {
+    /// M·Mᵀ/n + I, M uniform in [-1, 1), rounded to T.
+    fn spd<T: CudaElement>(rng: &mut SplitMix64, n: usize) -> Array2<T> {
         let m = Array2::from_shape_simple_fn((n, n), || 2.0 * rng.next_f64() - 1.0);
-        m.dot(&m.t()) / n as f64 + Array2::<f64>::eye(n)
+        (m.dot(&m.t()) / n as f64 + Array2::<f64>::eye(n)).mapv(T::from_f64)
     }
 
     /// Every tile of the dataflow kernel's order (the whole matrix, or a panel of its
