@@ -9,7 +9,7 @@ use ndgpu_cuda_runtime::launch::go;
 use ndgpu_cuda_runtime::push_args;
 
 use ndgpu_cuda_runtime::kernels::KernelFile;
-use ndgpu_cuda_runtime::{blocks, driver, CudaElement, DeviceMatrix, Gpu};
+use ndgpu_cuda_runtime::{blocks, dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
 
 /// Threads of the single-block factorization (report 004 used 512).
 const SINGLE_BLOCK_THREADS: u32 = 512;
@@ -383,6 +383,51 @@ pub(super) fn update<T: CudaElement>(
 /// matrix: (c1 − c0) rows of n − c1 rounded up to whole 16-byte vectors.
 pub(super) fn panel_transpose_len(n: usize, (c0, c1): (i32, i32)) -> usize {
     (c1 - c0) as usize * (n - c1 as usize).next_multiple_of(4)
+}
+
+/// The lower triangle of the n×n f32 matrix `a` into the f64 `w` (`cholesky_widen_f32`,
+/// `narrow` false) or back, rounded (`cholesky_narrow_f32`, `narrow` true): the IEEE f32
+/// factorization in f64 on the dataflow kernel.
+pub(super) fn convert<T: CudaElement>(
+    gpu: &Gpu,
+    a: &mut DeviceMatrix<T>,
+    w: &mut DeviceMatrix<f64>,
+    narrow: bool,
+) -> Result<()> {
+    let n = a.rows;
+    let fits = T::DTYPE == DType::F32 && a.cols >= n && w.rows >= n && w.cols >= n;
+    if !fits {
+        return Err(Error::invalid(
+            "cholesky",
+            "the f64 copy of an f32 matrix takes an f32 matrix and room for its n rows",
+        ));
+    }
+    let (ni, lda, ldw) = (
+        dim_i32("cholesky", n)?,
+        dim_i32("cholesky", a.cols)?,
+        dim_i32("cholesky", w.cols)?,
+    );
+    let (f, name) = kernel::<T>(gpu, if narrow { "narrow" } else { "widen" })?;
+    let mut b = gpu.stream().launch_builder(&f);
+    if narrow {
+        push_args!(b; &w.data, &ni, &ldw, &mut a.data, &lda);
+    } else {
+        push_args!(b; &a.data, &ni, &lda, &mut w.data, &ldw);
+    }
+    // SAFETY: (const S* s, int n, int lds, D* d, int ldd): both hold n rows of at least n
+    // elements at their leading dimensions (checked above); the kernel walks rows i < n
+    // and columns j ≤ i in grid-stride loops, whatever the grid.
+    unsafe {
+        go(
+            b,
+            &name,
+            LaunchConfig {
+                grid_dim: (blocks(n, 256), (n as u32).min(65535), 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            },
+        )
+    }
 }
 
 /// Inverts every 64×64 diagonal block of the n×n factor `l` into `inv` (n/64 rounded up

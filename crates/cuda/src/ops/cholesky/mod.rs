@@ -6,7 +6,7 @@
 //! | `per_step` | per column k: a division kernel and an elimination kernel whose threads run along rows (report 004's coalesced version) |
 //! | `single_block` | one kernel, one block, the whole factorization (report 004's first version) |
 //! | `tensor_core` | `blocked` with the f64 trailing update on FP64 tensor cores (DMMA, sm_80 and later; `blocked`'s own update before, so that it runs on every device); f32 as `blocked` |
-//! | `dataflow` (default) | f64: the whole factorization in one persistent kernel, left-looking over 64×64 tiles on DMMA, each tile taken as soon as the tiles it needs are final (a flag per tile), the diagonal chain (solve, update, factor) in one block; from 6145 rows up, in panels of 2048 columns, one launch each, the trailing matrix updated from each panel by the DMMA GEMM's 128×64 blocks between them; f32, and f64 without DMMA, as `tensor_core` |
+//! | `dataflow` (default) | f64: the whole factorization in one persistent kernel, left-looking over 64×64 tiles on DMMA, each tile taken as soon as the tiles it needs are final (a flag per tile), the diagonal chain (solve, update, factor) in one block; from 6145 rows up, in panels of 2048 columns, one launch each, the trailing matrix updated from each panel by the DMMA GEMM's 128×64 blocks between them; f32 the same in an f64 copy of its lower triangle, rounded back (more accurate than f32 arithmetic; `tensor_core` where the device cannot hold the copy); devices without DMMA as `tensor_core` |
 //! | `dataflow_3x` (opt-in: precision 3xTF32) | f32: `dataflow`'s kernel with every product on TF32 tensor cores as three products (3xTF32), the rest in f32, in panels from 6145 rows up as `dataflow` (the updates between them on the GEMM's 3xTF32 kernel); f64 as `dataflow`; sm_80 and later only |
 //!
 //! A pivot that is not positive is recorded on the device by the kernel that meets it;
@@ -51,6 +51,8 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "cholesky_trsm_panel_f64",
     "cholesky_dataflow_f64",
     "cholesky_update_f64",
+    "cholesky_widen_f32",
+    "cholesky_narrow_f32",
     "cholesky_syrk_lower_tc_f64",
     "cholesky_syrk_lower_f64",
     "cholesky_syrk_lower64_f64",
@@ -71,7 +73,8 @@ pub const NOTE: &str = "cholesky: blocked (64-column blocks, diagonal block in \
      persistent kernel over 64x64 tiles on FP64 tensor cores, each tile summed left-looking in \
      a fixed order once the tiles it needs are final, sm_80 and later; from 6145 rows up in \
      panels of 2048 columns, the trailing matrix updated from each panel by the DMMA GEMM \
-     between them; f32, and older devices, as tensor_core) and dataflow_3x (opt-in, precision \
+     between them; f32 the same in an f64 copy of its lower triangle, rounded back, or as \
+     tensor_core where the device cannot hold the copy; older devices as tensor_core) and dataflow_3x (opt-in, precision \
      3xtf32: f32 in dataflow's kernel with \
      every product as three TF32 tensor-core products, each operand split into a TF32 part \
      and a TF32 remainder, in panels from 6145 rows up with the updates between them on \
@@ -163,14 +166,26 @@ pub(crate) fn cholesky<T: CudaElement>(
                 crate::ops::matmul::tensor_cores_present(gpu, Family::Cholesky, "tensor_core");
             blocked(gpu, a, &mut info, dmma.is_ok())?
         }
-        // f64 on FP64 tensor cores in one persistent kernel; f32, and devices without
-        // DMMA, as tensor_core.
+        // f64 on FP64 tensor cores in one persistent kernel; f32 in an f64 copy on the
+        // same kernel (as tensor_core where the device cannot hold the copy); devices
+        // without DMMA as tensor_core.
         Variant::Dataflow => {
             let dmma = crate::ops::matmul::tensor_cores_present(gpu, Family::Cholesky, "dataflow");
-            if T::DTYPE == DType::F64 && dmma.is_ok() {
-                dataflow(gpu, a, &mut info)?
-            } else {
-                blocked(gpu, a, &mut info, dmma.is_ok())?
+            match (T::DTYPE, dmma.is_ok()) {
+                (DType::F64, true) => dataflow(gpu, a, &mut info)?,
+                (DType::F32, true) => {
+                    let ld = n.next_multiple_of(launch::dataflow_row_multiple::<f64>());
+                    match gpu.alloc_matrix::<f64>("cholesky", n, ld) {
+                        Ok(mut w) => {
+                            launch::convert(gpu, a, &mut w, false)?;
+                            dataflow(gpu, &mut w, &mut info)?;
+                            launch::convert(gpu, a, &mut w, true)?;
+                        }
+                        Err(Error::OutOfMemory { .. }) => blocked(gpu, a, &mut info, true)?,
+                        Err(e) => return Err(e),
+                    }
+                }
+                _ => blocked(gpu, a, &mut info, dmma.is_ok())?,
             }
         }
         // f32 on 3xTF32 (f64 on DMMA) in the same kernel; no fallback: the precision was
@@ -240,8 +255,9 @@ fn blocked<T: CudaElement>(
 /// columns, each one launch, with the trailing matrix's update from that panel between
 /// them (the tensor-core GEMM's blocks: `cholesky_update_f64` on DMMA,
 /// `cholesky_update_f32` on 3xTF32).
-/// Its rows are read as 16-byte vectors, so where n is not a whole number of them the
-/// matrix is factored in a copy whose rows are padded to one, and copied back.
+/// Its rows are read as 16-byte vectors, so where `a`'s rows (n elements of `a.cols`) are
+/// not a whole number of them the matrix is factored in a copy whose rows are padded to
+/// one, and copied back.
 fn dataflow<T: CudaElement>(
     gpu: &Gpu,
     a: &mut DeviceMatrix<T>,
@@ -280,7 +296,7 @@ fn dataflow<T: CudaElement>(
             }
             Ok(())
         };
-    let result = if n.is_multiple_of(row) {
+    let result = if a.cols.is_multiple_of(row) {
         run(a, &mut work, info)
     } else {
         let mut padded = gpu.alloc_matrix::<T>("cholesky", n, n.next_multiple_of(row))?;
