@@ -1262,15 +1262,17 @@ extern "C" __global__ void __launch_bounds__(256)
 // cholesky_widen_f32 copies the lower triangle of s (n×n, rows lds apart) into d (rows
 // ldd apart), cholesky_narrow_f32 rounds it back (lower triangle; the host zeroes the
 // upper one). A 2-D grid-stride loop, a row's elements to consecutive threads.
-extern "C" __global__ void __launch_bounds__(256)
-    cholesky_widen_f32(const float* s, int n, int lds, double* d, int ldd) {
+template <typename S, typename D>
+__device__ __forceinline__ void chol_convert_lower(const S* s, int n, int lds, D* d, int ldd) {
     for (int i = blockIdx.y; i < n; i += gridDim.y)
         for (int j = blockIdx.x * blockDim.x + threadIdx.x; j <= i; j += gridDim.x * blockDim.x)
-            d[(i64)i * ldd + j] = (double)s[(i64)i * lds + j];
+            d[(i64)i * ldd + j] = (D)s[(i64)i * lds + j];
+}
+extern "C" __global__ void __launch_bounds__(256)
+    cholesky_widen_f32(const float* s, int n, int lds, double* d, int ldd) {
+    chol_convert_lower(s, n, lds, d, ldd);
 }
 extern "C" __global__ void __launch_bounds__(256)
     cholesky_narrow_f32(const double* s, int n, int lds, float* d, int ldd) {
-    for (int i = blockIdx.y; i < n; i += gridDim.y)
-        for (int j = blockIdx.x * blockDim.x + threadIdx.x; j <= i; j += gridDim.x * blockDim.x)
-            d[(i64)i * ldd + j] = (float)s[(i64)i * lds + j];
+    chol_convert_lower(s, n, lds, d, ldd);
 }
