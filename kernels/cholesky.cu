@@ -597,8 +597,10 @@ __device__ __forceinline__ void df_mma(const T* As, const T* Bs, T acc[2][4][4])
 
 // 1/√p and √p of a positive finite pivot without the branches of the library's routines
 // (on the diagonal chain, where every cycle counts): the hardware's estimate
-// (rsqrt.approx, about 23 bits), Newton steps on the residual 1 − p·y² (two for f64, one
-// for f32), then √p = p·y with one correction by its residual p − s². A subnormal p (the
+// (rsqrt.approx, about 23 bits), refined by its residual e = 1 − p·y² (f32: one Newton
+// step, y·(1 + e/2); f64: one step of third order, y·(1 + e/2 + 3e²/8), whose error ~e³ is
+// below f64's rounding, in four dependent operations where two Newton steps took six),
+// then √p = p·y with one correction by its residual p − s². A subnormal p (the
 // estimate flushes it) takes the library's path; the branch is uniform, every lane
 // holding the same pivot.
 __device__ __forceinline__ double df_rsqrt_approx(double p) {
@@ -619,9 +621,11 @@ template <typename T> __device__ __forceinline__ void df_root(T p, T& r, T& s) {
         return;
     }
     T y = df_rsqrt_approx(p);
-#pragma unroll
-    for (int it = 0; it < (sizeof(T) == 8 ? 2 : 1); ++it)
-        y = fma(T(0.5) * y, fma(-p * y, y, T(1)), y);
+    const T e = fma(-p * y, y, T(1));
+    if (sizeof(T) == 8)
+        y = fma(y * e, fma(T(0.375), e, T(0.5)), y);
+    else
+        y = fma(T(0.5) * y, e, y);
     r = y;
     const T q = p * y;
     s = fma(T(0.5) * y, fma(-q, q, p), q);
