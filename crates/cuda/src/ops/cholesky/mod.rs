@@ -74,16 +74,17 @@ pub const NOTE: &str = "cholesky: blocked (64-column blocks, diagonal block in \
      a fixed order once the tiles it needs are final, sm_80 and later; from 6145 rows up in \
      panels of 2048 columns, the trailing matrix updated from each panel by the DMMA GEMM \
      between them; f32 the same in an f64 copy of its lower triangle, rounded back, or as \
-     tensor_core where the device cannot hold the copy; older devices as tensor_core) and dataflow_3x (opt-in, precision \
-     3xtf32: f32 in dataflow's kernel with \
-     every product as three TF32 tensor-core products, each operand split into a TF32 part \
-     and a TF32 remainder, in panels from 6145 rows up with the updates between them on \
-     the 3xTF32 GEMM, the pivots, divisions and sums in f32, LAPACK's ratio within three \
-     times the f32 bound; f64 as dataflow; sm_80 and later) are all bitwise reproducible (no atomics in any sum, fixed order); the \
-     first failing pivot is recorded on the device and read back once. The solve is the \
-     same for every variant: recursive blocked forward and backward solves, the updates by \
-     the GEMM ladder's fastest rung on the blocks where they lie, the 64-row diagonal \
-     blocks as products with their inverses (computed once per solve, in a fixed order).";
+     tensor_core where the device cannot hold the copy; older devices as tensor_core) and \
+     dataflow_3x (opt-in, precision 3xtf32: f32 in dataflow's kernel with every product as \
+     three TF32 tensor-core products, each operand split into a TF32 part and a TF32 \
+     remainder, in panels from 6145 rows up with the updates between them on the 3xTF32 \
+     GEMM, the pivots, divisions and sums in f32, LAPACK's ratio within three times the f32 \
+     bound; f64 as dataflow; sm_80 and later) are all bitwise reproducible (no atomics in \
+     any sum, fixed order); the first failing pivot is recorded on the device and read back \
+     once. The solve is the same for every variant: recursive blocked forward and backward \
+     solves, the updates by the GEMM ladder's fastest rung on the blocks where they lie, the \
+     64-row diagonal blocks as products with their inverses (computed once per solve, in a \
+     fixed order).";
 
 /// The block size of the blocked factorization and of the solves (`CHOL_NB` in
 /// `kernels/cholesky.cu`).
