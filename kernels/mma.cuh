@@ -329,17 +329,18 @@ __device__ __forceinline__ void tc_zero(typename TcAcc<T>::type acc) {
             for (int e = 0; e < TcAcc<T>::E; ++e) acc[i][j][e] = T(0);
 }
 
-// gemm_tc's K loop: acc += the block tile's product, through a three-stage cp.async
-// pipeline; FAST: the stages are loaded by TcFast (both operands in whole chunks). PAIR
-// (FAST, BT): B is A's stage itself, from row 64·wm (see gemm_tc).
+// gemm_tc's K loop: acc += the block tile's product over the K-tiles kt0 .. kt0 + tiles − 1
+// (of BK columns of A each), through a three-stage cp.async pipeline; FAST: the stages are
+// loaded by TcFast (both operands in whole chunks). PAIR (FAST, BT): B is A's stage
+// itself, from row 64·wm (see gemm_tc).
 template <typename T, int MODE, bool FAST, bool BT, bool PAIR = false>
 __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, const T* B, int lda,
                                             int ldb, int m0, int n0, bool vec_a, bool vec_b, T* As,
-                                            T* Bs, int wm, int wn, typename TcAcc<T>::type acc) {
+                                            T* Bs, int wm, int wn, int kt0, int tiles,
+                                            typename TcAcc<T>::type acc) {
     constexpr int BK = Tc<T>::BK, STAGES = Tc<T>::STAGES;
     typedef TcAcc<T> Acc;
     typename Acc::type part;
-    const int tiles = (K + BK - 1) / BK;
     constexpr int B_STAGE = TcB<T, BT>::STAGE;
     static_assert(!PAIR || (FAST && BT), "PAIR reads B from A's stage");
     const TcFast<T, BT, PAIR> ld(A, B, M, N, m0, n0, lda, ldb);
@@ -347,9 +348,10 @@ __device__ __forceinline__ void tc_mainloop(int M, int N, int K, const T* A, con
         T* const as = As + s * Tc<T>::A_STAGE;
         T* const bs = Bs + s * B_STAGE;
         if (FAST) {
-            ld.stage(K, kt * BK, as, bs);
+            ld.stage(K, (kt0 + kt) * BK, as, bs);
         } else {
-            tc_stage<T, BT>(A, B, M, N, K, lda, ldb, m0, n0, kt * BK, vec_a, vec_b, as, bs);
+            tc_stage<T, BT>(A, B, M, N, K, lda, ldb, m0, n0, (kt0 + kt) * BK, vec_a, vec_b, as,
+                            bs);
         }
     };
     // Stages 0 and 1 in flight; one commit group per tile, empty past the last, so that
@@ -419,28 +421,18 @@ __device__ __forceinline__ void tc_store_pair(double* p, double a, double b) {
     *reinterpret_cast<double2*>(p) = make_double2(a, b);
 }
 
-// C = alpha·A·B + beta·C (C not read when beta == 0) with A M×K, B K×N, C M×N row-major
-// (leading dimensions lda, ldb, ldc; BT: B's rows ldb apart),
-// on the grouped 1-D grid of 128×BN tiles (grouped_tile, matmul.cu); tile (tm, tn) is
-// rows from tm·128 and columns from tn·BN. SYM (gram.cu's M·Mᵀ, with B = Aᵀ, the tiles that
-// meet the upper triangle, beta = 0): each result on or above the diagonal is written to
-// C[row][col] and to C[col][row]. BT (f64): B is given as Bᵀ, N×K row-major (M·Mᵀ passes
-// M itself), and its stages are laid out as A's. PAIR (SYM, BT, A = B, K and A's rows whole
-// 16-byte chunks): the upper triangles of the 64×64 blocks on C's diagonal at rows
-// 128·tm and 128·(tm + 1), each the product of A's 64 rows there with themselves: warp
-// rows wm take the block at 128·(tm + wm), B read from A's stage (no B stage loaded).
-// WHOLE: the caller vouches that A's and B's rows are whole 16-byte chunks (the fast path
-// alone is compiled).
 // Whether the rows of X, `len` elements each, are whole 16-byte chunks: gemm_tc's fast
 // path takes A's and B's rows so (and M·Mᵀ's PAIR blocks, whose B is A, only where A's are).
 template <typename T> __device__ __forceinline__ bool tc_rows16(int len, const T* X) {
     return len % V16<T>::N == 0 && aligned16(X);
 }
 
-template <typename T, int MODE, bool SYM = false, bool BT = false, bool PAIR = false,
-          bool WHOLE = false>
-__device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A, const T* B,
-                                        T beta, T* C, int tm, int tn, int lda, int ldb, int ldc) {
+// gemm_tc's products: acc = the block tile (tm, tn)'s product over the K-tiles
+// kt0 .. kt0 + ktiles − 1 (see gemm_tc for the flags).
+template <typename T, int MODE, bool BT = false, bool PAIR = false, bool WHOLE = false>
+__device__ __forceinline__ void gemm_tc_acc(int M, int N, int K, const T* A, const T* B, int tm,
+                                            int tn, int lda, int ldb, int kt0, int ktiles,
+                                            typename TcAcc<T>::type acc) {
     constexpr int BN = Tc<T>::BN, STAGES = Tc<T>::STAGES;
     // TC_SMEM(T) (BT: TC_SMEM_BT) bytes of dynamic shared memory: A's stages, then B's.
     extern __shared__ __align__(16) unsigned char tc_smem[];
@@ -450,20 +442,27 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
     const int warp = threadIdx.x / 32, wm = warp / Tc<T>::WN, wn = warp % Tc<T>::WN;
     const bool vec_a = tc_rows16(K, A) && lda % V16<T>::N == 0;
     const bool vec_b = tc_rows16(BT ? K : N, B) && ldb % V16<T>::N == 0;
-    typename TcAcc<T>::type acc;
     tc_zero<T>(acc);
     // Two copies of the main loop, so that neither holds the other's addressing.
     if constexpr (PAIR) {
-        static_assert(SYM && BT, "PAIR is M·Mᵀ's");
         tc_mainloop<T, MODE, true, BT, true>(M, N, K, A, B, lda, ldb, m0, n0, true, true, As, Bs,
-                                             wm, wn, acc);
+                                             wm, wn, kt0, ktiles, acc);
     } else if (WHOLE || (vec_a && vec_b)) {
         tc_mainloop<T, MODE, true, BT>(M, N, K, A, B, lda, ldb, m0, n0, true, true, As, Bs, wm, wn,
-                                       acc);
+                                       kt0, ktiles, acc);
     } else {
         tc_mainloop<T, MODE, false, BT>(M, N, K, A, B, lda, ldb, m0, n0, vec_a, vec_b, As, Bs, wm,
-                                        wn, acc);
+                                        wn, kt0, ktiles, acc);
     }
+}
+
+// gemm_tc's stores: C = alpha·acc + beta·C at the block tile (tm, tn), each accumulator
+// element at its place in the tile (TcAcc), those outside C left out (see gemm_tc).
+template <typename T, bool SYM = false, bool PAIR = false>
+__device__ __forceinline__ void tc_store(int M, int N, T alpha, T beta, T* C, int tm, int tn,
+                                         int ldc, typename TcAcc<T>::type acc) {
+    const int m0 = tm * 128, n0 = tn * Tc<T>::BN;
+    const int warp = threadIdx.x / 32, wm = warp / Tc<T>::WN, wn = warp % Tc<T>::WN;
     const int lane = threadIdx.x % 32, g = lane / 4, t2 = (lane % 4) * 2;
     // A thread's two neighbouring outputs (e and e + 1) go out as one store of 2·sizeof(T)
     // bytes where both lie in C and their address is aligned to it (N even, C aligned):
@@ -494,4 +493,59 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
                     if (col + 1 < N) p[1] = beta == T(0) ? v1 : v1 + beta * p[1];
                 }
             }
+}
+
+// A partial accumulator of a block tile (stream-K, matmul.cu) to a slot of the
+// workspace and back: element (i, j, e) of thread th at (e + 4·(j + 4·i))·THREADS + th,
+// so that each load and store of a warp is 32 neighbouring elements.
+template <typename T> struct TcSlot {
+    static const int ELEMS = TcAcc<T>::I * 4 * TcAcc<T>::E, SIZE = ELEMS * Tc<T>::THREADS;
+    __device__ __forceinline__ static i64 at(int i, int j, int e) {
+        return (i64)((i * 4 + j) * TcAcc<T>::E + e) * Tc<T>::THREADS + threadIdx.x;
+    }
+};
+template <typename T>
+__device__ __forceinline__ void tc_put_slot(T* slot, typename TcAcc<T>::type acc) {
+#pragma unroll
+    for (int i = 0; i < TcAcc<T>::I; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < TcAcc<T>::E; ++e) slot[TcSlot<T>::at(i, j, e)] = acc[i][j][e];
+}
+// acc (+)= the slot (ADD: added in the order of the calls).
+template <typename T, bool ADD>
+__device__ __forceinline__ void tc_get_slot(const T* slot, typename TcAcc<T>::type acc) {
+#pragma unroll
+    for (int i = 0; i < TcAcc<T>::I; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < TcAcc<T>::E; ++e) {
+                const T v = slot[TcSlot<T>::at(i, j, e)];
+                acc[i][j][e] = ADD ? acc[i][j][e] + v : v;
+            }
+}
+
+// C = alpha·A·B + beta·C (C not read when beta == 0) with A M×K, B K×N, C M×N row-major
+// (leading dimensions lda, ldb, ldc; BT: B's rows ldb apart),
+// on the grouped 1-D grid of 128×BN tiles (grouped_tile, matmul.cu); tile (tm, tn) is
+// rows from tm·128 and columns from tn·BN. SYM (gram.cu's M·Mᵀ, with B = Aᵀ, the tiles that
+// meet the upper triangle, beta = 0): each result on or above the diagonal is written to
+// C[row][col] and to C[col][row]. BT (f64): B is given as Bᵀ, N×K row-major (M·Mᵀ passes
+// M itself), and its stages are laid out as A's. PAIR (SYM, BT, A = B, K and A's rows whole
+// 16-byte chunks): the upper triangles of the 64×64 blocks on C's diagonal at rows
+// 128·tm and 128·(tm + 1), each the product of A's 64 rows there with themselves: warp
+// rows wm take the block at 128·(tm + wm), B read from A's stage (no B stage loaded).
+// WHOLE: the caller vouches that A's and B's rows are whole 16-byte chunks (the fast path
+// alone is compiled).
+template <typename T, int MODE, bool SYM = false, bool BT = false, bool PAIR = false,
+          bool WHOLE = false>
+__device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A, const T* B,
+                                        T beta, T* C, int tm, int tn, int lda, int ldb, int ldc) {
+    static_assert(!PAIR || (SYM && BT), "PAIR is M·Mᵀ's");
+    typename TcAcc<T>::type acc;
+    gemm_tc_acc<T, MODE, BT, PAIR, WHOLE>(M, N, K, A, B, tm, tn, lda, ldb, 0,
+                                          (K + Tc<T>::BK - 1) / Tc<T>::BK, acc);
+    tc_store<T, SYM, PAIR>(M, N, alpha, beta, C, tm, tn, ldc, acc);
 }

@@ -18,7 +18,7 @@ use ndarray::{Array2, ArrayView2};
 use ndgpu_conformance::compare::product_tolerance;
 use ndgpu_conformance::data::Rng;
 use ndgpu_conformance::Sizes;
-use ndgpu_core::{tolerance, Backend, Error, Family, Gemm, MatMul, Matrix, Memory, Trans};
+use ndgpu_core::{tolerance, Backend, DType, Error, Family, Gemm, MatMul, Matrix, Memory, Trans};
 use ndgpu_cuda::CudaBackend;
 use ndgpu_cuda_runtime::CudaElement;
 
@@ -120,6 +120,49 @@ fn odd_shapes_every_variant_against_f64_reference() {
             host_case::<f32>(&mut b, &mut rng, s, t, (-1.5, 0.5));
             host_case::<f64>(&mut b, &mut rng, s, t, (1.0, 0.0));
         }
+    }
+}
+
+/// f64 `split_k` where it runs stream-K on the FP64 tensor cores: C's tiles a little
+/// over one wave (all of them dealt out as parts) and a little over two (the first wave
+/// one tile to a block beside the stream blocks), with edges of C, a K that is not a
+/// whole number of K-tiles or of 16-byte chunks, and α and β not 1 and 0. The shapes are
+/// found from this device's plans (its SM count sets the waves); each result must be
+/// within the bound and the same bits run to run.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn f64_stream_k_parts_within_the_bound_and_reproducible() {
+    let mut b = backend();
+    let mut rng = Rng::new(23);
+    b.set_variant(Family::MatMul, "split_k").unwrap();
+    let plan = |b: &CudaBackend, mnk: [usize; 3]| b.plan(Family::MatMul, DType::F64, &mnk);
+    // 1000 rows (8 tile rows, the last part empty); widths of 8 + 64·i columns.
+    let find = |b: &CudaBackend, k: usize, data_parallel: bool| {
+        (1..400)
+            .map(|i| [1000, 8 + 64 * i, k])
+            .find(|&mnk| {
+                plan(b, mnk).is_some_and(|p| {
+                    p.contains("stream-K") && p.contains("the other 0 ") != data_parallel
+                })
+            })
+            .unwrap_or_else(|| panic!("no shape runs stream-K with k = {k}"))
+    };
+    let g = Gemm::new().alpha(-1.5).beta(0.5);
+    for mnk in [find(&b, 999, false), find(&b, 640, true)] {
+        let [m, n, k] = mnk;
+        let what = format!("split_k f64 {m}x{n}x{k}: {}", plan(&b, mnk).unwrap());
+        println!("{what}");
+        let a = rng.matrix::<f64>(m, k);
+        let x = rng.matrix::<f64>(k, n);
+        let c = rng.matrix::<f64>(m, n);
+        let want = gemm_reference(&g, a.view(), x.view(), Some(c.view()));
+        let (da, dx) = (b.upload(a.view()).unwrap(), b.upload(x.view()).unwrap());
+        let got = common::assert_same_every_run(&what, 3, || {
+            let mut dc = b.upload(c.view()).unwrap();
+            b.gemm_dev(g, &da, &dx, &mut dc).unwrap();
+            b.download(&dc).unwrap()
+        });
+        assert_product(&b, &what, got.view(), &want, k);
     }
 }
 

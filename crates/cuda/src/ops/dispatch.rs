@@ -30,6 +30,16 @@ pub(crate) struct Table {
     pub dmma_min_fill: (usize, usize),
     /// ...or K is at most this (nothing worth cutting).
     pub dmma_whole_k: usize,
+    /// f64 on the FP64 tensor cores (matmul): stream-K where its cost is at most this
+    /// fraction (numerator, denominator) of one block per tile's...
+    pub stream_tc_keep: (usize, usize),
+    /// ...counting this many K-tiles of 16 for a part's stores and the sums' launch...
+    pub stream_tc_extra_steps: usize,
+    /// ...and a block alone on an SM at this fraction of the time of two sharing it...
+    pub stream_tc_alone: (usize, usize),
+    /// ...with every block at least `stream_k_min_steps` K-tiles and at most this many
+    /// stream blocks per stream tile.
+    pub stream_tc_max_parts: usize,
     /// gram `stream_k`: runs stream-K where its cost is at most this fraction
     /// (numerator, denominator) of one block per tile's...
     pub stream_k_keep: (usize, usize),
@@ -56,12 +66,16 @@ impl Table {
 /// Hopper: the H100 (SXM, 80 GB HBM3) and H200 runs of 2026-11-24 to 2026-11-26.
 pub(crate) const HOPPER: Table = Table {
     arch: "sm_90",
-    source: "H100 and H200 ladders and shape sweeps, 2026-11-24..26 (docs/performance.md, docs/kernels.md)",
+    source: "H100 and H200 ladders and shape sweeps, 2026-11-24..27 (docs/performance.md, docs/kernels.md)",
     small_max_k: 256,
     split_blocks_per_sm: 2,
     split_min_k_tiles: 4,
     dmma_min_fill: (1, 2),
     dmma_whole_k: 256,
+    stream_tc_keep: (97, 100),
+    stream_tc_extra_steps: 8,
+    stream_tc_alone: (53, 100),
+    stream_tc_max_parts: 2,
     stream_k_keep: (9, 10),
     stream_k_extra_steps: 2,
     stream_k_min_steps: 4,

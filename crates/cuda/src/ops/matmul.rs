@@ -48,6 +48,8 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "gemm_small_32_f32",
     "gemm_small_32_f64",
     "gemm_tensor_core_f64",
+    "gemm_stream_tc_f64",
+    "gemm_stream_tc_fix_f64",
 ];
 
 /// Determinism and scope.
@@ -67,8 +69,10 @@ double_buffered on slices of K (when the 128x128 tiles are fewer than the SMs: a
 as fill the SMs twice, each at least 4 K-tiles), the \
 partial products added in slice order by a second kernel, or small in one launch where K is \
 at most 256; f64 on a device with FP64 tensor cores (sm_80 and later) runs tensor_core's DMMA \
-kernel instead, except where its 128x64 blocks would be fewer than half the SMs with K over \
-256 (reproducible run to run; the choice and the split, and so the rounding, depend on M, N, \
+kernel instead, with stream-K where its 128x64 tiles would leave the last wave of blocks \
+mostly empty (the tiles of the last two waves dealt out as ranges of K-tiles over two blocks per \
+SM, the parts of a tile added in the order of K by a second kernel), except where its blocks \
+would be fewer than half the SMs with K over 256 (reproducible run to run; the choice and the split, and so the rounding, depend on M, N, \
 K, the dtype and the device: its SM count and whether it has FP64 tensor cores). Transposed \
 operands are \
 materialised before the product. K = 0 or alpha = 0 gives beta*C without reading A or B. \
@@ -324,10 +328,22 @@ pub(crate) fn plan(
     };
     if fp64_tc && dmma(dev, (m, n, k)) {
         let (bm, bn) = tc_shape::<f64>().tile;
-        return Some(format!(
-            "tensor_core (FP64 tensor cores): C in {} of {bm}x{bn}",
-            tiles_of(bm, bn)
-        ));
+        let tiles = m.div_ceil(bm) * n.div_ceil(bn);
+        return Some(match stream_cut(dev, tiles, k.div_ceil(16)) {
+            None => format!(
+                "tensor_core (FP64 tensor cores): C in {} of {bm}x{bn}",
+                tiles_of(bm, bn)
+            ),
+            Some(c) => format!(
+                "tensor_core (FP64 tensor cores): C in {} of {bm}x{bn}; stream-K: {} of \
+                 {} K-tiles of 16 dealt out over {} blocks, the other {} one to a block",
+                tiles_of(bm, bn),
+                c.tiles,
+                k.div_ceil(16),
+                c.blocks,
+                tiles - c.tiles
+            ),
+        });
     }
     let tiles = tiles_of(128, 128);
     if small(dev, (m, n, k)) {
@@ -346,12 +362,76 @@ pub(crate) fn plan(
 
 /// Whether `split_k` runs f64 on the FP64 tensor cores (where the device has them): where
 /// that kernel's 128×64 blocks are at least the table's fraction of the SMs (Hopper:
-/// half), or K is at most its bound (Hopper: 256, nothing worth cutting); elsewhere its
-/// CUDA-core forms, which cut K for few tiles of C. (The FP64 tensor cores outrun the
-/// CUDA cores, but one block walks all of K.)
+/// half), or K is at most its bound (Hopper: 256, nothing worth cutting), or stream-K
+/// spreads the tiles' K over at least that fraction ([`stream_cut`]); elsewhere its
+/// CUDA-core forms,
+/// which cut K for few tiles of C. (The FP64 tensor cores outrun the CUDA cores, but
+/// without stream-K one block walks all of K.)
 pub(crate) fn dmma(dev: Dev, (m, n, k): (usize, usize, usize)) -> bool {
     let (bm, bn) = tc_shape::<f64>().tile;
-    dev.t.filled(m.div_ceil(bm) * n.div_ceil(bn), dev.sms) || k <= dev.t.dmma_whole_k
+    let tiles = m.div_ceil(bm) * n.div_ceil(bn);
+    dev.t.filled(tiles, dev.sms)
+        || k <= dev.t.dmma_whole_k
+        || stream_cut(dev, tiles, k.div_ceil(16)).is_some_and(|c| dev.t.filled(c.blocks, dev.sms))
+}
+
+/// The stream-K cut of the f64 DMMA GEMM (`gemm_stream_tc_f64`, `kernels/matmul.cu`):
+/// the first `tiles` of C's tiles (in the kernel's order) dealt out as K-tiles over
+/// `blocks` blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StreamCut {
+    pub tiles: usize,
+    pub blocks: usize,
+}
+
+/// Whether and how the f64 DMMA GEMM runs stream-K for `tiles` tiles of C of `steps`
+/// K-tiles each: where the tiles are not a whole number of waves (two blocks per SM),
+/// the tiles of the last two waves (all of them where there are fewer) go to one wave of
+/// blocks as equal ranges of K-tiles, the others one to a block. Two blocks share an SM's
+/// tensor cores, and one alone runs its tile in the table's fraction of their time
+/// (Hopper: 0.53), so a last wave of at most one block per SM costs that fraction of a
+/// wave. Stream-K runs where it costs at most the table's fraction of one block per tile
+/// (Hopper: 97%), counting the K-tiles of the longest range and the table's K-tiles for
+/// the parts and their sums (Hopper: 8), with every block at least the table's K-tiles
+/// (Hopper: 4) and at most its stream blocks per stream tile (Hopper: 2; the sums read
+/// a tile's parts one after another).
+pub(crate) fn stream_cut(dev: Dev, tiles: usize, steps: usize) -> Option<StreamCut> {
+    const PER_SM: usize = 2; // gemm_stream_tc_f64's blocks an SM holds (launch bounds)
+    let wave = dev.sms * PER_SM;
+    if wave == 0 || steps == 0 || tiles.is_multiple_of(wave) {
+        return None;
+    }
+    let (whole, rest) = (tiles / wave, tiles % wave);
+    let stream = tiles - wave * whole.saturating_sub(1);
+    let units = stream.checked_mul(steps)?;
+    let blocks = wave
+        .min(units / dev.t.stream_k_min_steps)
+        .min(stream * dev.t.stream_tc_max_parts);
+    // The kernel counts all the tiles' units in 32 bits.
+    if blocks < 2
+        || tiles
+            .checked_mul(steps)
+            .and_then(|u| i32::try_from(u).ok())
+            .is_none()
+    {
+        return None;
+    }
+    // In hundredths of a K-tile of two blocks sharing an SM.
+    let (alone, of) = dev.t.stream_tc_alone;
+    let last = if rest <= dev.sms {
+        steps * alone * 100 / of
+    } else {
+        steps * 100
+    };
+    let one_each = whole * steps * 100 + last;
+    let cost =
+        (whole.saturating_sub(1) * steps + units.div_ceil(blocks) + dev.t.stream_tc_extra_steps)
+            * 100;
+    let (keep, of) = dev.t.stream_tc_keep;
+    (of * cost <= keep * one_each).then_some(StreamCut {
+        tiles: stream,
+        blocks,
+    })
 }
 
 /// `C ← alpha·A·B + beta·C` by the `split_k` rung: the partial products of the slices
@@ -360,7 +440,12 @@ pub(crate) fn dmma(dev: Dev, (m, n, k): (usize, usize, usize)) -> bool {
 fn split_k<T: CudaElement>(gpu: &Gpu, p: Product<'_, T>) -> Result<()> {
     let dev = Dev::of(gpu)?;
     if T::DTYPE == DType::F64 && has_tensor_cores(gpu) && dmma(dev, p.mnk) {
-        return launch(gpu, TENSOR_CORE, p);
+        let (bm, bn) = tc_shape::<f64>().tile;
+        let (m, n, k) = p.mnk;
+        return match stream_cut(dev, m.div_ceil(bm) * n.div_ceil(bn), k.div_ceil(16)) {
+            None => launch(gpu, TENSOR_CORE, p),
+            Some(cut) => stream_tc(gpu, cut, p),
+        };
     }
     let (slices, len) = k_slices(dev, p.mnk);
     if slices == 1 {
@@ -397,6 +482,50 @@ fn split_k<T: CudaElement>(gpu: &Gpu, p: Product<'_, T>) -> Result<()> {
     // SAFETY: gemm_split_k_sum_<dtype>(i64 len, int S, T alpha, const T* W, T beta, T* C):
     // W holds S·len partials, C len = m·n elements (checked), a grid-stride loop over
     // [0, len).
+    launched(&name, unsafe { l.launch(cfg) })
+}
+
+/// `C ← alpha·A·B + beta·C` by the f64 DMMA kernel with stream-K (`cut`): one launch
+/// for the stream tiles' blocks and, after them, one block for each other tile, the
+/// parts into a workspace of two 128×64 slots per stream block; then their sums.
+fn stream_tc<T: CudaElement>(gpu: &Gpu, cut: StreamCut, p: Product<'_, T>) -> Result<()> {
+    let (m, n, k) = p.mnk;
+    let tc = tc_shape::<T>();
+    let (bm, bn) = tc.tile;
+    let tiles = m.div_ceil(bm) * n.div_ceil(bn);
+    let [mi, ni, ki, ti, bi] = [m, n, k, cut.tiles, cut.blocks].map(|d| dim_i32("gemm", d));
+    let (mi, ni, ki, ti, bi) = (mi?, ni?, ki?, ti?, bi?);
+    let mut w = gpu.alloc::<T>("gemm", 2 * cut.blocks * bm * bn)?;
+    let name = format!("gemm_stream_tc_{}", T::SUFFIX);
+    let f = gpu.function(KernelFile::MATMUL, &name)?;
+    let cfg = LaunchConfig {
+        grid_dim: (grid_1d("gemm", cut.blocks + tiles - cut.tiles)?, 1, 1),
+        block_dim: (tc.threads, 1, 1),
+        shared_mem_bytes: tc_shared_memory::<T>(gpu, &name, &f)?,
+    };
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &mi, &ni, &ki, &p.alpha, &p.a.data, &p.b.data, &p.beta, &mut p.c.data, &mut w, &ti, &bi);
+    // SAFETY: gemm_stream_tc_f64(int M, int N, int K, double alpha, const double* A,
+    // const double* B, double beta, double* C, double* W, int skt, int P) with A m×k,
+    // B k×n and C m×n row-major (checked by gemm); blocks 0..P−1 take nonempty ranges of
+    // the skt·⌈K/16⌉ units (P ≤ units / 4, stream_cut) and write parts to slots 2b and
+    // 2b + 1 of W, which holds 2·P slots of 128×64; blocks P.. take tiles skt.., one
+    // each, up to C's last tile; every access to A, B and C is bounds-checked; the
+    // dynamic shared memory is the stages'.
+    launched(&name, unsafe { l.launch(cfg) })?;
+    let name = format!("gemm_stream_tc_fix_{}", T::SUFFIX);
+    let f = gpu.function(KernelFile::MATMUL, &name)?;
+    let cfg = LaunchConfig {
+        grid_dim: (grid_1d("gemm", cut.tiles)?, 1, 1),
+        block_dim: (tc.threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &mi, &ni, &ki, &p.alpha, &w, &p.beta, &mut p.c.data, &ti, &bi);
+    // SAFETY: gemm_stream_tc_fix_f64(int M, int N, int K, double alpha, const double* W,
+    // double beta, double* C, int skt, int P): block t < skt reads the slots the first
+    // launch wrote for stream tile t (from the same skt, P and K) and writes that tile's
+    // elements inside C.
     launched(&name, unsafe { l.launch(cfg) })
 }
 
@@ -595,7 +724,7 @@ impl<T: CudaElement> MatMul<T> for CudaBackend {
 
 #[cfg(test)]
 mod tests {
-    use super::{k_slices, plan};
+    use super::{k_slices, plan, stream_cut, StreamCut};
     use crate::ops::dispatch::Dev;
 
     #[test]
@@ -639,10 +768,11 @@ mod tests {
     fn f64_runs_on_the_fp64_tensor_cores_unless_few_tiles_would_walk_a_long_k() {
         let p = |mnk| plan("split_k", true, Dev::hopper(132), mnk).unwrap();
         assert_eq!(
-            p((4096, 4096, 4096)),
-            "tensor_core (FP64 tensor cores): C in 2048 tiles of 128x64"
+            p((8192, 8192, 256)),
+            "tensor_core (FP64 tensor cores): C in 8192 tiles of 128x64"
         );
-        // 128 blocks for 132 SMs: DMMA; 32 blocks with K = 512: the split of K.
+        // 128 blocks for 132 SMs: DMMA; 32 blocks with K = 512: the split of K (stream-K
+        // would give each tile at most two blocks).
         assert!(p((1024, 1024, 1024)).starts_with("tensor_core"));
         assert_eq!(p((512, 512, 512)), "K in 8 slices of 64 (C in 16 tiles)");
         assert_eq!(p((64, 64, 8192)), "K in 128 slices of 64 (C in 1 tile)");
@@ -652,6 +782,49 @@ mod tests {
             "tensor_core (FP64 tensor cores): C in 1 tile of 128x64"
         );
         assert_eq!(p((64, 64, 257)), "K in 4 slices of 80 (C in 1 tile)");
+    }
+
+    #[test]
+    fn f64_stream_k_where_the_last_wave_would_be_part_empty() {
+        let d = Dev::hopper(132);
+        let p = |mnk| plan("split_k", true, d, mnk).unwrap();
+        // 1536²: 288 tiles of 96 K-tiles, 1.09 waves of 264 blocks, the last 24 blocks
+        // alone on their SMs (0.53 of a wave): all 288 dealt out, 105 K-tiles a block
+        // instead of 147.
+        assert_eq!(
+            p((1536, 1536, 1536)),
+            "tensor_core (FP64 tensor cores): C in 288 tiles of 128x64; stream-K: 288 of \
+             96 K-tiles of 16 dealt out over 264 blocks, the other 0 one to a block"
+        );
+        // 2560²: 800 tiles, 3.03 waves: the first two waves' 528 one to a block.
+        assert_eq!(
+            stream_cut(d, 800, 160),
+            Some(StreamCut {
+                tiles: 272,
+                blocks: 264
+            })
+        );
+        // Whole waves; 1.94 waves (2048²); a last wave of more than one block per SM
+        // (4096²: 200 of 264) or of fewer whose time is half a wave's (1024², 128
+        // tiles): the parts and their sums cost more than the empty places.
+        assert_eq!(stream_cut(d, 8 * 264, 512), None);
+        assert_eq!(stream_cut(d, 512, 128), None);
+        assert_eq!(stream_cut(d, 2048, 256), None);
+        assert_eq!(stream_cut(d, 128, 64), None);
+        // A short K (8192² × 64 has 8 tiles past 31 waves).
+        assert_eq!(stream_cut(d, 8192, 4), None);
+        // Few tiles: at most two blocks a tile, so one block per tile is as fast.
+        assert_eq!(stream_cut(d, 1, 512), None);
+        assert_eq!(stream_cut(d, 15, 33), None);
+        // Every block at least 4 K-tiles and two blocks, the one-to-a-block tiles whole
+        // waves.
+        for (tiles, steps) in [(280, 63), (288, 96), (544, 40), (549, 19), (800, 160)] {
+            if let Some(c) = stream_cut(d, tiles, steps) {
+                assert!(c.tiles <= tiles && c.blocks >= 2 && c.blocks <= 2 * c.tiles);
+                assert!(c.tiles * steps >= 4 * c.blocks, "{tiles} {steps} {c:?}");
+                assert!((tiles - c.tiles) % 264 == 0, "{tiles} {steps} {c:?}");
+            }
+        }
     }
 
     #[test]

@@ -102,7 +102,8 @@ impl Ladder {
     /// The technique the default variant's kernels name, after checking that they
     /// begin with its f32 and f64 kernels; a default may launch other kernels of its
     /// file too (split_k runs double_buffered where it does not split K, gram's stream_k
-    /// reg_blocked where C's tiles fill whole waves), in pairs of both dtypes.
+    /// reg_blocked where C's tiles fill whole waves), in pairs of both dtypes, and last
+    /// kernels of f64 alone (the FP64 tensor-core ones).
     pub fn default_technique(&self) -> String {
         let p = self.prefix;
         let start = format!("{p}_");
@@ -124,9 +125,21 @@ impl Ladder {
             format!("{p}_{technique}_f64"),
         ];
         assert_eq!(kernels[..2], want, "default {p} kernels");
-        for pair in kernels.chunks(2) {
-            let f64_of_f32 = pair[0].strip_suffix("_f32").map(|k| format!("{k}_f64"));
-            assert_eq!(pair.get(1).copied(), f64_of_f32.as_deref(), "{kernels:?}");
+        // Each f32 kernel followed by its f64 twin; the kernels of f64 alone (the FP64
+        // tensor-core ones) last.
+        let mut rest = kernels.iter();
+        while let Some(k) = rest.next() {
+            match k.strip_suffix("_f32") {
+                Some(base) => {
+                    let twin = format!("{base}_f64");
+                    assert_eq!(rest.next(), Some(&twin.as_str()), "{kernels:?}");
+                }
+                None => {
+                    assert!(k.ends_with("_f64"), "{kernels:?}");
+                    assert!(rest.all(|k| k.ends_with("_f64")), "{kernels:?}");
+                    break;
+                }
+            }
         }
         technique.to_string()
     }
@@ -282,16 +295,18 @@ pub fn assert_holds<T: CudaElement>(b: &CudaBackend, d: &Matrix<T>, want: &Array
     assert!(same_bits(&b.download(d).unwrap(), want), "{what}");
 }
 
-/// Asserts that `run` gives the same shape and bits each of `times` times.
+/// Asserts that `run` gives the same shape and bits each of `times` times; returns the
+/// first result.
 pub fn assert_same_every_run<T: Element>(
     what: &str,
     times: usize,
     mut run: impl FnMut() -> Array2<T>,
-) {
+) -> Array2<T> {
     let first = run();
     for _ in 1..times {
         assert!(same_bits(&run(), &first), "{what} differs between runs");
     }
+    first
 }
 
 /// The f64 value of `g` applied to the operands, and its elementwise error bound.
