@@ -539,6 +539,67 @@ __device__ __forceinline__ void gram_tensor_core(int N, int K, const T* A, const
     }
 }
 
+// ---- stream_tc: tensor_core's f64 kernel with stream-K (stream_k's f64 form) -----------
+// Where the blocks of gram_tensor_core_f64 leave its last wave mostly empty: tc_stream
+// (mma.cuh) over that grid's blocks in order, less the ones PAIR leaves empty.
+// PAIRED: PAIR applies (A's rows whole 16-byte chunks, so that every block runs gemm_tc's
+// fast path alone: one copy of the K loop per kind of block, as in gram_tensor_core).
+template <bool PAIRED> struct GramBlocks {
+    int N, K;
+    const double* A;
+    double* C;
+    // Item `item`'s block: its tile row bi and 64-column block tn, or (pair) the PAIR
+    // block at diagonal tile bi. The grid's blocks in order, skipping the left halves of
+    // the odd diagonal tiles where PAIR takes them (block 2·(j(j+1)/2 + j) for odd j).
+    __device__ __forceinline__ void where(int item, int& bi, int& tn, bool& pair) const {
+        int x = item;
+        if (PAIRED)
+            for (int j = 1; 2 * (j * (j + 1) / 2 + j) <= x; j += 2) ++x;
+        int bj;
+        upper_tile(x / 2, bi, bj);
+        pair = PAIRED && bi == bj && x % 2 == 0;
+        tn = bj * 2 + x % 2;
+    }
+    __device__ __forceinline__ void product(int item, int k0, int count,
+                                            TcAcc<double>::type acc) const {
+        int bi, tn;
+        bool pair;
+        where(item, bi, tn, pair);
+        if (pair) {
+            gemm_tc_acc<double, 3, true, true>(N, N, K, A, A, bi, 0, K, K, k0, count, acc);
+        } else {
+            gemm_tc_acc<double, 3, true, false, PAIRED>(N, N, K, A, A, bi, tn, K, K, k0, count,
+                                                        acc);
+        }
+    }
+    __device__ __forceinline__ void store(int item, TcAcc<double>::type acc) const {
+        int bi, tn;
+        bool pair;
+        where(item, bi, tn, pair);
+        if (pair) {
+            tc_store<double, true, true>(N, N, 1.0, 0.0, C, bi, 0, N, acc);
+        } else {
+            tc_store<double, true>(N, N, 1.0, 0.0, C, bi, tn, N, acc);
+        }
+    }
+};
+__device__ __forceinline__ void gram_stream_tc(int N, int K, const double* A, double* C,
+                                               double* W, int skt, int P) {
+    if (tc_rows16(K, A)) {
+        tc_stream(GramBlocks<true>{N, K, A, C}, K, W, skt, P);
+    } else {
+        tc_stream(GramBlocks<false>{N, K, A, C}, K, W, skt, P);
+    }
+}
+__device__ __forceinline__ void gram_stream_tc_fix(int N, int K, int paired, const double* W,
+                                                   double* C, int skt, int P) {
+    if (paired) {
+        tc_stream_fix(GramBlocks<true>{N, K, nullptr, C}, K, W, skt, P);
+    } else {
+        tc_stream_fix(GramBlocks<false>{N, K, nullptr, C}, K, W, skt, P);
+    }
+}
+
 // ---- extern "C" entry points ---------------------------------------------------------
 #define GRAM_ENTRY(tech, sfx, T, bounds)                                                  \
     NDGPU_ENTRY(gram_##tech##_##sfx, bounds,                                              \
@@ -553,6 +614,19 @@ NDGPU_F32_F64(GRAM_ENTRY, symmetric_unrolled, __launch_bounds__(1024), __launch_
 NDGPU_F32_F64(GRAM_ENTRY, stripes, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GRAM_ENTRY, stripes_transposed, __launch_bounds__(256), __launch_bounds__(256))
 NDGPU_F32_F64(GRAM_ENTRY, reg_blocked, __launch_bounds__(256, 2), __launch_bounds__(256))
+
+// gram_stream_tc_f64(int N, int K, const double* A, double* C, double* W, int skt, int P)
+// and gram_stream_tc_fix_f64(int N, int K, int paired, const double* W, double* C, int skt,
+// int P): items are gram_tensor_core_f64's blocks (GramBlocks), PAIR where A's rows are
+// whole 16-byte chunks (`paired`: the host's finding from A's pointer, the same).
+NDGPU_ENTRY(gram_stream_tc_f64, __launch_bounds__(128, 2),
+            (int N, int K, const double* __restrict__ A, double* __restrict__ C,
+             double* __restrict__ W, int skt, int P),
+            (gram_stream_tc(N, K, A, C, W, skt, P)))
+NDGPU_ENTRY(gram_stream_tc_fix_f64, __launch_bounds__(128),
+            (int N, int K, int paired, const double* __restrict__ W, double* __restrict__ C,
+             int skt, int P),
+            (gram_stream_tc_fix(N, K, paired, W, C, skt, P)))
 
 // gram_stream_k_<dtype>(int N, int K, int MAXSEG, const T* A, T* C, T* W) and
 // gram_stream_k_sum_<dtype>(int N, int K, int B, int MAXSEG, const T* W, T* C).

@@ -474,76 +474,31 @@ GEMM_MMA(tensor_core, 1)
 GEMM_MMA(tensor_core_3x, 3)
 
 // ---- stream_tc: tensor_core's f64 kernel with stream-K (split_k's f64 form) ------------
-// Where C's tiles leave the last wave part empty (Osama et al., 2023, "Stream-K"): C's
-// 128×64 tiles in grouped order, each S units of one K-tile, numbered tile after tile.
-// The first `skt` tiles (the stream tiles, U = skt·S units) are dealt out over blocks
-// 0..P−1 as contiguous ranges; block P + d takes tile skt + d whole (the blocks after
-// the stream ones fill the places they leave: one launch, no wait between the two
-// kinds). A tile wholly inside one block's range is stored to C by it; a part of a tile
-// (where a range begins or ends) goes to the block's slot of W, 2b where the tile is
-// the first its range meets, 2b + 1 where it is the last, and gemm_stream_tc_fix adds
-// each tile's parts in the order of K (bitwise reproducible) and stores it. P ≤ U, so
-// no range is empty; all the tiles' units number less than 2³¹.
-struct StreamCut {
-    int units, P;
-    // The first unit of block b's range (b ≤ P).
-    __device__ __forceinline__ int lo(int b) const { return (int)((i64)b * units / P); }
-    // The block whose range holds unit u.
-    __device__ __forceinline__ int owner(int u) const {
-        int b = (int)((i64)u * P / units);
-        while (b + 1 < P && lo(b + 1) <= u) ++b;
-        while (b > 0 && lo(b) > u) --b;
-        return b;
-    }
-};
-
-template <typename T>
-__device__ __forceinline__ void gemm_stream_tc(int M, int N, int K, T alpha, const T* A,
-                                               const T* B, T beta, T* C, T* W, int skt, int P) {
-    const int tiles_m = (M + 127) / 128, tiles_n = (N + Tc<T>::BN - 1) / Tc<T>::BN;
-    const int S = (K + Tc<T>::BK - 1) / Tc<T>::BK, b = blockIdx.x;
-    const StreamCut cut{skt * S, P};
-    // This block's units [u, hi): a stream range, or one whole tile after them.
-    int u = b < P ? cut.lo(b) : (skt + b - P) * S;
-    const int hi = b < P ? cut.lo(b + 1) : u + S;
-    typename TcAcc<T>::type acc;
-    int slot = 2 * b;
-#pragma unroll 1
-    for (; u < hi; ++slot) {
-        const int t = u / S, first = t * S, end = min(hi, first + S);
+// Where C's tiles leave the last wave mostly empty: tc_stream (mma.cuh) over C's 128×64
+// tiles in grouped order.
+template <typename T> struct GemmTiles {
+    int M, N, K, tiles_m, tiles_n;
+    T alpha, beta;
+    const T* A;
+    const T* B;
+    T* C;
+    __device__ __forceinline__ void product(int t, int k0, int count,
+                                            typename TcAcc<T>::type acc) const {
         int tm, tn;
         grouped_tile_of(t, tiles_m, tiles_n, tm, tn);
-        gemm_tc_acc<T, 1>(M, N, K, A, B, tm, tn, K, N, u - first, end - u, acc);
-        if (u == first && end == first + S) {
-            tc_store<T>(M, N, alpha, beta, C, tm, tn, N, acc);
-        } else {
-            tc_put_slot<T>(W + (i64)min(slot, 2 * b + 1) * TcSlot<T>::SIZE, acc);
-        }
-        u = end;
-        // Every warp is done with the stages before the next tile's copies refill them.
-        __syncthreads();
+        gemm_tc_acc<T, 1>(M, N, K, A, B, tm, tn, K, N, k0, count, acc);
     }
-}
-
-// Stream tile blockIdx.x: where blocks shared it, the sum of their parts in block order
-// (the order of K) stored to C; where one block held it whole, nothing (it is stored).
+    __device__ __forceinline__ void store(int t, typename TcAcc<T>::type acc) const {
+        int tm, tn;
+        grouped_tile_of(t, tiles_m, tiles_n, tm, tn);
+        tc_store<T>(M, N, alpha, beta, C, tm, tn, N, acc);
+    }
+};
 template <typename T>
-__device__ __forceinline__ void gemm_stream_tc_fix(int M, int N, int K, T alpha, const T* W,
-                                                   T beta, T* C, int skt, int P) {
-    const int tiles_m = (M + 127) / 128, tiles_n = (N + Tc<T>::BN - 1) / Tc<T>::BN;
-    const int S = (K + Tc<T>::BK - 1) / Tc<T>::BK, t = blockIdx.x;
-    const StreamCut cut{skt * S, P};
-    const int first = t * S, end = first + S;
-    const int b0 = cut.owner(first);
-    if (cut.lo(b0 + 1) >= end) return;  // (lo(P) = U)
-    typename TcAcc<T>::type acc;
-    tc_get_slot<T, false>(W + (i64)(2 * b0 + (cut.lo(b0) < first ? 1 : 0)) * TcSlot<T>::SIZE,
-                          acc);
-    for (int b = b0 + 1; b < P && cut.lo(b) < end; ++b)
-        tc_get_slot<T, true>(W + (i64)(2 * b) * TcSlot<T>::SIZE, acc);
-    int tm, tn;
-    grouped_tile_of(t, tiles_m, tiles_n, tm, tn);
-    tc_store<T>(M, N, alpha, beta, C, tm, tn, N, acc);
+__device__ __forceinline__ GemmTiles<T> gemm_tiles(int M, int N, int K, T alpha, const T* A,
+                                                   const T* B, T beta, T* C) {
+    return GemmTiles<T>{M, N, K, (M + 127) / 128, (N + Tc<T>::BN - 1) / Tc<T>::BN,
+                        alpha, beta, A, B, C};
 }
 
 // ---- K = 0 or alpha = 0: C = beta·C (zeros when beta = 0, C unread) -----------------
@@ -579,11 +534,12 @@ NDGPU_ENTRY(gemm_stream_tc_f64, __launch_bounds__(128, 2),
             (int M, int N, int K, double alpha, const double* __restrict__ A,
              const double* __restrict__ B, double beta, double* __restrict__ C,
              double* __restrict__ W, int skt, int P),
-            (gemm_stream_tc<double>(M, N, K, alpha, A, B, beta, C, W, skt, P)))
+            (tc_stream(gemm_tiles<double>(M, N, K, alpha, A, B, beta, C), K, W, skt, P)))
 NDGPU_ENTRY(gemm_stream_tc_fix_f64, __launch_bounds__(128),
             (int M, int N, int K, double alpha, const double* __restrict__ W, double beta,
              double* __restrict__ C, int skt, int P),
-            (gemm_stream_tc_fix<double>(M, N, K, alpha, W, beta, C, skt, P)))
+            (tc_stream_fix(gemm_tiles<double>(M, N, K, alpha, nullptr, nullptr, beta, C), K, W,
+                           skt, P)))
 
 #define GEMM_SPLIT(tech, sfx, T, bounds)                                                   \
     NDGPU_ENTRY(gemm_split_k_##sfx, bounds,                                             \

@@ -549,3 +549,70 @@ __device__ __forceinline__ void gemm_tc(int M, int N, int K, T alpha, const T* A
                                           (K + Tc<T>::BK - 1) / Tc<T>::BK, acc);
     tc_store<T, SYM, PAIR>(M, N, alpha, beta, C, tm, tn, ldc, acc);
 }
+
+// ---- stream-K over gemm_tc's blocks (Osama et al., 2023, "Stream-K") -----------------
+// Work items (a GEMM's tiles of C, M·Mᵀ's upper blocks) of S units of one K-tile each,
+// numbered item after item. The first `skt` items (the stream items, U = skt·S units) are
+// dealt out over blocks 0..P−1 as contiguous ranges; block P + d takes item skt + d whole
+// (the blocks after the stream ones fill the places they leave: one launch, no wait
+// between the two kinds). An item wholly inside one block's range is stored by it; a
+// part of an item (where a range begins or ends) goes to the block's slot of W, 2b where
+// the item is the first its range meets, 2b + 1 where it is the last, and tc_stream_fix
+// adds each item's parts in the order of K (bitwise reproducible) and stores it. P ≤ U,
+// so no range is empty; all the items' units number less than 2³¹.
+// Items: product(item, k0, count, acc), acc = its product over K-tiles k0..k0+count−1;
+// store(item, acc).
+struct StreamCut {
+    int units, P;
+    // The first unit of block b's range (b ≤ P).
+    __device__ __forceinline__ int lo(int b) const { return (int)((i64)b * units / P); }
+    // The block whose range holds unit u.
+    __device__ __forceinline__ int owner(int u) const {
+        int b = (int)((i64)u * P / units);
+        while (b + 1 < P && lo(b + 1) <= u) ++b;
+        while (b > 0 && lo(b) > u) --b;
+        return b;
+    }
+};
+
+template <typename T, typename Items>
+__device__ __forceinline__ void tc_stream(const Items& items, int K, T* W, int skt, int P) {
+    const int S = (K + Tc<T>::BK - 1) / Tc<T>::BK, b = blockIdx.x;
+    const StreamCut cut{skt * S, P};
+    // This block's units [u, hi): a stream range, or one whole item after them.
+    int u = b < P ? cut.lo(b) : (skt + b - P) * S;
+    const int hi = b < P ? cut.lo(b + 1) : u + S;
+    typename TcAcc<T>::type acc;
+    int slot = 2 * b;
+#pragma unroll 1
+    for (; u < hi; ++slot) {
+        const int t = u / S, first = t * S, end = min(hi, first + S);
+        items.product(t, u - first, end - u, acc);
+        if (u == first && end == first + S) {
+            items.store(t, acc);
+        } else {
+            tc_put_slot<T>(W + (i64)min(slot, 2 * b + 1) * TcSlot<T>::SIZE, acc);
+        }
+        u = end;
+        // Every warp is done with the stages before the next item's copies refill them.
+        __syncthreads();
+    }
+}
+
+// Stream item blockIdx.x: where blocks shared it, the sum of their parts in block order
+// (the order of K) stored; where one block held it whole, nothing (it is stored).
+template <typename T, typename Items>
+__device__ __forceinline__ void tc_stream_fix(const Items& items, int K, const T* W, int skt,
+                                              int P) {
+    const int S = (K + Tc<T>::BK - 1) / Tc<T>::BK, t = blockIdx.x;
+    const StreamCut cut{skt * S, P};
+    const int first = t * S, end = first + S;
+    const int b0 = cut.owner(first);
+    if (cut.lo(b0 + 1) >= end) return;  // (lo(P) = U)
+    typename TcAcc<T>::type acc;
+    tc_get_slot<T, false>(W + (i64)(2 * b0 + (cut.lo(b0) < first ? 1 : 0)) * TcSlot<T>::SIZE,
+                          acc);
+    for (int b = b0 + 1; b < P && cut.lo(b) < end; ++b)
+        tc_get_slot<T, true>(W + (i64)(2 * b) * TcSlot<T>::SIZE, acc);
+    items.store(t, acc);
+}

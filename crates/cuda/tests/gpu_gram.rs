@@ -282,3 +282,44 @@ fn cuts_of_k_within_the_bound_symmetric_and_reproducible() {
         }
     }
 }
+
+/// f64 `stream_k` where it runs stream-K on the FP64 tensor cores' blocks: C's blocks a
+/// little over half a wave (all dealt out as parts) and a little over two waves (the
+/// first wave one block each beside the stream blocks), each with an even K (the
+/// diagonal tiles' left blocks paired) and an odd one (not paired; rows not whole
+/// 16-byte chunks). The orders are found from this device's plans (its SM count sets
+/// the waves); each result must be within the bound, exactly symmetric and the same bits
+/// run to run.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn f64_stream_k_blocks_within_the_bound_symmetric_and_reproducible() {
+    let mut b = backend();
+    let mut rng = Rng::new(37);
+    b.set_variant(Family::Gram, "stream_k").unwrap();
+    let plan = |b: &CudaBackend, n: usize, k: usize| b.plan(Family::Gram, DType::F64, &[n, k]);
+    let find = |b: &CudaBackend, from: usize, k: usize, data_parallel: bool| {
+        (from..from + 4000)
+            .step_by(50)
+            .find(|&n| {
+                [k, k + 1].iter().all(|&k| {
+                    plan(b, n, k).is_some_and(|p| {
+                        p.contains("stream-K: ") && p.contains("the other 0 ") != data_parallel
+                    })
+                })
+            })
+            .unwrap_or_else(|| {
+                panic!("no order from {from} runs stream-K with k = {k} and {k} + 1")
+            })
+    };
+    let (n1, n2) = (find(&b, 1000, 800, false), find(&b, 2500, 1000, true));
+    for (n, k) in [(n1, 800), (n1, 801), (n2, 1000), (n2, 1001)] {
+        let what = format!("stream_k f64 {n}x{k}: {}", plan(&b, n, k).unwrap());
+        println!("{what}");
+        let m = rng.matrix::<f64>(n, k);
+        let dm = b.upload(m.view()).unwrap();
+        let got = common::assert_same_every_run(&what, 3, || {
+            b.download(&b.gram_dev(&dm).unwrap()).unwrap()
+        });
+        assert_gram(&b, &what, m.view(), got.view());
+    }
+}

@@ -148,7 +148,7 @@ fn f64_stream_k_parts_within_the_bound_and_reproducible() {
             .unwrap_or_else(|| panic!("no shape runs stream-K with k = {k}"))
     };
     let g = Gemm::new().alpha(-1.5).beta(0.5);
-    for mnk in [find(&b, 999, false), find(&b, 640, true)] {
+    for mnk in [find(&b, 999, false), find(&b, 1000, true)] {
         let [m, n, k] = mnk;
         let what = format!("split_k f64 {m}x{n}x{k}: {}", plan(&b, mnk).unwrap());
         println!("{what}");

@@ -72,7 +72,7 @@ pub(crate) const HOPPER: Table = Table {
     split_min_k_tiles: 4,
     dmma_min_fill: (1, 2),
     dmma_whole_k: 256,
-    stream_tc_keep: (97, 100),
+    stream_tc_keep: (88, 100),
     stream_tc_extra_steps: 8,
     stream_tc_alone: (53, 100),
     stream_tc_max_parts: 2,

@@ -15,7 +15,7 @@
 //! swapped, which round identically. The stripe rungs sum the upper triangle with
 //! atomics into a zeroed C, then copy it to the lower one in a second launch.
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
 use ndgpu_core::{Backend, DType, Error, Family, Gram, Matrix, Result};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, go, grid_1d, launch_in_out};
@@ -58,6 +58,8 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "gram_narrow_sum_f32",
     "gram_narrow_sum_f64",
     "gram_tensor_core_f64",
+    "gram_stream_tc_f64",
+    "gram_stream_tc_fix_f64",
 ];
 
 /// Determinism, scope and limits.
@@ -92,8 +94,9 @@ one wave of blocks (stream-K), pieces of a tile summed afterwards in the order o
 short, wide M (at most 64 rows, K at least 1024) a narrow kernel instead, C padded to 32x32 or \
 64x64 rather than 128x128, K cut into slices for about 1024 threads per SM, the slices' \
 partial products summed in the order of K; f64 on a device with FP64 tensor cores (sm_80 \
-and later) runs tensor_core's DMMA kernel instead, except for the narrow shapes and where its \
-blocks would be fewer than half the SMs with K over 256 (needs M transposed: an n x k copy); \
+and later) runs tensor_core's DMMA kernel instead (with stream-K over its blocks where they \
+would leave the last wave mostly empty, as matmul's split_k does), except for the narrow shapes \
+and where its blocks would be fewer than half the SMs with K over 256; \
 bitwise reproducible run to run, exactly symmetric; the choice and the cut depend only on the \
 shape, the dtype and the device (its SM count, and whether it has FP64 tensor cores).";
 
@@ -263,6 +266,20 @@ fn tc_blocks<T: CudaElement>(n: usize, k: usize) -> usize {
     TENSOR_CORE.grid.blocks::<T>(n, k) * (128 / matmul::tc_shape::<T>().tile.1)
 }
 
+/// Whether the f64 DMMA gram pairs the left blocks of two diagonal tiles (gemm_tc's PAIR):
+/// where M's rows (k elements from address `ptr`) are whole 16-byte chunks.
+fn pairs(k: usize, ptr: u64) -> bool {
+    k.is_multiple_of(2) && ptr.is_multiple_of(16)
+}
+
+/// The blocks of the f64 DMMA gram for an n×k M that do work: two of 128×64 per upper
+/// 128×128 tile, less, where `paired`, the left blocks of the odd diagonal tiles (their
+/// pair's block takes them).
+fn tc_items(n: usize, paired: bool) -> usize {
+    let diagonal = n.div_ceil(128);
+    tc_blocks::<f64>(n, 0) - if paired { diagonal / 2 } else { 0 }
+}
+
 /// The narrow kernel's cut of an n×k M on device `dev`, where `stream_k` runs it (n at
 /// most the table's rows and k at least its K; Hopper: 64 and 1024, where shorter
 /// products gain nothing from a second launch): the order W of the padded output (32 or
@@ -300,10 +317,21 @@ pub(crate) fn plan(
     if fp64_tc && dmma(dev, nk) {
         let tiles = REG_BLOCKED.grid.blocks::<f64>(nk.0, nk.1);
         let (bm, bn) = matmul::tc_shape::<f64>().tile;
-        return Some(format!(
-            "tensor_core (FP64 tensor cores): {tiles} upper tiles of 128x128, {} blocks of {bm}x{bn}",
-            tc_blocks::<f64>(nk.0, nk.1)
-        ));
+        // Resident matrices start 16-byte aligned.
+        let items = tc_items(nk.0, pairs(nk.1, 0));
+        let what = format!(
+            "tensor_core (FP64 tensor cores): {tiles} upper tiles of 128x128, {items} blocks of {bm}x{bn}"
+        );
+        return Some(match matmul::stream_cut(dev, items, nk.1.div_ceil(16)) {
+            None => what,
+            Some(c) => format!(
+                "{what}; stream-K: {} of {} K-tiles of 16 dealt out over {} blocks, the other {} one to a block",
+                c.tiles,
+                nk.1.div_ceil(16),
+                c.blocks,
+                items - c.tiles
+            ),
+        });
     }
     let c = match dtype {
         DType::F32 => cut::<f32>(dev, nk),
@@ -378,7 +406,11 @@ pub(crate) fn gram<T: CudaElement>(
             return narrow(gpu, (ni, ki), cut, m, out);
         }
         if T::DTYPE == DType::F64 && matmul::has_tensor_cores(gpu) && dmma(dev, (n, k)) {
-            return tensor_core(gpu, (ni, ki), m, out);
+            let paired = pairs(k, m.data.device_ptr(gpu.stream()).0);
+            return match matmul::stream_cut(dev, tc_items(n, paired), k.div_ceil(16)) {
+                Some(cut) => stream_tc(gpu, (ni, ki), paired, cut, m, out),
+                None => tensor_core(gpu, (ni, ki), m, out),
+            };
         }
         let c = cut::<T>(dev, (n, k));
         if let Some(blocks) = c.blocks {
@@ -557,6 +589,58 @@ fn tensor_core<T: CudaElement>(
     unsafe { go(b, &name, cfg) }
 }
 
+/// `out ← m·mᵀ` (f64) by the DMMA kernel with stream-K over its blocks (`cut`, as
+/// matmul's `stream_cut`): one launch for the stream blocks' ranges and, after them, one
+/// block for each other item, the parts into a workspace of two 128×64 slots per stream
+/// block; then their sums.
+fn stream_tc<T: CudaElement>(
+    gpu: &Gpu,
+    (n, k): (i32, i32),
+    paired: bool,
+    cut: matmul::StreamCut,
+    m: &DeviceMatrix<T>,
+    out: &mut DeviceMatrix<T>,
+) -> Result<()> {
+    let items = tc_items(m.rows, paired);
+    let (ti, bi) = (dim_i32("gram", cut.tiles)?, dim_i32("gram", cut.blocks)?);
+    let pi = i32::from(paired);
+    let (bm, bn) = matmul::tc_shape::<T>().tile;
+    let mut w = gpu.alloc::<T>("gram", 2 * cut.blocks * bm * bn)?;
+    let name = format!("gram_stream_tc_{}", T::SUFFIX);
+    let f = gpu.function(KernelFile::GRAM, &name)?;
+    matmul::tc_shared_memory::<T>(gpu, &name, &f)?;
+    let cfg = LaunchConfig {
+        grid_dim: (grid_1d("gram", cut.blocks + items - cut.tiles)?, 1, 1),
+        block_dim: (matmul::tc_shape::<T>().threads, 1, 1),
+        shared_mem_bytes: TC_SMEM_BT_F64,
+    };
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &n, &k, &m.data, &mut out.data, &mut w, &ti, &bi);
+    // SAFETY: gram_stream_tc_f64(int N, int K, const double* A, double* C, double* W,
+    // int skt, int P): A n×k and C n×n (buffers checked by the caller); its items are
+    // gram_tensor_core_f64's blocks, less the paired ones where A's rows are whole 16-byte
+    // chunks (as `paired`, found here from the same pointer); blocks 0..P−1 take
+    // nonempty ranges of the skt·⌈K/16⌉ units (P ≤ units / 4, stream_cut) and write parts
+    // to slots 2b and 2b + 1 of W, which holds 2·P slots of 128×64; blocks P.. take items
+    // skt.., one each, up to the last; every access to A and C is bounds-checked; the
+    // kernel gets the TC_SMEM_BT bytes its stages take (granted above).
+    unsafe { go(l, &name, cfg) }?;
+    let name = format!("gram_stream_tc_fix_{}", T::SUFFIX);
+    let f = gpu.function(KernelFile::GRAM, &name)?;
+    let cfg = LaunchConfig {
+        grid_dim: (grid_1d("gram", cut.tiles)?, 1, 1),
+        block_dim: (matmul::tc_shape::<T>().threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &n, &k, &pi, &w, &mut out.data, &ti, &bi);
+    // SAFETY: gram_stream_tc_fix_f64(int N, int K, int paired, const double* W, double* C,
+    // int skt, int P): block t < skt reads the slots the first launch wrote for item t
+    // (from the same paired, skt, P and K) and writes that block's results and their
+    // mirrors inside C.
+    unsafe { go(l, &name, cfg) }
+}
+
 /// Dynamic shared memory of `gram_tensor_core_f64` (mma.cuh's TC_SMEM_BT): three stages of
 /// A's 128×16 and B's 64×16 (M's rows), rows padded to 20 doubles.
 pub(crate) const TC_SMEM_BT_F64: u32 = 3 * (128 + 64) * 20 * 8;
@@ -618,6 +702,7 @@ mod tests {
             "gram_reg_blocked_",
             "gram_narrow",
             "gram_tensor_core_f64",
+            "gram_stream_tc_",
         ];
         assert!(DEFAULT_KERNELS
             .iter()
@@ -665,10 +750,19 @@ mod tests {
         assert!(p(DType::F32, (64, 64)).starts_with("reg_blocked: 1 upper tile,"));
         // f64 on FP64 tensor cores where their blocks fill half the SMs or K is short.
         let q = |nk| plan("stream_k", DType::F64, true, Dev::hopper(132), nk).unwrap();
+        // Two blocks a tile, less the left blocks of the odd diagonal tiles (paired).
         assert_eq!(
             q((1024, 1024)),
-            "tensor_core (FP64 tensor cores): 36 upper tiles of 128x128, 72 blocks of 128x64"
+            "tensor_core (FP64 tensor cores): 36 upper tiles of 128x128, 68 blocks of 128x64"
         );
+        // 410 blocks, 1.55 waves: stream-K over all of them (matmul's rule).
+        assert_eq!(
+            q((2560, 2560)),
+            "tensor_core (FP64 tensor cores): 210 upper tiles of 128x128, 410 blocks of \
+             128x64; stream-K: 410 of 160 K-tiles of 16 dealt out over 264 blocks, the \
+             other 0 one to a block"
+        );
+        assert_eq!(tc_items(3072, false), 600);
         assert!(q((65536, 64)).starts_with("tensor_core"));
         assert!(q((256, 256)).starts_with("tensor_core"));
         assert!(q((512, 512)).starts_with("stream-K"));

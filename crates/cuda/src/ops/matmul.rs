@@ -391,7 +391,8 @@ pub(crate) struct StreamCut {
 /// tensor cores, and one alone runs its tile in the table's fraction of their time
 /// (Hopper: 0.53), so a last wave of at most one block per SM costs that fraction of a
 /// wave. Stream-K runs where it costs at most the table's fraction of one block per tile
-/// (Hopper: 97%), counting the K-tiles of the longest range and the table's K-tiles for
+/// (Hopper: 88%: the measured gains fell short of this model's by 2-12%, and crossed zero
+/// near 89%), counting the K-tiles of the longest range and the table's K-tiles for
 /// the parts and their sums (Hopper: 8), with every block at least the table's K-tiles
 /// (Hopper: 4) and at most its stream blocks per stream tile (Hopper: 2; the sums read
 /// a tile's parts one after another).
