@@ -176,7 +176,10 @@ pub(crate) fn cholesky<T: CudaElement>(
                 (DType::F64, true) => dataflow(gpu, a, &mut info)?,
                 (DType::F32, true) => {
                     let ld = n.next_multiple_of(launch::dataflow_row_multiple::<f64>());
-                    match gpu.alloc_matrix::<f64>("cholesky", n, ld) {
+                    let copy = gpu.alloc_matrix::<f64>("cholesky", n, ld);
+                    #[cfg(test)]
+                    let copy = tests::refused(copy, n * ld * 8);
+                    match copy {
                         Ok(mut w) => {
                             launch::convert(gpu, a, &mut w, false)?;
                             dataflow(gpu, &mut w, &mut info)?;
@@ -461,6 +464,77 @@ mod tests {
         /// The panel width this thread's factorizations take instead of the rule's, so
         /// that the GPU test below runs many panels on small matrices.
         pub(super) static PANEL_TILES_HERE: Cell<Option<usize>> = const { Cell::new(None) };
+        /// Whether this thread's f32 factorizations are refused the f64 copy, as a device
+        /// without the memory for it refuses it.
+        static NO_F64_COPY_HERE: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// `copy`, or, where this thread is refused the f64 copy, the error of a device
+    /// without `bytes` free.
+    pub(super) fn refused<T>(copy: ndgpu_core::Result<T>, bytes: usize) -> ndgpu_core::Result<T> {
+        if !NO_F64_COPY_HERE.with(Cell::get) {
+            return copy;
+        }
+        Err(Error::OutOfMemory {
+            op: "cholesky",
+            requested: bytes,
+            free: 0,
+            total: 0,
+        })
+    }
+
+    /// The IEEE f32 default where the device cannot hold its f64 copy: the blocked path
+    /// of `tensor_core`, bit for bit (results and the first failing pivot), within
+    /// LAPACK's ratio; with the copy, a different rounding (the test reaches the other
+    /// path).
+    #[test]
+    #[ignore = "needs a CUDA device"]
+    fn the_f32_default_without_room_for_its_f64_copy_is_the_blocked_path() {
+        let mut b = CudaBackend::new(0).expect("a CUDA device");
+        assert_eq!(b.variant(Family::Cholesky), "dataflow");
+        let bound = tolerance::cholesky_ratio::<f32>(b.precision(Family::Cholesky));
+        let mut rng = SplitMix64::new(11);
+        let factor = |b: &mut CudaBackend, v: &str, refuse: bool, a: &Array2<f32>| {
+            b.set_variant(Family::Cholesky, v).unwrap();
+            NO_F64_COPY_HERE.with(|c| c.set(refuse));
+            let l = b.cholesky(a.view());
+            NO_F64_COPY_HERE.with(|c| c.set(false));
+            l
+        };
+        let bits = |x: &Array2<f32>| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        for n in [65, 513, 1000] {
+            let a = spd::<f32>(&mut rng, n);
+            let l = factor(&mut b, "dataflow", true, &a).unwrap();
+            let blocked = factor(&mut b, "tensor_core", false, &a).unwrap();
+            assert_eq!(bits(&l), bits(&blocked), "n={n}");
+            let r = cholesky_ratio(a.view(), l.view());
+            assert!(r <= bound, "n={n}: ratio {r:.3e}");
+            let copied = factor(&mut b, "dataflow", false, &a).unwrap();
+            assert_ne!(
+                bits(&copied),
+                bits(&blocked),
+                "n={n}: the copy's path not taken"
+            );
+        }
+        for (n, p) in [(513, 300), (1000, 999)] {
+            let mut a = spd::<f32>(&mut rng, n);
+            a[[p, p]] = -1.0;
+            let want = factor(&mut b, "tensor_core", false, &a);
+            let got = factor(&mut b, "dataflow", true, &a);
+            match (got, want) {
+                (
+                    Err(Error::NotPositiveDefinite { pivot, value }),
+                    Err(Error::NotPositiveDefinite {
+                        pivot: p2,
+                        value: v2,
+                    }),
+                ) => {
+                    assert_eq!((pivot, value.to_bits()), (p2, v2.to_bits()), "n={n}");
+                    assert_eq!(pivot, p, "n={n}");
+                }
+                other => panic!("n={n} p={p}: {other:?}"),
+            }
+        }
     }
 
     /// The rule: panels of PANEL_TILES once there would be more than three, smaller
