@@ -28,8 +28,13 @@ pub(crate) struct Table {
     /// f64 runs on the FP64 tensor cores (both families) where their blocks are at least
     /// this fraction (numerator, denominator) of the SMs...
     pub dmma_min_fill: (usize, usize),
-    /// ...or K is at most this (nothing worth cutting).
+    /// ...or K is at most this (nothing worth cutting)...
     pub dmma_whole_k: usize,
+    /// ...or K is at most this and the blocks at least `dmma_short_k_fill` of the SMs
+    /// (one block walks a short K faster on the tensor cores than the split of K
+    /// spreads it over the CUDA cores).
+    pub dmma_short_k: usize,
+    pub dmma_short_k_fill: (usize, usize),
     /// f64 on the FP64 tensor cores (matmul): stream-K where its cost is at most this
     /// fraction (numerator, denominator) of one block per tile's...
     pub stream_tc_keep: (usize, usize),
@@ -61,6 +66,15 @@ impl Table {
         let (num, den) = self.dmma_min_fill;
         blocks * den >= sms * num
     }
+
+    /// Whether f64 runs on the FP64 tensor cores for `blocks` blocks of its kernel over a
+    /// K of `k` on `sms` SMs, by the rules above (stream-K's apart).
+    pub(crate) fn dmma(&self, blocks: usize, sms: usize, k: usize) -> bool {
+        let (num, den) = self.dmma_short_k_fill;
+        self.filled(blocks, sms)
+            || k <= self.dmma_whole_k
+            || (k <= self.dmma_short_k && blocks * den >= sms * num)
+    }
 }
 
 /// Hopper: the H100 (SXM, 80 GB HBM3) and H200 runs of 2026-11-24 to 2026-11-26.
@@ -72,6 +86,8 @@ pub(crate) const HOPPER: Table = Table {
     split_min_k_tiles: 4,
     dmma_min_fill: (1, 2),
     dmma_whole_k: 256,
+    dmma_short_k: 1024,
+    dmma_short_k_fill: (1, 12),
     stream_tc_keep: (88, 100),
     stream_tc_extra_steps: 8,
     stream_tc_alone: (53, 100),

@@ -96,7 +96,8 @@ short, wide M (at most 64 rows, K at least 1024) a narrow kernel instead, C padd
 partial products summed in the order of K; f64 on a device with FP64 tensor cores (sm_80 \
 and later) runs tensor_core's DMMA kernel instead (with stream-K over its blocks where they \
 would leave the last wave mostly empty, as matmul's split_k does), except for the narrow shapes \
-and where its blocks would be fewer than half the SMs with K over 256; \
+and where its blocks would be fewer than half the SMs with K over 256 and fewer than a twelfth or K \
+over 1024; \
 bitwise reproducible run to run, exactly symmetric; the choice and the cut depend only on the \
 shape, the dtype and the device (its SM count, and whether it has FP64 tensor cores).";
 
@@ -253,11 +254,12 @@ fn cut<T: CudaElement>(dev: Dev, (n, k): (usize, usize)) -> Cut {
 
 /// Whether `stream_k` runs f64 on the FP64 tensor cores (the `tensor_core` rung, where
 /// the device has them and the narrow kernel does not apply): where that kernel's blocks
-/// (two of 128×64 per upper 128×128 tile) are at least the table's fraction of the SMs
-/// (Hopper: half), or K is at most its bound (Hopper: 256); elsewhere stream-K's
-/// CUDA-core forms, which spread a long K over the SMs.
+/// that do work (two of 128×64 per upper 128×128 tile, less the paired ones:
+/// [`tc_items`]) are as many as matmul's rule asks (`Table::dmma`: half the SMs; or K at
+/// most 256; or K at most 1024 with a twelfth of the SMs); elsewhere stream-K's CUDA-core
+/// forms, which spread a long K over the SMs.
 fn dmma(dev: Dev, (n, k): (usize, usize)) -> bool {
-    dev.t.filled(tc_blocks::<f64>(n, k), dev.sms) || k <= dev.t.dmma_whole_k
+    dev.t.dmma(tc_items(n, pairs(k, 0)), dev.sms, k)
 }
 
 /// The tensor-core kernel's blocks for an n×k M of `T`: each upper 128×128 tile as
@@ -765,7 +767,13 @@ mod tests {
         assert_eq!(tc_items(3072, false), 600);
         assert!(q((65536, 64)).starts_with("tensor_core"));
         assert!(q((256, 256)).starts_with("tensor_core"));
-        assert!(q((512, 512)).starts_with("stream-K"));
+        // A K of at most 1024 with at least 11 blocks (512²: 18); longer, or fewer
+        // blocks: stream-K on the CUDA cores.
+        assert!(q((512, 512)).starts_with("tensor_core"));
+        assert!(q((320, 320)).starts_with("tensor_core"));
+        assert!(q((768, 768)).starts_with("tensor_core"));
+        assert!(q((512, 2048)).starts_with("stream-K"));
+        assert!(q((256, 640)).starts_with("stream-K"));
         assert!(q((130, 262_147)).starts_with("stream-K"));
         assert!(q((32, 1 << 20)).starts_with("narrow"));
         // Short and wide: the narrow kernel, at about 1024 threads per SM.

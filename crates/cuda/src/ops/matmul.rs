@@ -72,7 +72,7 @@ at most 256; f64 on a device with FP64 tensor cores (sm_80 and later) runs tenso
 kernel instead, with stream-K where its 128x64 tiles would leave the last wave of blocks \
 mostly empty (the tiles of the last two waves dealt out as ranges of K-tiles over two blocks per \
 SM, the parts of a tile added in the order of K by a second kernel), except where its blocks \
-would be fewer than half the SMs with K over 256 (reproducible run to run; the choice and the split, and so the rounding, depend on M, N, \
+would be fewer than half the SMs with K over 256 and fewer than a twelfth or K over 1024 (reproducible run to run; the choice and the split, and so the rounding, depend on M, N, \
 K, the dtype and the device: its SM count and whether it has FP64 tensor cores). Transposed \
 operands are \
 materialised before the product. K = 0 or alpha = 0 gives beta*C without reading A or B. \
@@ -362,16 +362,17 @@ pub(crate) fn plan(
 
 /// Whether `split_k` runs f64 on the FP64 tensor cores (where the device has them): where
 /// that kernel's 128×64 blocks are at least the table's fraction of the SMs (Hopper:
-/// half), or K is at most its bound (Hopper: 256, nothing worth cutting), or stream-K
-/// spreads the tiles' K over at least that fraction ([`stream_cut`]); elsewhere its
-/// CUDA-core forms,
-/// which cut K for few tiles of C. (The FP64 tensor cores outrun the CUDA cores, but
-/// without stream-K one block walks all of K.)
+/// half), or K is at most its bound (Hopper: 256, nothing worth cutting), or K is short
+/// (Hopper: at most 1024) and the blocks at least the table's smaller fraction (Hopper:
+/// a twelfth; squares of 320 to 640, and gram's 768, ran 1.2-1.8x faster so than cut
+/// over the CUDA cores), or stream-K spreads the tiles' K over at least the first fraction
+/// ([`stream_cut`]); elsewhere its CUDA-core forms, which cut K for few tiles of C. (The
+/// FP64 tensor cores outrun the CUDA cores, but without stream-K one block walks all of
+/// K.)
 pub(crate) fn dmma(dev: Dev, (m, n, k): (usize, usize, usize)) -> bool {
     let (bm, bn) = tc_shape::<f64>().tile;
     let tiles = m.div_ceil(bm) * n.div_ceil(bn);
-    dev.t.filled(tiles, dev.sms)
-        || k <= dev.t.dmma_whole_k
+    dev.t.dmma(tiles, dev.sms, k)
         || stream_cut(dev, tiles, k.div_ceil(16)).is_some_and(|c| dev.t.filled(c.blocks, dev.sms))
 }
 
@@ -772,10 +773,16 @@ mod tests {
             p((8192, 8192, 256)),
             "tensor_core (FP64 tensor cores): C in 8192 tiles of 128x64"
         );
-        // 128 blocks for 132 SMs: DMMA; 32 blocks with K = 512: the split of K (stream-K
-        // would give each tile at most two blocks).
+        // 128 blocks for 132 SMs: DMMA. A K of at most 1024 with at least 11 blocks: DMMA
+        // (512² has 32); longer, or fewer blocks: the split of K.
         assert!(p((1024, 1024, 1024)).starts_with("tensor_core"));
-        assert_eq!(p((512, 512, 512)), "K in 8 slices of 64 (C in 16 tiles)");
+        assert_eq!(
+            p((512, 512, 512)),
+            "tensor_core (FP64 tensor cores): C in 32 tiles of 128x64"
+        );
+        assert!(p((320, 320, 320)).starts_with("tensor_core"));
+        assert_eq!(p((512, 512, 2048)), "K in 16 slices of 128 (C in 16 tiles)");
+        assert_eq!(p((128, 320, 640)), "K in 10 slices of 64 (C in 3 tiles)");
         assert_eq!(p((64, 64, 8192)), "K in 128 slices of 64 (C in 1 tile)");
         // A short K leaves nothing to cut.
         assert_eq!(
