@@ -529,7 +529,7 @@ NDGPU_F32_F64(GEMM_ENTRY, small_32, __launch_bounds__(256, 2), __launch_bounds__
 NDGPU_F32_F64(GEMM_ENTRY, tensor_core, __launch_bounds__(256), __launch_bounds__(128, 2))
 NDGPU_F32_F64(GEMM_ENTRY, tensor_core_3x, __launch_bounds__(256), __launch_bounds__(128, 2))
 
-
+// gemm_stream_tc_f64 and its sums, gemm_stream_tc_fix_f64 (tc_stream over GemmTiles).
 NDGPU_ENTRY(gemm_stream_tc_f64, __launch_bounds__(128, 2),
             (int M, int N, int K, double alpha, const double* __restrict__ A,
              const double* __restrict__ B, double beta, double* __restrict__ C,

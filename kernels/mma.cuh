@@ -495,7 +495,7 @@ __device__ __forceinline__ void tc_store(int M, int N, T alpha, T beta, T* C, in
             }
 }
 
-// A partial accumulator of a block tile (stream-K, matmul.cu) to a slot of the
+// A partial accumulator of a block tile (stream-K, tc_stream below) to a slot of the
 // workspace and back: element (i, j, e) of thread th at (e + 4·(j + 4·i))·THREADS + th,
 // so that each load and store of a warp is 32 neighbouring elements.
 template <typename T> struct TcSlot {
