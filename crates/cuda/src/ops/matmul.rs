@@ -364,11 +364,10 @@ pub(crate) fn plan(
 /// that kernel's 128×64 blocks are at least the table's fraction of the SMs (Hopper:
 /// half), or K is at most its bound (Hopper: 256, nothing worth cutting), or K is short
 /// (Hopper: at most 1024) and the blocks at least the table's smaller fraction (Hopper:
-/// a twelfth; squares of 320 to 640, and gram's 768, ran 1.2-1.8x faster so than cut
-/// over the CUDA cores), or stream-K spreads the tiles' K over at least the first fraction
-/// ([`stream_cut`]); elsewhere its CUDA-core forms, which cut K for few tiles of C. (The
-/// FP64 tensor cores outrun the CUDA cores, but without stream-K one block walks all of
-/// K.)
+/// a twelfth; docs/kernels.md, "Short K on the tensor cores", has what set both), or
+/// stream-K spreads the tiles' K over at least the first fraction ([`stream_cut`]);
+/// elsewhere its CUDA-core forms, which cut K for few tiles of C. (The FP64 tensor cores
+/// outrun the CUDA cores, but without stream-K one block walks all of K.)
 pub(crate) fn dmma(dev: Dev, (m, n, k): (usize, usize, usize)) -> bool {
     let (bm, bn) = tc_shape::<f64>().tile;
     let tiles = m.div_ceil(bm) * n.div_ceil(bn);
@@ -392,8 +391,8 @@ pub(crate) struct StreamCut {
 /// tensor cores, and one alone runs its tile in the table's fraction of their time
 /// (Hopper: 0.53), so a last wave of at most one block per SM costs that fraction of a
 /// wave. Stream-K runs where it costs at most the table's fraction of one block per tile
-/// (Hopper: 88%: the measured gains fell short of this model's by 2-12%, and crossed zero
-/// near 89%), counting the K-tiles of the longest range and the table's K-tiles for
+/// (Hopper: 88%; docs/kernels.md, "Stream-K on the FP64 tensor cores", has what set it
+/// and the other constants), counting the K-tiles of the longest range and the table's K-tiles for
 /// the parts and their sums (Hopper: 8), with every block at least the table's K-tiles
 /// (Hopper: 4) and at most its stream blocks per stream tile (Hopper: 2; the sums read
 /// a tile's parts one after another).
