@@ -417,17 +417,13 @@ pub(crate) fn stream_cut(dev: Dev, tiles: usize, steps: usize) -> Option<StreamC
     {
         return None;
     }
-    // In hundredths of a K-tile of two blocks sharing an SM.
-    let (alone, of) = dev.t.stream_tc_alone;
-    let last = if rest <= dev.sms {
-        steps * alone * 100 / of
-    } else {
-        steps * 100
-    };
-    let one_each = whole * steps * 100 + last;
+    // In K-tiles of two blocks sharing an SM, times the lone block's denominator.
+    let (alone, per) = dev.t.stream_tc_alone;
+    let last = steps * if rest <= dev.sms { alone } else { per };
+    let one_each = whole * steps * per + last;
     let cost =
         (whole.saturating_sub(1) * steps + units.div_ceil(blocks) + dev.t.stream_tc_extra_steps)
-            * 100;
+            * per;
     let (keep, of) = dev.t.stream_tc_keep;
     (of * cost <= keep * one_each).then_some(StreamCut {
         tiles: stream,
