@@ -13,7 +13,7 @@
 
 use ndarray::{Array2, Axis};
 use ndgpu_core::{
-    tolerance, Backend, BackendElement, DType, Element, Family, Gemm, Init, KMeans, KMeansConfig,
+    tolerance, Backend, BackendElement, Cluster, DType, Element, Family, Gemm, Init, KMeansConfig,
     Ops, Precision, ReduceOp,
 };
 use ndgpu_cpu::CpuBackend;

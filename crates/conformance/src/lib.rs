@@ -104,7 +104,7 @@ impl Sizes {
 /// on computing correctly. Panics with what went wrong.
 pub fn assert_refuses_results_no_machine_holds(backend: &dyn Backend) {
     use ndarray::{array, ArrayView2, Axis};
-    use ndgpu_core::{Error, Gram, KMeansConfig, ReduceOp};
+    use ndgpu_core::{Error, KMeansConfig, MatMul, ReduceOp};
     let name = backend.name();
     let refused = |what: &str, r: ndgpu_core::Result<()>| match r {
         Err(Error::HostOutOfMemory { .. } | Error::OutOfMemory { .. })
@@ -116,7 +116,7 @@ pub fn assert_refuses_results_no_machine_holds(backend: &dyn Backend) {
         let wide = ArrayView2::<f32>::from_shape((0, huge), &[]).expect("an empty view");
         refused(
             &format!("gram of {huge}×0"),
-            Gram::<f32>::gram(backend, tall).map(drop),
+            MatMul::<f32>::gram(backend, tall).map(drop),
         );
         refused(
             &format!("{huge}×0 times 0×{huge}"),

@@ -6,8 +6,11 @@
 /// test backend by handing every call to its CPU reference field.
 #[macro_export]
 macro_rules! host_memory_of {
-    ($backend:ty, $cpu:tt) => {
+    ($backend:ty, $cpu:tt, $name:expr) => {
         impl ndgpu_core::Device for $backend {
+            fn name(&self) -> &'static str {
+                $name
+            }
             fn place(&self) -> ndgpu_core::Place {
                 ndgpu_core::Device::place(&self.$cpu)
             }

@@ -7,8 +7,9 @@ use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut2, Axis};
 use ndgpu_conformance::{assert_chains, host_memory_of, run_family, Sizes};
 use ndgpu_core::backend::{self, Here, HostStorage};
 use ndgpu_core::{
-    check, ArgOp, Assignment, Backend, Cholesky, CholeskyFactor, Element, Error, Family, Gemm,
-    Gram, Indices, KMeans, MatMul, Matrix, Place, Reduce, ReduceOp, Result, Transpose, Variants,
+    ArgOp, Assignment, Backend, CholeskyFactor, ClusterKernels, Element, Error, FactorizeKernels,
+    Family, Gemm, Indices, MatMulKernels, Matrix, Place, Points, Reduce, ReduceKernels, ReduceOp,
+    Result, Transpose, TransposeKernels, Variants,
 };
 use ndgpu_cpu::CpuBackend;
 
@@ -16,7 +17,7 @@ use ndgpu_cpu::CpuBackend;
 /// reductions) and memory are borrowed from the reference.
 struct InT(CpuBackend);
 
-host_memory_of!(InT, 0);
+host_memory_of!(InT, 0, "in-t");
 
 const HERE: Here = Here {
     backend: "in-t",
@@ -38,9 +39,14 @@ fn seq_sum<T: Element>(it: impl Iterator<Item = T>) -> T {
     it.fold(T::zero(), |s, x| s + x)
 }
 
-impl<T: Element> MatMul<T> for InT {
-    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
-        check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
+impl<T: Element> MatMulKernels<T> for InT {
+    fn gemm_unchecked(
+        &self,
+        g: Gemm<T>,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        c: &mut Matrix<T>,
+    ) -> Result<()> {
         let a = HERE.host_view("gemm", "A", a)?;
         let b = HERE.host_view("gemm", "B", b)?;
         let ab = g.ta.apply(a).dot(&g.tb.apply(b));
@@ -53,10 +59,8 @@ impl<T: Element> MatMul<T> for InT {
         });
         Ok(())
     }
-}
 
-impl<T: Element> Gram<T> for InT {
-    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+    fn gram_unchecked(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
         let m = HERE.host_view("gram", "M", m)?;
         let g = m.dot(&m.t());
         let n = m.nrows();
@@ -67,14 +71,14 @@ impl<T: Element> Gram<T> for InT {
     }
 }
 
-impl<T: Element> Transpose<T> for InT {
-    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+impl<T: Element> TransposeKernels<T> for InT {
+    fn transpose_unchecked(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
         self.0.transpose_dev(a)
     }
 }
 
-impl<T: Element> Reduce<T> for InT {
-    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
+impl<T: Element> ReduceKernels<T> for InT {
+    fn reduce_unchecked(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
         let v = HERE.host_view(op.name(), "A", a)?;
         match op {
             ReduceOp::Sum => Ok(seq_sum(v.iter().copied())),
@@ -82,11 +86,11 @@ impl<T: Element> Reduce<T> for InT {
             _ => self.0.reduce_dev(op, a),
         }
     }
-    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
+    fn reduce_axis_unchecked(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
         match op {
             ReduceOp::Sum | ReduceOp::SumSq => {
                 let a = HERE.host_view(op.name(), "A", a)?;
-                let kept = check::axis_dims(op.name(), a.dim(), axis, false)?;
+                let kept = backend::kept(a.dim(), axis);
                 let sq = op == ReduceOp::SumSq;
                 let sums: Vec<T> = a
                     .lanes(axis)
@@ -107,14 +111,13 @@ impl<T: Element> Reduce<T> for InT {
             _ => self.0.reduce_axis_dev(op, a, axis),
         }
     }
-    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
+    fn arg_reduce_unchecked(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
         self.0.arg_reduce_dev(op, a)
     }
-    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
+    fn arg_reduce_axis_unchecked(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
         self.0.arg_reduce_axis_dev(op, a, axis)
     }
-    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
-        check::same_shape("dot", x.dim(), y.dim())?;
+    fn dot_unchecked(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
         let (x, y) = (
             HERE.host_view("dot", "x", x)?,
             HERE.host_view("dot", "y", y)?,
@@ -123,10 +126,10 @@ impl<T: Element> Reduce<T> for InT {
     }
 }
 
-impl<T: Element> Cholesky<T> for InT {
+impl<T: Element> FactorizeKernels<T> for InT {
     /// Right-looking: after each pivot, the trailing lower triangle is updated in `T`.
-    fn cholesky_in_place_dev(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
-        let n = check::square_dim("cholesky", a.dim())?;
+    fn cholesky_unchecked(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
+        let n = a.rows();
         let mut w = view_mut("A", &mut a)?;
         for i in 0..n {
             for j in i + 1..n {
@@ -155,7 +158,7 @@ impl<T: Element> Cholesky<T> for InT {
         }
         Ok(backend::cholesky_factor(a))
     }
-    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
+    fn cholesky_solve_unchecked(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
         let n = l.order();
         let (nrhs, l) = HERE.solve_inputs(l, b)?;
         let mut x = view_mut("B", b)?;
@@ -200,15 +203,14 @@ fn weights<T: Element>(n: usize, w: Option<&Matrix<T>>) -> Result<Vec<T>> {
     })
 }
 
-impl<T: Element> KMeans<T> for InT {
-    fn assign(
+impl<T: Element> ClusterKernels<T> for InT {
+    fn assign_unchecked(
         &self,
-        x: &Matrix<T>,
+        p: Points<T>,
         c: &Matrix<T>,
-        w: Option<&Matrix<T>>,
         labels: &mut Indices,
     ) -> Result<Assignment> {
-        check::kmeans_step(x.dim(), c.dim(), labels.len())?;
+        let (x, w) = (p.x, p.weights);
         let (x, c) = (
             HERE.host_view("kmeans", "X", x)?,
             HERE.host_view("kmeans", "C", c)?,
@@ -224,14 +226,8 @@ impl<T: Element> KMeans<T> for InT {
         }
         Ok(Assignment { changed, inertia })
     }
-    fn update(
-        &self,
-        x: &Matrix<T>,
-        labels: &Indices,
-        w: Option<&Matrix<T>>,
-        c: &mut Matrix<T>,
-    ) -> Result<()> {
-        check::kmeans_step(x.dim(), c.dim(), labels.len())?;
+    fn update_unchecked(&self, p: Points<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+        let (x, w) = (p.x, p.weights);
         let (k, d) = c.dim();
         let x = HERE.host_view("kmeans", "X", x)?;
         let w = weights(x.nrows(), w)?;
@@ -255,10 +251,9 @@ impl<T: Element> KMeans<T> for InT {
     }
 }
 
+ndgpu_core::impl_kernels!(InT, Element: matmul, transpose, reduce, factorize, cluster);
+
 impl Backend for InT {
-    fn name(&self) -> &'static str {
-        "in-t"
-    }
     fn description(&self) -> String {
         "everything in the element type".into()
     }

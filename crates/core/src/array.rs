@@ -149,7 +149,7 @@ impl fmt::Debug for Indices {
 
 /// The lower Cholesky factor `L` of a symmetric positive-definite matrix (`A = L·Lᵀ`):
 /// lower triangular, the strict upper triangle zero, a finite non-zero diagonal. Only
-/// [`Cholesky`](crate::Cholesky) makes one, so a solve cannot be handed an arbitrary
+/// [`Factorize`](crate::Factorize) makes one, so a solve cannot be handed an arbitrary
 /// matrix as its factor.
 pub struct CholeskyFactor<T> {
     l: Matrix<T>,

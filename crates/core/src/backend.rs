@@ -32,6 +32,16 @@ pub fn cholesky_factor<T: Element>(l: Matrix<T>) -> CholeskyFactor<T> {
     array::factor(l)
 }
 
+/// The length of a per-axis reduction's result over a matrix of shape `dim`: the
+/// columns for `Axis(0)`, the rows for `Axis(1)` (the axis is checked already).
+pub fn kept((rows, cols): (usize, usize), axis: ndarray::Axis) -> usize {
+    if axis.index() == 0 {
+        cols
+    } else {
+        rows
+    }
+}
+
 /// A host matrix around an owned array (copied only if it is not in C order).
 pub fn host_matrix<T: Element>(a: Array2<T>) -> Matrix<T> {
     let (rows, cols) = a.dim();

@@ -203,12 +203,16 @@ pub fn cholesky_solve<T: Element>(l: &ArrayView2<T>, b: &ArrayView2<T>) -> Resul
 /// # Errors
 /// [`Error::Empty`].
 pub fn nonempty<T>(op: &'static str, a: &ArrayView2<T>) -> Result<()> {
-    if a.is_empty() {
-        return Err(Error::Empty {
-            op,
-            rows: a.nrows(),
-            cols: a.ncols(),
-        });
+    nonempty_dim(op, a.dim())
+}
+
+/// [`nonempty`] of a matrix of shape `dim`.
+///
+/// # Errors
+/// [`Error::Empty`].
+pub fn nonempty_dim(op: &'static str, (rows, cols): (usize, usize)) -> Result<()> {
+    if rows == 0 || cols == 0 {
+        return Err(Error::Empty { op, rows, cols });
     }
     Ok(())
 }

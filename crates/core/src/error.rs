@@ -103,6 +103,16 @@ pub enum Error {
         available: String,
     },
 
+    /// The backend has not implemented this operation (yet): a family lands one
+    /// backend at a time, and the others answer this until they have it.
+    #[error("backend '{backend}' does not implement {op}")]
+    Unsupported {
+        /// The backend.
+        backend: &'static str,
+        /// The operation.
+        op: &'static str,
+    },
+
     // ---- resident arrays -----------------------------------------------------------
     /// A resident array handed to a backend that computes somewhere else (another
     /// device, another runtime, the host).

@@ -14,6 +14,10 @@ pub const UNLABELED: usize = usize::MAX;
 macro_rules! impl_host_memory {
     ($backend:ty, $here:expr) => {
         impl $crate::Device for $backend {
+            fn name(&self) -> &'static str {
+                $here.backend
+            }
+
             fn place(&self) -> $crate::Place {
                 $crate::Place::Host
             }

@@ -46,7 +46,7 @@ impl Init {
     }
 }
 
-/// Parameters of [`KMeans::kmeans`](crate::KMeans::kmeans).
+/// Parameters of [`Cluster::kmeans`](crate::Cluster::kmeans).
 #[derive(Debug, Clone, PartialEq)]
 pub struct KMeansConfig {
     /// Number of clusters, 1 ≤ k ≤ N.
@@ -124,7 +124,7 @@ impl KMeansConfig {
     }
 }
 
-/// What [`KMeans::kmeans`](crate::KMeans::kmeans) returns (host arrays).
+/// What [`Cluster::kmeans`](crate::Cluster::kmeans) returns (host arrays).
 #[derive(Debug, Clone, PartialEq)]
 pub struct KMeansResult<T> {
     /// Final centroids, k × D.
@@ -142,7 +142,7 @@ pub struct KMeansResult<T> {
     pub inertia_history: Vec<f64>,
 }
 
-/// What [`KMeans::kmeans_dev`](crate::KMeans::kmeans_dev) returns: centroids and labels
+/// What [`Cluster::kmeans_dev`](crate::Cluster::kmeans_dev) returns: centroids and labels
 /// stay resident.
 #[derive(Debug)]
 pub struct KMeansFit<T> {
@@ -160,7 +160,7 @@ pub struct KMeansFit<T> {
     pub inertia_history: Vec<f64>,
 }
 
-/// What one assignment step found ([`KMeans::assign_dev`](crate::KMeans::assign_dev)).
+/// What one assignment step found ([`Cluster::assign_dev`](crate::Cluster::assign_dev)).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Assignment {
     /// Points whose label changed.

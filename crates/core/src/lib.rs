@@ -7,15 +7,17 @@
 //! | trait | operations (resident forms `*_dev` on [`Matrix`], host forms on ndarray views) |
 //! |---|---|
 //! | [`Memory`] | `upload`, `download`, `alloc`, `zeros`, `copy`, `copy_into` |
-//! | [`MatMul`] | `gemm` (α·op(A)·op(B) + β·C), `matmul` |
-//! | [`Gram`] | `gram` (M·Mᵀ) |
+//! | [`MatMul`] | `gemm` (α·op(A)·op(B) + β·C), `matmul`, `gram` (M·Mᵀ) |
 //! | [`Transpose`] | out-of-place transpose |
 //! | [`Reduce`] | sum, sum of squares, min, max, argmin, argmax (whole or per axis), dot |
-//! | [`Cholesky`] | Cholesky `A = L·Lᵀ`, solve `A·X = B` with the factor |
-//! | [`KMeans`] | k-means (Lloyd), predict, and the two steps of an iteration |
+//! | [`Factorize`] | Cholesky `A = L·Lᵀ`, solve `A·X = B` with the factor |
+//! | [`Cluster`] | k-means (Lloyd), predict, and the two steps of an iteration |
 //!
-//! Each family of [`Family`] is one trait; [`Backend`] requires them all for `f32` and
-//! `f64`, plus [`Device`] (place, index arrays, synchronisation, timing).
+//! The family traits are written once, here, over [`Kernels`]: they check the input,
+//! then run the backend's unchecked kernel. A backend implements [`Device`], [`Memory`]
+//! and the kernel traits of the families it has ([`MatMulKernels`], ...), hands them out
+//! with [`impl_kernels!`]; a family it lacks answers [`Error::Unsupported`]. [`Backend`]
+//! adds its variants ([`Variants`]).
 //!
 //! ```
 //! use ndgpu_core::{check, Trans};
@@ -51,8 +53,14 @@ pub use init::init_centroids;
 pub use kmeans::{Assignment, Init, KMeansConfig, KMeansFit, KMeansResult, SplitMix64};
 pub use params::{ArgOp, Gemm, ReduceOp, Trans};
 pub use traits::{
-    Backend, BackendElement, Cholesky, Device, Gram, KMeans, MatMul, Memory, Ops, Reduce, Transpose,
+    Backend, BackendElement, Cluster, ClusterKernels, Device, Factorize, FactorizeKernels, Kernels,
+    MatMul, MatMulKernels, Memory, Ops, Points, Reduce, ReduceKernels, Transpose, TransposeKernels,
 };
 pub use variants::{Precision, Variants};
 
 pub use ndarray;
+
+/// The traits a user calls, to import at once: `use ndgpu_core::prelude::*;`.
+pub mod prelude {
+    pub use crate::{Backend, Cluster, Device, Factorize, MatMul, Memory, Reduce, Transpose};
+}

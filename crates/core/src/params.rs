@@ -61,6 +61,13 @@ pub struct Gemm<T> {
 }
 
 impl<T: Element> Gemm<T> {
+    /// `(m, n, k)` of op(A)·op(B) for operands of shapes `a` and `b`, once
+    /// [`check::gemm_dims`](crate::check::gemm_dims) has found them to fit.
+    pub fn dims(&self, a: (usize, usize), b: (usize, usize)) -> (usize, usize, usize) {
+        let (m, k) = self.ta.dim(a);
+        (m, self.tb.dim(b).1, k)
+    }
+
     /// α = 1, β = 0, no transposes.
     pub fn new() -> Self {
         Gemm {

@@ -6,7 +6,7 @@
 
 use ndarray::ArrayView2;
 use ndgpu_core::backend::{self, HostStorage};
-use ndgpu_core::{check, Cholesky, CholeskyFactor, Element, Error, Matrix, Result};
+use ndgpu_core::{CholeskyFactor, Element, Error, FactorizeKernels, Matrix, Result};
 
 use crate::{CpuBackend, HERE};
 
@@ -38,9 +38,9 @@ fn factor<T: Element>(a: &ArrayView2<T>, n: usize) -> Result<Vec<f64>> {
     Ok(l)
 }
 
-impl<T: Element> Cholesky<T> for CpuBackend {
-    fn cholesky_in_place_dev(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
-        let n = check::square_dim("cholesky", a.dim())?;
+impl<T: Element> FactorizeKernels<T> for CpuBackend {
+    fn cholesky_unchecked(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
+        let n = a.rows();
         // No host check for NaN here: as on every backend's resident form, it surfaces
         // at the pivot of its row (`factor` refuses a pivot that is not finite).
         let l = factor(&HERE.host_view("cholesky", "A", &a)?, n)?;
@@ -52,7 +52,7 @@ impl<T: Element> Cholesky<T> for CpuBackend {
         Ok(backend::cholesky_factor(a))
     }
 
-    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
+    fn cholesky_solve_unchecked(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
         let n = l.order();
         let (nrhs, l) = HERE.solve_inputs(l, b)?;
         let b: &mut HostStorage<T> = HERE.matrix_mut("cholesky_solve", "B", b)?;
@@ -92,6 +92,7 @@ impl<T: Element> Cholesky<T> for CpuBackend {
 mod tests {
     use super::*;
     use ndarray::array;
+    use ndgpu_core::prelude::*;
 
     #[test]
     fn factor_and_solve_small() {

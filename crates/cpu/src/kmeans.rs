@@ -1,5 +1,5 @@
 //! The two steps of Lloyd's iteration; the iteration itself is the one written once on
-//! [`KMeans`](ndgpu_core::KMeans), so every backend can be compared with this one step
+//! [`Cluster`](ndgpu_core::Cluster), so every backend can be compared with this one step
 //! for step. Centroids live in the element type between steps (as they do on a
 //! device); each is recomputed as the f64 mean of its points and rounded once.
 //! Distances are direct squared differences in f64, which are exact up to one rounding
@@ -8,7 +8,7 @@
 //! and the inertia Σ ‖xᵢ − c‖²·wᵢ.
 
 use ndgpu_core::backend::HostStorage;
-use ndgpu_core::{Assignment, Element, Error, Indices, KMeans, Matrix, Result};
+use ndgpu_core::{Assignment, ClusterKernels, Element, Error, Indices, Matrix, Points, Result};
 
 use crate::{to_f64, CpuBackend, HERE};
 
@@ -28,14 +28,14 @@ fn nearest(x: &[f64], c: &[f64], k: usize) -> (usize, f64) {
     best
 }
 
-impl<T: Element> KMeans<T> for CpuBackend {
-    fn assign(
+impl<T: Element> ClusterKernels<T> for CpuBackend {
+    fn assign_unchecked(
         &self,
-        x: &Matrix<T>,
+        p: Points<T>,
         c: &Matrix<T>,
-        w: Option<&Matrix<T>>,
         labels: &mut Indices,
     ) -> Result<Assignment> {
+        let (x, w) = (p.x, p.weights);
         let (xs, c) = (
             HERE.host_view("kmeans", "X", x)?,
             HERE.host_view("kmeans", "centroids", c)?,
@@ -68,13 +68,13 @@ impl<T: Element> KMeans<T> for CpuBackend {
         Ok(Assignment { changed, inertia })
     }
 
-    fn update(
+    fn update_unchecked(
         &self,
-        x: &Matrix<T>,
+        p: Points<T>,
         labels: &Indices,
-        w: Option<&Matrix<T>>,
         centroids: &mut Matrix<T>,
     ) -> Result<()> {
+        let (x, w) = (p.x, p.weights);
         let (k, d) = centroids.dim();
         let xs = HERE.host_view("kmeans", "X", x)?;
         let labels: &HostStorage<usize> = HERE.indices("kmeans", "labels", labels)?;
@@ -117,6 +117,7 @@ impl<T: Element> KMeans<T> for CpuBackend {
 mod tests {
     use super::*;
     use ndarray::array;
+    use ndgpu_core::prelude::*;
     use ndgpu_core::{Init, KMeansConfig};
 
     #[test]

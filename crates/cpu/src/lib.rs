@@ -16,13 +16,14 @@
 //! | transpose | element copy into a C-ordered array |
 //! | reduce | sums, sums of squares and dot products accumulated in f64 in row-major order; min/max/arg with NumPy's NaN policy |
 //! | cholesky | unblocked left-looking (Cholesky–Crout) in f64, reading the lower triangle only; solve by forward then backward substitution |
-//! | kmeans | the two steps of Lloyd's iteration documented on [`KMeans`](ndgpu_core::KMeans); distances as direct squared differences in f64 |
+//! | kmeans | the two steps of Lloyd's iteration documented on [`Cluster`](ndgpu_core::Cluster); distances as direct squared differences in f64 |
 //!
 //! Each family has one variant, `reference`.
 //!
 //! ```
 //! use ndarray::array;
-//! use ndgpu_core::{Backend, Cholesky, MatMul, Reduce, ReduceOp};
+//! use ndgpu_core::prelude::*;
+//! use ndgpu_core::ReduceOp;
 //! use ndgpu_cpu::CpuBackend;
 //!
 //! let cpu = CpuBackend::new();
@@ -85,10 +86,9 @@ impl Default for CpuBackend {
     }
 }
 
+ndgpu_core::impl_kernels!(CpuBackend, Element: matmul, transpose, reduce, factorize, cluster);
+
 impl Backend for CpuBackend {
-    fn name(&self) -> &'static str {
-        "cpu"
-    }
     fn description(&self) -> String {
         "single-threaded reference on the host, f64 accumulation, one rounding per result"
             .to_string()

@@ -7,14 +7,20 @@
 use ndarray::linalg::general_mat_mul;
 use ndarray::{Array2, ArrayViewMut2, Zip};
 use ndgpu_core::backend::{self, HostStorage};
-use ndgpu_core::{check, host, Element, Gemm, Gram, MatMul, Matrix, Result, Transpose};
+use ndgpu_core::{host, Element, Gemm, MatMulKernels, Matrix, Result, TransposeKernels};
 
 use crate::memory::rounded;
 use crate::{to_f64, CpuBackend, HERE};
 
-impl<T: Element> MatMul<T> for CpuBackend {
-    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
-        let (m, n, _) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
+impl<T: Element> MatMulKernels<T> for CpuBackend {
+    fn gemm_unchecked(
+        &self,
+        g: Gemm<T>,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        c: &mut Matrix<T>,
+    ) -> Result<()> {
+        let (m, n) = c.dim();
         let a = HERE.host_view("gemm", "A", a)?;
         let b = HERE.host_view("gemm", "B", b)?;
         // m×n is not bounded by the operands' bytes when k = 0: allocate fallibly.
@@ -41,10 +47,8 @@ impl<T: Element> MatMul<T> for CpuBackend {
         }
         Ok(())
     }
-}
 
-impl<T: Element> Gram<T> for CpuBackend {
-    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+    fn gram_unchecked(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
         let m64 = to_f64(&HERE.host_view("gram", "M", m)?);
         let n = m64.nrows();
         // n×n is not bounded by the operand's bytes when it has no columns.
@@ -57,8 +61,8 @@ impl<T: Element> Gram<T> for CpuBackend {
     }
 }
 
-impl<T: Element> Transpose<T> for CpuBackend {
-    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+impl<T: Element> TransposeKernels<T> for CpuBackend {
+    fn transpose_unchecked(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
         let a = HERE.host_view("transpose", "A", a)?;
         Ok(backend::host_matrix(
             a.t().as_standard_layout().into_owned(),
@@ -70,6 +74,7 @@ impl<T: Element> Transpose<T> for CpuBackend {
 mod tests {
     use super::*;
     use ndarray::{array, ShapeBuilder};
+    use ndgpu_core::prelude::*;
     use ndgpu_core::Trans;
 
     #[test]

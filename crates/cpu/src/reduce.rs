@@ -7,7 +7,7 @@
 
 use ndarray::Axis;
 use ndgpu_core::backend::{self, HostStorage};
-use ndgpu_core::{check, host, ArgOp, Element, Indices, Matrix, Reduce, ReduceOp, Result};
+use ndgpu_core::{host, ArgOp, Element, Indices, Matrix, ReduceKernels, ReduceOp, Result};
 
 use crate::{CpuBackend, HERE};
 
@@ -51,21 +51,18 @@ fn reduce_of<T: Element>(op: ReduceOp, values: impl Iterator<Item = T>) -> Optio
     }
 }
 
-impl<T: Element> Reduce<T> for CpuBackend {
-    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
+impl<T: Element> ReduceKernels<T> for CpuBackend {
+    fn reduce_unchecked(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
         let a = HERE.host_view(op.name(), "A", a)?;
-        if op.needs_element() {
-            check::nonempty(op.name(), &a)?;
-        }
         // `iter` walks the logical (row-major) order whatever the memory layout.
         Ok(reduce_of(op, a.iter().copied()).expect("non-empty was checked"))
     }
 
-    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
+    fn reduce_axis_unchecked(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
         let a = HERE.host_view(op.name(), "A", a)?;
         // One output per lane along `axis`: per column for Axis(0), per row for Axis(1).
         // Their number is not bounded by the input's bytes when the lanes are empty.
-        let kept = check::axis_dims(op.name(), a.dim(), axis, op.needs_element())?;
+        let kept = backend::kept(a.dim(), axis);
         let mut out = host::filled_vec(op.name(), kept, T::zero())?;
         for (o, lane) in out.iter_mut().zip(a.lanes(axis)) {
             *o = reduce_of(op, lane.iter().copied()).expect("lane length checked");
@@ -73,15 +70,14 @@ impl<T: Element> Reduce<T> for CpuBackend {
         Ok(keepdims(axis, out))
     }
 
-    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
+    fn arg_reduce_unchecked(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
         let a = HERE.host_view(op.name(), "A", a)?;
-        check::nonempty(op.name(), &a)?;
         Ok(arg_of(op, a.iter().copied()).expect("non-empty was checked"))
     }
 
-    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
+    fn arg_reduce_axis_unchecked(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
         let a = HERE.host_view(op.name(), "A", a)?;
-        let kept = check::axis_dims(op.name(), a.dim(), axis, true)?;
+        let kept = backend::kept(a.dim(), axis);
         let data: Vec<usize> = a
             .lanes(axis)
             .into_iter()
@@ -91,8 +87,7 @@ impl<T: Element> Reduce<T> for CpuBackend {
         Ok(backend::indices(kept, HostStorage { data }))
     }
 
-    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
-        check::same_shape("dot", x.dim(), y.dim())?;
+    fn dot_unchecked(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
         let x = HERE.host_view("dot", "x", x)?;
         let y = HERE.host_view("dot", "y", y)?;
         let s: f64 = x
@@ -116,6 +111,7 @@ fn keepdims<T: Element>(axis: Axis, data: Vec<T>) -> Matrix<T> {
 mod tests {
     use super::*;
     use ndarray::{array, Array2};
+    use ndgpu_core::prelude::*;
     use ndgpu_core::Error;
 
     #[test]

@@ -2,8 +2,8 @@
 
 use ndarray::{array, Array1, Array2, ArrayView2, Axis};
 use ndgpu_core::{
-    ArgOp, Cholesky, Error, Gemm, Gram, Init, KMeans, KMeansConfig, MatMul, Reduce, ReduceOp,
-    Trans, Transpose,
+    ArgOp, Cluster, Error, Factorize, Gemm, Init, KMeansConfig, MatMul, Reduce, ReduceOp, Trans,
+    Transpose,
 };
 use ndgpu_cpu::CpuBackend;
 

@@ -6,7 +6,7 @@ use ndgpu_conformance::compare::{
     check_kmeans_shape, check_nearest, check_predict_agrees, history_ratio, inertia_ratio,
 };
 use ndgpu_conformance::strategies::{config, kmeans_case, KMeansCase};
-use ndgpu_core::{Element, KMeans};
+use ndgpu_core::{Cluster, Element};
 use ndgpu_cpu::CpuBackend;
 use proptest::prelude::*;
 

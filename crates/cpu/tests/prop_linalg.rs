@@ -6,7 +6,7 @@ use ndarray::{Array2, ArrayView2, Axis};
 use ndgpu_conformance::compare::{cholesky_ratio, solve_ratio, sum_ratio};
 use ndgpu_conformance::data::{Laid, Layout};
 use ndgpu_conformance::strategies::{config, dim, dim_nonzero, layout, matrix, spd};
-use ndgpu_core::{tolerance, ArgOp, Cholesky, Element, Error, Reduce, ReduceOp};
+use ndgpu_core::{tolerance, ArgOp, Element, Error, Factorize, Reduce, ReduceOp};
 use ndgpu_cpu::CpuBackend;
 use proptest::prelude::*;
 

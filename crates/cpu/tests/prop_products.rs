@@ -5,7 +5,7 @@
 use ndarray::{Array2, ArrayView2};
 use ndgpu_conformance::compare::{gemm_bound, max_ratio, product_tolerance};
 use ndgpu_conformance::strategies::{config, dim, gemm_case, laid_matrix, GemmCase};
-use ndgpu_core::{Element, Gemm, Gram, MatMul, Precision, Trans, Transpose};
+use ndgpu_core::{Element, Gemm, MatMul, Precision, Trans, Transpose};
 use ndgpu_cpu::CpuBackend;
 use proptest::prelude::*;
 

@@ -22,7 +22,7 @@ use cudarc::cublas::sys::{self as blas, cublasDiagType_t, cublasOperation_t, cub
 use cudarc::cusolver::sys::{self as solver, cublasFillMode_t, cusolverDnParams_t};
 use cudarc::driver::CudaSlice;
 use ndgpu_core::backend::{self, finite_dev};
-use ndgpu_core::{check, Backend, Cholesky, CholeskyFactor, Error, Family, Matrix, Result};
+use ndgpu_core::{Backend, CholeskyFactor, Error, FactorizeKernels, Family, Matrix, Result};
 use ndgpu_cuda_runtime::triangle::zero_upper;
 use ndgpu_cuda_runtime::{dim_i32, DeviceMatrix, Gpu};
 
@@ -88,7 +88,7 @@ impl CublasBackend {
     /// Factors the square `a` in place: afterwards it holds L row-major, strict upper
     /// triangle zero.
     fn potrf_device<T: BlasElement>(&self, how: Factor, a: &mut DeviceMatrix<T>) -> Result<()> {
-        let n = check::square_dim("cholesky", a.dim())?;
+        let n = a.rows;
         if n == 0 {
             return Ok(());
         }
@@ -369,17 +369,16 @@ fn illegal(routine: &'static str, info: i32) -> Error {
     )
 }
 
-impl<T: BlasElement> Cholesky<T> for CublasBackend {
-    fn cholesky_in_place_dev(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
+impl<T: BlasElement> FactorizeKernels<T> for CublasBackend {
+    fn cholesky_unchecked(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
         let (how, _) = parse(self.variant(Family::Cholesky))?;
         let da = self.gpu.dm_mut(self.here(), "cholesky", "A", &mut a)?;
         self.potrf_device(how, da)?;
         Ok(backend::cholesky_factor(a))
     }
 
-    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
+    fn cholesky_solve_unchecked(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
         let (_, how) = parse(self.variant(Family::Cholesky))?;
-        check::solve_dims(l.order(), b.dim())?;
         let gpu = &self.gpu;
         let dl = gpu.dm(self.here(), "cholesky_solve", "L", l.l())?;
         finite_dev(self, "cholesky_solve", "B", b)?;

@@ -9,7 +9,7 @@
 //! 2. COPY of S's diagonal onto out's (stride n + 1), which undoes the doubling.
 
 use cudarc::cublas::sys::{cublasFillMode_t, cublasHandle_t, cublasOperation_t};
-use ndgpu_core::{Family, Gram, Matrix, Result, Trans};
+use ndgpu_core::{Family, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::dim_i32;
 
 use crate::matmul::gemm_raw;
@@ -30,11 +30,11 @@ pub const NOTE: &str = "gram: `syrk` (default) is SSYRK/DSYRK into one triangle 
 /// The row-major lower triangle is the column-major upper one.
 const ROW_MAJOR_LOWER: cublasFillMode_t = cublasFillMode_t::CUBLAS_FILL_MODE_UPPER;
 
-impl<T: BlasElement> Gram<T> for CublasBackend {
+impl CublasBackend {
     /// `M·Mᵀ` (n×n for an n×k `M`) with the selected [`Family::Gram`] variant; the result
     /// is exactly symmetric. Needs one n×n scratch buffer, plus a packed triangle for
-    /// `gemm`.
-    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+    /// `gemm`. The backend's `gram` kernel.
+    pub(crate) fn gram_device<T: BlasElement>(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
         let gpu = &self.gpu;
         let m = gpu.dm(self.here(), "gram", "M", m)?;
         let (n, k) = m.dim();

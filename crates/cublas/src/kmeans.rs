@@ -9,7 +9,9 @@
 //! `update` moves the centroids (to weighted means with weights).
 
 use ndarray::Axis;
-use ndgpu_core::{Assignment, Indices, KMeans, KMeansConfig, Matrix, Result, Trans};
+use ndgpu_core::{
+    Assignment, ClusterKernels, Indices, KMeansConfig, Matrix, Points, Result, Trans,
+};
 use ndgpu_cuda_runtime::kmeans::{assign_from_scores, shift, update};
 use ndgpu_cuda_runtime::seed::seed;
 use ndgpu_cuda_runtime::{dim_i32, IndexStorage};
@@ -27,20 +29,16 @@ pub const NOTE: &str = "kmeans: vendor part = the distances: cuBLAS GEMMs build 
     centroid update and the k-means++/k-means|| seeding on the device (the runtime's \
     kernels, those of the cuda backend). Iteration as written once on KMeans.";
 
-impl<T: BlasElement> KMeans<T> for CublasBackend {
-    fn shift_dev(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<f64> {
+impl<T: BlasElement> ClusterKernels<T> for CublasBackend {
+    fn shift_unchecked(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<f64> {
         let gpu = &self.gpu;
         let a = gpu.dm(self.here(), "kmeans", "centroids", a)?;
         let b = gpu.dm(self.here(), "kmeans", "centroids", b)?;
         shift(gpu, a, b)
     }
 
-    fn seed_weighted_dev(
-        &self,
-        x: &Matrix<T>,
-        w: Option<&Matrix<T>>,
-        config: &KMeansConfig,
-    ) -> Result<Matrix<T>> {
+    fn seed_unchecked(&self, p: Points<T>, config: &KMeansConfig) -> Result<Matrix<T>> {
+        let (x, w) = (p.x, p.weights);
         let x = self.gpu.dm(self.here(), "kmeans", "X", x)?;
         let w = w
             .map(|w| self.gpu.dm(self.here(), "kmeans", "sample weights", w))
@@ -48,13 +46,13 @@ impl<T: BlasElement> KMeans<T> for CublasBackend {
         Ok(self.gpu.matrix(seed(&self.gpu, x, w, config)?))
     }
 
-    fn assign(
+    fn assign_unchecked(
         &self,
-        x: &Matrix<T>,
+        p: Points<T>,
         c: &Matrix<T>,
-        w: Option<&Matrix<T>>,
         labels: &mut Indices,
     ) -> Result<Assignment> {
+        let (x, w) = (p.x, p.weights);
         let (gpu, here) = (&self.gpu, self.here());
         let w = w
             .map(|w| gpu.dm(here, "kmeans", "sample weights", w))
@@ -114,13 +112,13 @@ impl<T: BlasElement> KMeans<T> for CublasBackend {
         assign_from_scores(gpu, &scores, &x_sq, w.map(|w| &w.data), labels)
     }
 
-    fn update(
+    fn update_unchecked(
         &self,
-        x: &Matrix<T>,
+        p: Points<T>,
         labels: &Indices,
-        w: Option<&Matrix<T>>,
         centroids: &mut Matrix<T>,
     ) -> Result<()> {
+        let (x, w) = (p.x, p.weights);
         let (gpu, here) = (&self.gpu, self.here());
         let w = w
             .map(|w| gpu.dm(here, "kmeans", "sample weights", w))

@@ -206,10 +206,9 @@ pub(crate) fn i64_of(n: usize) -> i64 {
 
 ndgpu_cuda_runtime::impl_device_memory!(CublasBackend);
 
+ndgpu_core::impl_kernels!(CublasBackend, BlasElement: matmul, transpose, reduce, factorize, cluster);
+
 impl Backend for CublasBackend {
-    fn name(&self) -> &'static str {
-        error::BACKEND
-    }
     fn description(&self) -> String {
         let (_, total) = self.gpu.mem_info().unwrap_or((0, 0));
         format!(

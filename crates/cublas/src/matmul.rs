@@ -1,7 +1,7 @@
 //! GEMM through cuBLAS.
 
 use cudarc::cublas::sys::{self as blas, cublasHandle_t, cublasMath_t};
-use ndgpu_core::{check, DType, Family, Gemm, MatMul, Matrix, Precision, Result, Trans};
+use ndgpu_core::{DType, Family, Gemm, MatMulKernels, Matrix, Precision, Result, Trans};
 
 use crate::layout::{col_major_gemm, op};
 use crate::{error, i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
@@ -20,11 +20,17 @@ pub const NOTE: &str = "matmul: `gemm` (default) is cuBLAS SGEMM/DGEMM in the de
     (operands rounded to 10 mantissa bits, error bound tolerance::gemm_tf32, not the f32 \
     one); for f64 `gemm_tf32` is plain DGEMM, TF32 being a single-precision mode.";
 
-impl<T: BlasElement> MatMul<T> for CublasBackend {
+impl<T: BlasElement> MatMulKernels<T> for CublasBackend {
     /// `C ← α·op(A)·op(B) + β·C` with the selected [`Family::MatMul`] variant; row-major
     /// handled without copies. With β = 0, C is not read (NaN in it does not propagate).
-    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
-        let (m, n, _) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
+    fn gemm_unchecked(
+        &self,
+        g: Gemm<T>,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        c: &mut Matrix<T>,
+    ) -> Result<()> {
+        let (m, n) = c.dim();
         let (gpu, here) = (&self.gpu, self.here());
         let a = gpu.dm(here, "gemm", "A", a)?;
         let b = gpu.dm(here, "gemm", "B", b)?;
@@ -51,6 +57,10 @@ impl<T: BlasElement> MatMul<T> for CublasBackend {
         } else {
             run()
         }
+    }
+
+    fn gram_unchecked(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+        self.gram_device(m)
     }
 }
 

@@ -13,7 +13,7 @@
 use cudarc::cublas::sys::{cublasHandle_t, cublasOperation_t};
 use cudarc::driver::CudaSlice;
 use ndarray::Axis;
-use ndgpu_core::{check, ArgOp, Error, Indices, Matrix, Reduce, ReduceOp, Result};
+use ndgpu_core::{ArgOp, Error, Indices, Matrix, ReduceKernels, ReduceOp, Result};
 use ndgpu_cuda_runtime::{reduce, DeviceMatrix};
 
 use crate::{error, i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
@@ -254,8 +254,8 @@ fn ceil_sqrt(n: usize) -> usize {
     s.max(1)
 }
 
-impl<T: BlasElement> Reduce<T> for CublasBackend {
-    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
+impl<T: BlasElement> ReduceKernels<T> for CublasBackend {
+    fn reduce_unchecked(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
         let a = self.gpu.dm(self.here(), op.name(), "A", a)?;
         match op {
             ReduceOp::Min | ReduceOp::Max => reduce::whole(&self.gpu, op, a),
@@ -264,13 +264,13 @@ impl<T: BlasElement> Reduce<T> for CublasBackend {
         }
     }
 
-    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
+    fn reduce_axis_unchecked(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
         let gpu = &self.gpu;
         let a = gpu.dm(self.here(), op.name(), "A", a)?;
         if op.needs_element() {
             return Ok(gpu.matrix(reduce::along(gpu, op, a, axis)?));
         }
-        let kept = check::axis_dims(op.name(), a.dim(), axis, false)?;
+        let kept = ndgpu_core::backend::kept(a.dim(), axis);
         let (rows, cols) = if axis.index() == 0 {
             (1, kept)
         } else {
@@ -284,20 +284,19 @@ impl<T: BlasElement> Reduce<T> for CublasBackend {
         Ok(gpu.matrix(out))
     }
 
-    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
+    fn arg_reduce_unchecked(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
         let a = self.gpu.dm(self.here(), op.name(), "A", a)?;
         reduce::arg_whole(&self.gpu, op, a)
     }
 
-    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
+    fn arg_reduce_axis_unchecked(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
         let gpu = &self.gpu;
         let a = gpu.dm(self.here(), op.name(), "A", a)?;
         let (len, s) = reduce::arg_along(gpu, op, a, axis)?;
         Ok(gpu.index_array(len, s))
     }
 
-    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
-        check::same_shape("dot", x.dim(), y.dim())?;
+    fn dot_unchecked(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
         let x = self.gpu.dm(self.here(), "dot", "x", x)?;
         let y = self.gpu.dm(self.here(), "dot", "y", y)?;
         self.dot_device(&x.data, &y.data, x.len())

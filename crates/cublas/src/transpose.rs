@@ -1,7 +1,7 @@
 //! Out-of-place transpose through cuBLAS GEAM (`C = 1·Aᵀ + 0·B`).
 
 use cudarc::cublas::sys::cublasOperation_t;
-use ndgpu_core::{Error, Matrix, Result, Transpose};
+use ndgpu_core::{Error, Matrix, Result, TransposeKernels};
 use ndgpu_cuda_runtime::DeviceMatrix;
 
 use crate::{error, i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
@@ -63,8 +63,8 @@ impl CublasBackend {
     }
 }
 
-impl<T: BlasElement> Transpose<T> for CublasBackend {
-    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+impl<T: BlasElement> TransposeKernels<T> for CublasBackend {
+    fn transpose_unchecked(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
         let gpu = &self.gpu;
         let a = gpu.dm(self.here(), "transpose", "A", a)?;
         let mut out = gpu.alloc_matrix("transpose", a.cols, a.rows)?;

@@ -14,8 +14,8 @@ use ndgpu_conformance::compare::{gemm_bound, gemm_f64, product_tolerance, solve_
 use ndgpu_conformance::data::{Laid, Layout};
 use ndgpu_conformance::{assert_family, Sizes};
 use ndgpu_core::{
-    tolerance, ArgOp, Backend, Cholesky, Device, Error, Family, Gemm, Gram, MatMul, Memory,
-    Precision, Reduce, ReduceOp, Trans, Transpose,
+    tolerance, ArgOp, Backend, Device, Error, Factorize, Family, Gemm, MatMul, Memory, Precision,
+    Reduce, ReduceOp, Trans, Transpose,
 };
 use ndgpu_cublas::{BlasElement, CublasBackend};
 use ndgpu_cuda_runtime::Gpu;

@@ -1,7 +1,7 @@
 //! Runs everywhere, CI included: without a GPU or without the vendor libraries the
 //! backend must answer with `Error::Unavailable`, never a panic.
 
-use ndgpu_core::{Backend, Error};
+use ndgpu_core::{Backend, Device, Error};
 use ndgpu_cublas::CublasBackend;
 
 #[test]

@@ -214,6 +214,9 @@ impl Gpu {
 macro_rules! impl_device_memory {
     ($backend:ty) => {
         impl $crate::core::Device for $backend {
+            fn name(&self) -> &'static str {
+                self.here().backend
+            }
             fn place(&self) -> $crate::core::Place {
                 self.gpu().place()
             }

@@ -11,7 +11,7 @@
 //! round.
 //!
 //! ```no_run
-//! use ndgpu_core::{Backend, Family, Gram, Memory, MatMul};
+//! use ndgpu_core::{Backend, Family, MatMul, Memory};
 //! let mut gpu = ndgpu_cuda::CudaBackend::new(0)?; // an error value, never a panic, without a GPU
 //! gpu.set_variant(Family::MatMul, "tiled")?;
 //! let a = gpu.upload(ndarray::Array2::<f32>::ones((64, 32)).view())?;
@@ -108,10 +108,9 @@ impl CudaBackend {
 
 ndgpu_cuda_runtime::impl_device_memory!(CudaBackend);
 
+ndgpu_core::impl_kernels!(CudaBackend, ndgpu_cuda_runtime::CudaElement: matmul, transpose, reduce, factorize, cluster);
+
 impl Backend for CudaBackend {
-    fn name(&self) -> &'static str {
-        NAME
-    }
     fn description(&self) -> String {
         let (_, total) = self.gpu.mem_info().unwrap_or((0, 0));
         format!(

@@ -12,7 +12,7 @@ use ndarray::Array2;
 use ndgpu_conformance::compare::{cholesky_ratio, solve_ratio, to_f64};
 use ndgpu_conformance::Sizes;
 use ndgpu_core::kmeans::SplitMix64;
-use ndgpu_core::{tolerance, Backend, Cholesky, Element, Error, Family, Memory};
+use ndgpu_core::{tolerance, Backend, Element, Error, Factorize, Family, Memory};
 use ndgpu_cpu::CpuBackend;
 use ndgpu_cuda_runtime::CudaElement;
 

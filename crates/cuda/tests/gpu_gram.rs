@@ -16,9 +16,7 @@ use ndarray::{Array2, ArrayView2};
 use ndgpu_conformance::compare::product_tolerance;
 use ndgpu_conformance::data::Rng;
 use ndgpu_conformance::Sizes;
-use ndgpu_core::{
-    tolerance, Backend, DType, Error, Family, Gemm, Gram, MatMul, Matrix, Memory, Trans,
-};
+use ndgpu_core::{tolerance, Backend, DType, Error, Family, Gemm, MatMul, Matrix, Memory, Trans};
 use ndgpu_cuda::{gram_row_limit, CudaBackend};
 use ndgpu_cuda_runtime::CudaElement;
 

@@ -15,7 +15,7 @@ use ndgpu_conformance::compare::{
 use ndgpu_conformance::Sizes;
 use ndgpu_core::kmeans::SplitMix64;
 use ndgpu_core::{
-    init_centroids, tolerance, ArgOp, Device, Element, Error, Family, Init, KMeans, KMeansConfig,
+    init_centroids, tolerance, ArgOp, Cluster, Device, Element, Error, Family, Init, KMeansConfig,
     KMeansResult, Memory, Reduce,
 };
 use ndgpu_cpu::CpuBackend;

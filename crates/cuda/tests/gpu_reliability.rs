@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use ndarray::{s, Array2, Axis, ShapeBuilder};
 use ndgpu_core::{
-    Backend, Cholesky, Device, Error, Family, Gram, HostArray, KMeans, KMeansConfig, MatMul,
-    Memory, Reduce, ReduceOp, Transpose,
+    Backend, Cluster, Device, Error, Factorize, Family, HostArray, KMeansConfig, MatMul, Memory,
+    Reduce, ReduceOp, Transpose,
 };
 use ndgpu_cpu::CpuBackend;
 use ndgpu_cuda::{CudaBackend, Gpu};

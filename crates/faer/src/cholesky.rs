@@ -14,7 +14,7 @@ use faer::linalg::triangular_solve::{
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::Accum;
 use ndgpu_core::backend::{self, HostStorage};
-use ndgpu_core::{check, Cholesky, CholeskyFactor, Element, Error, Matrix, Result};
+use ndgpu_core::{CholeskyFactor, Element, Error, FactorizeKernels, Matrix, Result};
 
 use crate::{mat, mat_mut, par, FaerBackend, FaerElement, HERE};
 
@@ -91,9 +91,9 @@ fn factor<T: FaerElement>(a: &mut [T], n: usize) -> Result<()> {
     Ok(())
 }
 
-impl<T: FaerElement> Cholesky<T> for FaerBackend {
-    fn cholesky_in_place_dev(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
-        let n = check::square_dim("cholesky", a.dim())?;
+impl<T: FaerElement> FactorizeKernels<T> for FaerBackend {
+    fn cholesky_unchecked(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
+        let n = a.rows();
         // No host check for NaN here: as on every backend's resident form, it surfaces
         // at the pivot of its row (a pivot that is not finite is refused).
         let s: &mut HostStorage<T> = HERE.matrix_mut("cholesky", "A", &mut a)?;
@@ -101,7 +101,7 @@ impl<T: FaerElement> Cholesky<T> for FaerBackend {
         Ok(backend::cholesky_factor(a))
     }
 
-    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
+    fn cholesky_solve_unchecked(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
         let n = l.order();
         let (nrhs, l) = HERE.solve_inputs(l, b)?;
         let b: &mut HostStorage<T> = HERE.matrix_mut("cholesky_solve", "B", b)?;
@@ -117,6 +117,7 @@ impl<T: FaerElement> Cholesky<T> for FaerBackend {
 mod tests {
     use super::*;
     use ndarray::Array2;
+    use ndgpu_core::prelude::*;
     use ndgpu_core::Memory;
 
     /// A symmetric positive-definite n×n matrix spanning several blocks.

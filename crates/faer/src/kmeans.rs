@@ -1,5 +1,5 @@
 //! The two steps of Lloyd's iteration (the iteration itself is written once, on
-//! [`KMeans`]).
+//! [`Cluster`](ndgpu_core::Cluster)).
 //!
 //! Assignment: for a block of points, the products x·c with every centroid come from
 //! one GEMM; the squared distance is ‖x‖² − 2·x·c + ‖c‖², in the element type as on a
@@ -15,7 +15,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Par};
 use ndgpu_core::backend::HostStorage;
-use ndgpu_core::{Assignment, Element, Error, Indices, KMeans, Matrix, Result};
+use ndgpu_core::{Assignment, ClusterKernels, Element, Error, Indices, Matrix, Points, Result};
 use rayon::prelude::*;
 
 use crate::{mat, mat_mut, FaerBackend, FaerElement, HERE};
@@ -39,14 +39,14 @@ fn weights<T: Element>(w: Option<&Matrix<T>>) -> Result<Option<&[T]>> {
     .transpose()
 }
 
-impl<T: FaerElement> KMeans<T> for FaerBackend {
-    fn assign(
+impl<T: FaerElement> ClusterKernels<T> for FaerBackend {
+    fn assign_unchecked(
         &self,
-        x: &Matrix<T>,
+        p: Points<T>,
         c: &Matrix<T>,
-        w: Option<&Matrix<T>>,
         labels: &mut Indices,
     ) -> Result<Assignment> {
+        let (x, w) = (p.x, p.weights);
         let (n, d) = x.dim();
         let w = weights(w)?;
         let k = c.rows();
@@ -113,13 +113,13 @@ impl<T: FaerElement> KMeans<T> for FaerBackend {
         Ok(Assignment { changed, inertia })
     }
 
-    fn update(
+    fn update_unchecked(
         &self,
-        x: &Matrix<T>,
+        p: Points<T>,
         labels: &Indices,
-        w: Option<&Matrix<T>>,
         centroids: &mut Matrix<T>,
     ) -> Result<()> {
+        let (x, w) = (p.x, p.weights);
         let (k, d) = centroids.dim();
         let w = weights(w)?;
         let xs: &HostStorage<T> = HERE.matrix("kmeans", "X", x)?;

@@ -22,7 +22,7 @@
 //!
 //! ```
 //! use ndarray::array;
-//! use ndgpu_core::{Backend, Cholesky, MatMul};
+//! use ndgpu_core::{Backend, Factorize, MatMul};
 //! use ndgpu_faer::FaerBackend;
 //!
 //! let fast = FaerBackend::new();
@@ -86,10 +86,9 @@ impl Default for FaerBackend {
 
 ndgpu_core::impl_host_memory!(FaerBackend, HERE);
 
+ndgpu_core::impl_kernels!(FaerBackend, FaerElement: matmul, transpose, reduce, factorize, cluster);
+
 impl Backend for FaerBackend {
-    fn name(&self) -> &'static str {
-        "faer"
-    }
     fn description(&self) -> String {
         format!(
             "multi-threaded CPU on faer's kernels ({} threads), computing in the element type",

@@ -4,7 +4,7 @@ use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{matmul as triangular_matmul, BlockStructure};
 use faer::Accum;
 use ndgpu_core::backend::{self, HostStorage};
-use ndgpu_core::{check, host, Gemm, Gram, MatMul, Matrix, Memory, Result, Trans, Transpose};
+use ndgpu_core::{host, Gemm, MatMulKernels, Matrix, Memory, Result, Trans, TransposeKernels};
 use rayon::prelude::*;
 
 use crate::{par, FaerBackend, FaerElement, HERE};
@@ -18,9 +18,15 @@ fn op_transposed<T>(t: Trans, data: &[T], (rows, cols): (usize, usize)) -> faer:
     }
 }
 
-impl<T: FaerElement> MatMul<T> for FaerBackend {
-    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
-        let (m, n, _) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
+impl<T: FaerElement> MatMulKernels<T> for FaerBackend {
+    fn gemm_unchecked(
+        &self,
+        g: Gemm<T>,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        c: &mut Matrix<T>,
+    ) -> Result<()> {
+        let (m, n) = c.dim();
         let (da, db) = (a.dim(), b.dim());
         let a: &HostStorage<T> = HERE.matrix("gemm", "A", a)?;
         let b: &HostStorage<T> = HERE.matrix("gemm", "B", b)?;
@@ -46,10 +52,8 @@ impl<T: FaerElement> MatMul<T> for FaerBackend {
         );
         Ok(())
     }
-}
 
-impl<T: FaerElement> Gram<T> for FaerBackend {
-    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+    fn gram_unchecked(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
         let (n, k) = m.dim();
         let s: &HostStorage<T> = HERE.matrix("gram", "M", m)?;
         // n×n is not bounded by the operand's bytes when it has no columns.
@@ -81,8 +85,8 @@ impl<T: FaerElement> Gram<T> for FaerBackend {
 /// The side of the square tiles of the transpose.
 const TILE: usize = 64;
 
-impl<T: FaerElement> Transpose<T> for FaerBackend {
-    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+impl<T: FaerElement> TransposeKernels<T> for FaerBackend {
+    fn transpose_unchecked(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
         let (rows, cols) = a.dim();
         let src: &HostStorage<T> = HERE.matrix("transpose", "A", a)?;
         let mut out = Memory::<T>::zeros(self, cols, rows)?;

@@ -9,7 +9,7 @@
 
 use ndarray::Axis;
 use ndgpu_core::backend::{self, HostStorage};
-use ndgpu_core::{check, host, ArgOp, Element, Indices, Matrix, Reduce, ReduceOp, Result};
+use ndgpu_core::{host, ArgOp, Element, Indices, Matrix, ReduceKernels, ReduceOp, Result};
 use rayon::prelude::*;
 
 use crate::{FaerBackend, FaerElement, HERE};
@@ -134,21 +134,17 @@ where
     Ok(s.data.par_chunks(len).map(f).collect())
 }
 
-impl<T: FaerElement> Reduce<T> for FaerBackend {
-    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
-        let v = HERE.host_view(op.name(), "A", a)?;
-        if op.needs_element() {
-            check::nonempty(op.name(), &v)?;
-        }
+impl<T: FaerElement> ReduceKernels<T> for FaerBackend {
+    fn reduce_unchecked(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
         let s: &HostStorage<T> = HERE.matrix(op.name(), "A", a)?;
         Ok(whole(op, &s.data).expect("non-empty was checked"))
     }
 
-    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
+    fn reduce_axis_unchecked(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
         HERE.host_view(op.name(), "A", a)?;
         // One output per lane; their number is not bounded by the input's bytes when
         // the lanes are empty.
-        let kept = check::axis_dims(op.name(), a.dim(), axis, op.needs_element())?;
+        let kept = backend::kept(a.dim(), axis);
         let out: Vec<T> = if a.is_empty() {
             host::filled_vec(op.name(), kept, T::zero())?
         } else {
@@ -166,15 +162,14 @@ impl<T: FaerElement> Reduce<T> for FaerBackend {
         Ok(backend::matrix(rows, cols, HostStorage { data: out }))
     }
 
-    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
-        check::nonempty(op.name(), &HERE.host_view(op.name(), "A", a)?)?;
+    fn arg_reduce_unchecked(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
         let s: &HostStorage<T> = HERE.matrix(op.name(), "A", a)?;
         Ok(whole_arg(op, &s.data).expect("non-empty was checked").at)
     }
 
-    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
+    fn arg_reduce_axis_unchecked(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
         HERE.host_view(op.name(), "A", a)?;
-        let kept = check::axis_dims(op.name(), a.dim(), axis, true)?;
+        let kept = backend::kept(a.dim(), axis);
         let data = per_lane(self, a, axis, |lane| {
             pick(op, 0, lane).expect("lane length checked").at
         })?;
@@ -182,8 +177,7 @@ impl<T: FaerElement> Reduce<T> for FaerBackend {
         Ok(backend::indices(kept, HostStorage { data }))
     }
 
-    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
-        check::same_shape("dot", x.dim(), y.dim())?;
+    fn dot_unchecked(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
         let x: &HostStorage<T> = HERE.matrix("dot", "x", x)?;
         let y: &HostStorage<T> = HERE.matrix("dot", "y", y)?;
         let parts: Vec<f64> = x

@@ -4,7 +4,7 @@
 //! chains.
 
 use ndgpu_conformance::{assert_chains, assert_family, Sizes};
-use ndgpu_core::{Backend, Device, Family, Memory, Place};
+use ndgpu_core::{Device, Family, Memory, Place};
 use ndgpu_cpu::CpuBackend;
 use ndgpu_faer::FaerBackend;
 
@@ -41,7 +41,7 @@ fn arrays_are_shared_with_the_reference() {
     assert_eq!(fast.place(), Place::Host);
     let a = ndarray::Array2::from_shape_fn((5, 3), |(i, j)| (i * 3 + j) as f64);
     let m = fast.upload(a.view()).unwrap();
-    let g = ndgpu_core::Gram::gram_dev(&cpu, &m).unwrap();
+    let g = ndgpu_core::MatMul::gram_dev(&cpu, &m).unwrap();
     assert_eq!(fast.download(&g).unwrap(), a.dot(&a.t()));
     assert_eq!(fast.name(), "faer");
 }

@@ -9,7 +9,7 @@
 
 use ndarray::{Array1, Array2, Axis};
 use ndgpu_conformance::data::{uniform_points, Rng};
-use ndgpu_core::{init_centroids, tolerance, Element, Init, KMeans, KMeansConfig, KMeansResult};
+use ndgpu_core::{init_centroids, tolerance, Cluster, Element, Init, KMeansConfig, KMeansResult};
 use ndgpu_cpu::CpuBackend;
 use ndgpu_faer::FaerBackend;
 
@@ -64,7 +64,7 @@ macro_rules! on_both {
     };
 }
 
-fn ones_are_no_weights<T: Element, B: KMeans<T> + ?Sized>(b: &B, _exact: bool, rng: &mut Rng) {
+fn ones_are_no_weights<T: Element, B: Cluster<T> + ?Sized>(b: &B, _exact: bool, rng: &mut Rng) {
     let x = uniform_points::<T>(rng, 500, 3);
     let inits = [
         Init::KMeansPlusPlus,
@@ -88,7 +88,7 @@ fn all_ones_weights_are_no_weights_to_the_bit() {
     on_both!(ones_are_no_weights);
 }
 
-fn duplicates<T: Element, B: KMeans<T> + ?Sized>(b: &B, exact: bool, rng: &mut Rng) {
+fn duplicates<T: Element, B: Cluster<T> + ?Sized>(b: &B, exact: bool, rng: &mut Rng) {
     let n = 120;
     let x = grid_blobs::<T>(rng, n);
     let counts: Vec<usize> = (0..n).map(|_| 1 + rng.below(4)).collect();
@@ -121,7 +121,7 @@ fn integer_weights_are_duplicated_points() {
     on_both!(duplicates);
 }
 
-fn removals<T: Element, B: KMeans<T> + ?Sized>(b: &B, exact: bool, rng: &mut Rng) {
+fn removals<T: Element, B: Cluster<T> + ?Sized>(b: &B, exact: bool, rng: &mut Rng) {
     let n = 150;
     let x = grid_blobs::<T>(rng, n);
     // Every fifth point (none of the three given centroids) weighs 0.
@@ -155,7 +155,7 @@ fn weight_zero_is_a_removed_point() {
     on_both!(removals);
 }
 
-fn starts<T: Element, B: KMeans<T> + ?Sized>(b: &B, _exact: bool, rng: &mut Rng) {
+fn starts<T: Element, B: Cluster<T> + ?Sized>(b: &B, _exact: bool, rng: &mut Rng) {
     let n = 200;
     let x = uniform_points::<T>(rng, n, 2);
     // One point in four of positive weight; and only two, for k = 3 (the draws past

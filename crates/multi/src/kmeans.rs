@@ -7,7 +7,7 @@
 //! centroids, are bitwise those of one device.
 
 use cudarc::driver::{CudaSlice, CudaViewMut};
-use ndgpu_core::{Assignment, Indices, KMeans, Matrix, Result};
+use ndgpu_core::{Assignment, ClusterKernels, Indices, Matrix, Points, Result};
 use ndgpu_cuda_runtime::kmeans::{accumulate_chunks, finalize, Masses, Plan, Rows};
 use ndgpu_cuda_runtime::IndexStorage;
 
@@ -24,14 +24,14 @@ impl MultiBackend {
     }
 }
 
-impl<T: MultiElement> KMeans<T> for MultiBackend {
-    fn assign(
+impl<T: MultiElement> ClusterKernels<T> for MultiBackend {
+    fn assign_unchecked(
         &self,
-        x: &Matrix<T>,
+        p: Points<T>,
         c: &Matrix<T>,
-        w: Option<&Matrix<T>>,
         labels: &mut Indices,
     ) -> Result<Assignment> {
+        let (x, w) = (p.x, p.weights);
         let offsets = split(x.rows(), self.ranks.len());
         let xs = self.rows_on("kmeans", x, &offsets)?;
         // The sample weights split as X is.
@@ -63,13 +63,13 @@ impl<T: MultiElement> KMeans<T> for MultiBackend {
     /// The deterministic update of the one-device backends, whatever k-means variant the
     /// ranks have selected (with sample weights: their weighted update, the weights split
     /// as X is).
-    fn update(
+    fn update_unchecked(
         &self,
-        x: &Matrix<T>,
+        p: Points<T>,
         labels: &Indices,
-        w: Option<&Matrix<T>>,
         centroids: &mut Matrix<T>,
     ) -> Result<()> {
+        let (x, w) = (p.x, p.weights);
         let ((n, d), k) = (x.dim(), centroids.rows());
         let ranks = self.ranks.len();
         let offsets = split(n, ranks);

@@ -230,11 +230,9 @@ impl MultiBackend {
     }
 }
 
-impl Backend for MultiBackend {
-    fn name(&self) -> &'static str {
-        self.name
-    }
+ndgpu_core::impl_kernels!(MultiBackend, MultiElement: matmul, transpose, reduce, factorize, cluster);
 
+impl Backend for MultiBackend {
     fn description(&self) -> String {
         let first = self.ranks[0].backend.description();
         format!(

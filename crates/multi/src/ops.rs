@@ -3,8 +3,8 @@
 use ndarray::{ArrayView2, ArrayViewMut2, Axis};
 use ndgpu_core::backend;
 use ndgpu_core::{
-    check, Cholesky, CholeskyFactor, Device, Gemm, Gram, Indices, MatMul, Matrix, Memory, Place,
-    Result, Trans, Transpose,
+    check, CholeskyFactor, Device, FactorizeKernels, Gemm, Indices, MatMulKernels, Matrix, Memory,
+    Place, Result, Trans, Transpose, TransposeKernels,
 };
 use ndgpu_cuda_runtime::driver;
 
@@ -65,6 +65,10 @@ fn row_blocks<'a, T>(
 }
 
 impl Device for MultiBackend {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
     fn place(&self) -> Place {
         self.place
     }
@@ -172,11 +176,17 @@ impl<T: MultiElement> Memory<T> for MultiBackend {
     }
 }
 
-impl<T: MultiElement> MatMul<T> for MultiBackend {
+impl<T: MultiElement> MatMulKernels<T> for MultiBackend {
     /// Rank r computes C's rows of its share with its rows of op(A) and the whole of
     /// op(B) (gathered). A replicated C gets the whole product on every rank.
-    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
-        let (m, _, _) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
+    fn gemm_unchecked(
+        &self,
+        g: Gemm<T>,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        c: &mut Matrix<T>,
+    ) -> Result<()> {
+        let m = c.rows();
         let layout = self.spread("gemm", "C", c)?.layout.clone();
         let bs = self.everywhere("gemm", b)?;
         let at;
@@ -206,14 +216,12 @@ impl<T: MultiElement> MatMul<T> for MultiBackend {
         }
         Ok(())
     }
-}
 
-impl<T: MultiElement> Gram<T> for MultiBackend {
     /// Row blocks: rank r computes its rows of M·Mᵀ, M_r·Mᵀ, against the whole of M
     /// (gathered), its diagonal block with its own gram. The result is made exactly
     /// symmetric as one device's is: each block above the diagonal is replaced by the
     /// transpose of its mirror below, sent over by the rank that holds it.
-    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+    fn gram_unchecked(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
         let n = m.rows();
         let ranks = self.ranks.len();
         let offsets = split(n, ranks);
@@ -276,9 +284,9 @@ impl<T: MultiElement> Gram<T> for MultiBackend {
     }
 }
 
-impl<T: MultiElement> Transpose<T> for MultiBackend {
+impl<T: MultiElement> TransposeKernels<T> for MultiBackend {
     /// Every rank transposes the whole (gathered) and keeps its rows of the result.
-    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+    fn transpose_unchecked(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
         let (rows, cols) = a.dim();
         let offsets = split(cols, self.ranks.len());
         let whole = self.everywhere("transpose", a)?;
@@ -302,11 +310,10 @@ impl<T: MultiElement> Transpose<T> for MultiBackend {
     }
 }
 
-impl<T: MultiElement> Cholesky<T> for MultiBackend {
+impl<T: MultiElement> FactorizeKernels<T> for MultiBackend {
     /// On the first rank: the matrix is gathered there, factored, and the factor
     /// written back over `a` in `a`'s layout.
-    fn cholesky_in_place_dev(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
-        check::square_dim("cholesky", a.dim())?;
+    fn cholesky_unchecked(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
         let whole = self.owned_on("cholesky", 0, &a)?;
         let l = self.ranks[0]
             .ops::<T>()
@@ -317,8 +324,7 @@ impl<T: MultiElement> Cholesky<T> for MultiBackend {
     }
 
     /// On the first rank, as the factorization.
-    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
-        check::solve_dims(l.order(), b.dim())?;
+    fn cholesky_solve_unchecked(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
         let lead = self.ranks[0].ops::<T>();
         let l0 = backend::cholesky_factor(self.owned_on("cholesky_solve", 0, l.l())?);
         let mut x = self.owned_on("cholesky_solve", 0, b)?;

@@ -4,7 +4,7 @@
 
 use ndarray::{Array2, Axis};
 use ndgpu_core::backend;
-use ndgpu_core::{check, ArgOp, Element, Indices, Matrix, Memory, Ops, Reduce, ReduceOp, Result};
+use ndgpu_core::{ArgOp, Element, Indices, Matrix, Memory, Ops, ReduceKernels, ReduceOp, Result};
 use ndgpu_cuda_runtime::{driver, DeviceIndices};
 
 use crate::layout::{split, Part};
@@ -96,8 +96,8 @@ impl MultiBackend {
     }
 }
 
-impl<T: MultiElement> Reduce<T> for MultiBackend {
-    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
+impl<T: MultiElement> ReduceKernels<T> for MultiBackend {
+    fn reduce_unchecked(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
         let (_, parts) = self.split_rows(op.name(), a)?;
         if a.is_empty() {
             return self.ranks[0].ops::<T>().reduce_dev(op, parts[0].get());
@@ -110,8 +110,7 @@ impl<T: MultiElement> Reduce<T> for MultiBackend {
         Ok(vals.fold(first, |acc, v| combine(op, acc, v)))
     }
 
-    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
-        check::axis_dims(op.name(), a.dim(), axis, op.needs_element())?;
+    fn reduce_axis_unchecked(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
         let (offsets, parts) = self.split_rows(op.name(), a)?;
         if axis == Axis(1) {
             let out =
@@ -137,7 +136,7 @@ impl<T: MultiElement> Reduce<T> for MultiBackend {
         self.upload(total.view())
     }
 
-    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
+    fn arg_reduce_unchecked(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
         let (offsets, parts) = self.split_rows(op.name(), a)?;
         if a.is_empty() {
             return self.ranks[0].ops::<T>().arg_reduce_dev(op, parts[0].get());
@@ -156,8 +155,7 @@ impl<T: MultiElement> Reduce<T> for MultiBackend {
         Ok(best.expect("a non-empty matrix has a non-empty part").1)
     }
 
-    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
-        check::axis_dims(op.name(), a.dim(), axis, true)?;
+    fn arg_reduce_axis_unchecked(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
         let (offsets, parts) = self.split_rows(op.name(), a)?;
         if axis == Axis(1) {
             let out = self.each(|r, rank| {
@@ -188,8 +186,7 @@ impl<T: MultiElement> Reduce<T> for MultiBackend {
         self.indices_from_host(&all)
     }
 
-    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
-        check::same_shape("dot", x.dim(), y.dim())?;
+    fn dot_unchecked(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
         let (_, xs) = self.split_rows("dot", x)?;
         let (_, ys) = self.split_rows("dot", y)?;
         if x.is_empty() {

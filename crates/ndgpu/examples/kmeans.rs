@@ -15,7 +15,7 @@
 use std::io::Write;
 
 use ndgpu::ndarray::{s, Array2};
-use ndgpu::{backend, backend_with, Backend, Family, Init, KMeans, KMeansConfig};
+use ndgpu::{backend, backend_with, Backend, Cluster, Family, Init, KMeansConfig};
 
 mod common;
 use common::{median, points, timed_reps, wall_reps};
@@ -35,7 +35,7 @@ fn end_to_end(b: &dyn Backend, x: &Array2<f32>, k: usize, row: Row<'_>) -> ndgpu
         let config = base.clone().init(init);
         let mut iterations = 0;
         let t = wall_reps(5, &mut || {
-            let r = KMeans::<f32>::kmeans(b, x.view(), &config)?;
+            let r = Cluster::<f32>::kmeans(b, x.view(), &config)?;
             iterations = r.iterations;
             Ok(())
         })?;
@@ -49,7 +49,7 @@ fn end_to_end(b: &dyn Backend, x: &Array2<f32>, k: usize, row: Row<'_>) -> ndgpu
         let dx = b.upload(x.view())?;
         b.synchronize()?;
         let t1 = std::time::Instant::now();
-        let f = KMeans::<f32>::kmeans_dev(b, &dx, &config)?;
+        let f = Cluster::<f32>::kmeans_dev(b, &dx, &config)?;
         let t2 = std::time::Instant::now();
         b.download(&f.centroids)?;
         b.download_indices(&f.labels)?;
@@ -91,7 +91,7 @@ fn resident(
         for init in [Init::KMeansPlusPlus, Init::kmeans_parallel()] {
             let config = KMeansConfig::new(k).init(init);
             let t = timed_reps(b, 5, &mut || {
-                KMeans::<f32>::seed_dev(b, &dx, &config).map(drop)
+                Cluster::<f32>::seed_dev(b, &dx, &config).map(drop)
             })?;
             row(&format!("resident: seeding {}", config.init.name()), t, 0);
         }
@@ -102,7 +102,7 @@ fn resident(
     let mut labels = b.unlabeled(n)?;
     let t = timed_reps(b, 20, &mut || {
         b.assign_dev(&dx, &c, &mut labels)?;
-        KMeans::<f32>::update_dev(b, &dx, &labels, &mut c)
+        Cluster::<f32>::update_dev(b, &dx, &labels, &mut c)
     })?;
     row(&format!("resident: one iteration, D={d} K={k}"), t, 1);
     let t = timed_reps(b, 20, &mut || b.assign_dev(&dx, &c, &mut labels).map(drop))?;

@@ -13,7 +13,7 @@
 use std::io::Write;
 
 use ndgpu::ndarray::Array2;
-use ndgpu::{backend, Backend, Gemm, KMeans};
+use ndgpu::{backend, Backend, Cluster, Gemm};
 
 const REPS: usize = 7;
 
@@ -76,7 +76,7 @@ fn main() -> ndgpu::Result<()> {
             let mut labels = b.unlabeled(kn)?;
             let t = timed(&*b, &mut || {
                 b.assign_dev(&dx, &c, &mut labels)?;
-                KMeans::<f32>::update_dev(&*b, &dx, &labels, &mut c)
+                Cluster::<f32>::update_dev(&*b, &dx, &labels, &mut c)
             })?;
             row("kmeans iteration 2^27x32 k=128 f32", t);
         }

@@ -29,12 +29,13 @@
 // Not inlined: rustdoc would print the inlined signatures with ndarray's aliases
 // expanded (`ArrayBase<ViewRepr<&T>, …>`); the links lead to the core crate's pages,
 // which keep `ArrayView2<T>`.
+pub use ndgpu_core::prelude;
 #[doc(no_inline)]
 pub use ndgpu_core::{
-    init_centroids, ndarray, ArgOp, Assignment, Backend, BackendElement, Cholesky, CholeskyFactor,
-    DType, Device, Element, Error, Family, Gemm, Gram, Indices, Init, KMeans, KMeansConfig,
-    KMeansFit, KMeansResult, MatMul, Matrix, Memory, Ops, Place, Precision, Reduce, ReduceOp,
-    Result, Trans, Transpose, Variants,
+    init_centroids, ndarray, ArgOp, Assignment, Backend, BackendElement, CholeskyFactor, Cluster,
+    DType, Device, Element, Error, Factorize, Family, Gemm, Indices, Init, KMeansConfig, KMeansFit,
+    KMeansResult, MatMul, Matrix, Memory, Ops, Place, Precision, Reduce, ReduceOp, Result, Trans,
+    Transpose, Variants,
 };
 pub use ndgpu_cpu::CpuBackend;
 #[cfg(feature = "cublas")]

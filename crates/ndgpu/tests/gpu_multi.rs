@@ -98,7 +98,7 @@ fn layouts_are_split_by_rows_or_replicated() {
     opened.copy_into(&r, &mut back).unwrap();
     assert_eq!(opened.download(&back).unwrap(), a);
     // Products with a replicated operand and a split one.
-    let g = ndgpu::Gram::gram_dev(&opened, &r).unwrap();
+    let g = ndgpu::MatMul::gram_dev(&opened, &r).unwrap();
     let want = a.dot(&a.t());
     assert_eq!(opened.download(&g).unwrap(), want);
     let s = ndgpu::Reduce::reduce_axis_dev(&opened, ndgpu::ReduceOp::Sum, &r, Axis(0)).unwrap();

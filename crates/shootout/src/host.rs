@@ -10,7 +10,7 @@ use crate::data::Inputs;
 
 /// Runs the case `inputs` through `backend`'s trait methods.
 ///
-/// k-means runs `KMeans::kmeans` with the case's centroids as the given start and
+/// k-means runs `Cluster::kmeans` with the case's centroids as the given start and
 /// `max_iter = 1`: that is one assignment step (the iteration stops after it, before
 /// any update), so its result is checked as such.
 ///

@@ -3,7 +3,7 @@
 //! purpose, and the errors.
 
 use ndarray::{Array2, ArrayView2};
-use ndgpu_core::{tolerance, Cholesky, Element, Error, Ops, Result};
+use ndgpu_core::{tolerance, Element, Error, Factorize, Ops, Result};
 use ndgpu_cpu::CpuBackend;
 
 use super::Shapes;

@@ -6,7 +6,7 @@
 //! the same operands and of the CPU reference.
 
 use ndarray::Array2;
-use ndgpu_core::{tolerance, Element, Error, Gemm, Gram, MatMul, Ops, Trans};
+use ndgpu_core::{tolerance, Element, Error, Gemm, MatMul, Ops, Trans};
 use ndgpu_cpu::CpuBackend;
 
 use super::Shapes;

@@ -7,7 +7,7 @@
 
 use ndarray::{array, Array2, ArrayView2};
 use ndgpu_core::kmeans::sample_weights;
-use ndgpu_core::{Element, Error, Init, KMeans, KMeansConfig, KMeansResult, Ops};
+use ndgpu_core::{Cluster, Element, Error, Init, KMeansConfig, KMeansResult, Ops};
 use ndgpu_cpu::CpuBackend;
 
 use super::Shapes;

@@ -172,11 +172,20 @@ pub fn predict_dims(x: (usize, usize), c: (usize, usize)) -> Result<()> {
     Ok(())
 }
 
-/// Checks the operands of a k-means step: points N×D, centroids K×D (K ≥ 1), N labels.
+/// Checks the operands of a k-means step: points N×D, centroids K×D (K ≥ 1), N labels,
+/// and N×1 weights where there are weights.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] for no centroids, [`Error::ShapeMismatch`].
-pub fn kmeans_step(x: (usize, usize), c: (usize, usize), labels: usize) -> Result<()> {
+pub fn kmeans_step(
+    x: (usize, usize),
+    c: (usize, usize),
+    labels: usize,
+    w: Option<(usize, usize)>,
+) -> Result<()> {
+    if let Some(w) = w {
+        weights_dim(x.0, w)?;
+    }
     if c.0 == 0 {
         return Err(Error::invalid("kmeans", "no centroids"));
     }

@@ -1,6 +1,18 @@
-//! The operation traits, one per family of [`Family`], each generic over the element
-//! type and object safe, so that [`Backend`] (which requires all of them for `f32` and
-//! `f64`) can be boxed and chosen at run time.
+//! The operation contract.
+//!
+//! Two sides, so that the checks are written once and a backend writes only kernels:
+//! - the **family traits** a user calls, [`MatMul`] (gemm, matmul, gram),
+//!   [`Transpose`], [`Reduce`], [`Factorize`] (Cholesky) and [`Cluster`] (k-means),
+//!   are written here, once, for every type that implements [`Kernels`]: each method
+//!   checks its input, then runs one unchecked kernel;
+//! - the **backend's side** is [`Memory`] (resident arrays), one kernel trait per family
+//!   ([`MatMulKernels`], [`TransposeKernels`], [`ReduceKernels`], [`FactorizeKernels`],
+//!   [`ClusterKernels`]: unchecked methods), and [`Kernels`], which hands out the
+//!   families the backend has; a family it lacks is
+//!   [`Error::Unsupported`](crate::Error::Unsupported) naming the backend and operation.
+//!
+//! [`Backend`] adds a name and variants, and requires [`Kernels`] for `f32` and `f64`,
+//! so a `Box<dyn Backend>` chosen at run time has every family trait for both types.
 //!
 //! Every operation has two forms:
 //! - the **resident** form (`*_dev`) works on [`Matrix`] handles that stay where the
@@ -10,10 +22,11 @@
 //!   arrays. It is written once, here, for every backend: check the input
 //!   ([`crate::check`]) → [`Memory::upload`] → the resident form → [`Memory::download`].
 //!
-//! Backends implement the resident forms; the host forms come with them.
-
-mod cholesky;
-mod kmeans;
+mod cluster;
+#[cfg(test)]
+mod contract;
+mod factorize;
+mod kernels;
 mod products;
 mod reduce;
 
@@ -23,20 +36,24 @@ use crate::{
     DType, Element, Family, HostArray, Indices, Matrix, Place, Precision, Result, Trans, Variants,
 };
 
-pub use cholesky::Cholesky;
-pub use kmeans::KMeans;
-pub use products::{Gram, MatMul, Transpose};
-pub use reduce::Reduce;
+pub use cluster::{Cluster, ClusterKernels};
+pub use factorize::{Factorize, FactorizeKernels};
+pub use kernels::{Kernels, Points};
+pub use products::{MatMul, MatMulKernels, Transpose, TransposeKernels};
+pub use reduce::{Reduce, ReduceKernels};
 
 /// What a backend offers whatever the element type: where it computes, index arrays,
 /// synchronisation and timing.
 pub trait Device: Send + Sync {
+    /// Short name (`cpu`, `cuda`, `cublas`, `cuda:0,1`).
+    fn name(&self) -> &'static str;
+
     /// Where this backend's resident arrays live. Arrays from elsewhere are refused with
     /// [`Error::WrongPlace`](crate::Error::WrongPlace).
     fn place(&self) -> Place;
 
     /// `n` indices that name no centroid yet: the labels a first
-    /// [`KMeans::assign_dev`] counts every point of as changed.
+    /// [`Cluster::assign_dev`] counts every point of as changed.
     ///
     /// # Errors
     /// Out of memory.
@@ -151,25 +168,16 @@ pub trait Memory<T: Element>: Device {
     }
 }
 
-/// Every operation for one element type. `dyn Backend` has it for `f32` and `f64`
-/// through its supertraits, so code generic over the element type takes `&dyn Ops<T>`
-/// (or `B: Ops<T> + ?Sized`) and is handed a `&dyn Backend`.
+/// Every operation for one element type: whatever implements [`Kernels`] has every
+/// family trait. `dyn Backend` has it for `f32` and `f64` through its supertraits, so
+/// code generic over the element type takes `&dyn Ops<T>` (or `B: Ops<T> + ?Sized`) and
+/// is handed a `&dyn Backend`.
 pub trait Ops<T: Element>:
-    Memory<T> + MatMul<T> + Gram<T> + Transpose<T> + Reduce<T> + Cholesky<T> + KMeans<T>
+    Kernels<T> + MatMul<T> + Transpose<T> + Reduce<T> + Factorize<T> + Cluster<T>
 {
 }
 
-impl<T: Element, B> Ops<T> for B where
-    B: Memory<T>
-        + MatMul<T>
-        + Gram<T>
-        + Transpose<T>
-        + Reduce<T>
-        + Cholesky<T>
-        + KMeans<T>
-        + ?Sized
-{
-}
+impl<T: Element, B: Kernels<T> + ?Sized> Ops<T> for B {}
 
 /// The element types a `dyn Backend` computes in, with the way from a `&dyn Backend` to
 /// its operations for that type: what code generic over the element type needs.
@@ -199,9 +207,6 @@ impl BackendElement for f64 {
 
 /// A complete backend: every operation for `f32` and `f64`, a name, and variants.
 pub trait Backend: Ops<f32> + Ops<f64> {
-    /// Short name (`cpu`, `cuda`, `cublas`).
-    fn name(&self) -> &'static str;
-
     /// One line: what it runs on (device name, library versions, ...).
     fn description(&self) -> String;
 

@@ -1,12 +1,16 @@
-//! Matrix products (`MatMul`, `Gram`) and the transpose.
+//! Matrix products (`gemm`, `matmul`, `gram`) and the transpose.
 
 use ndarray::{Array2, ArrayView2};
 
-use super::{upload_operand, Memory};
+use super::kernels::need;
+use super::{upload_operand, Kernels, Memory};
 use crate::{check, Element, Gemm, Matrix, Result};
 
-/// General matrix products.
-pub trait MatMul<T: Element>: Memory<T> {
+/// Matrix products: the general product and the symmetric product M·Mᵀ.
+///
+/// Written once for every backend (every [`Kernels`] implementor): the methods check
+/// the shapes, then run the backend's kernel.
+pub trait MatMul<T: Element>: Kernels<T> {
     /// `C ← α·op(A)·op(B) + β·C` on resident matrices, C in place. C must be op(A)'s
     /// rows × op(B)'s columns; with β = 0 its contents are never read.
     ///
@@ -14,7 +18,10 @@ pub trait MatMul<T: Element>: Memory<T> {
     /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) when the inner dimensions
     /// differ or C has the wrong shape; [`Error::WrongPlace`](crate::Error::WrongPlace);
     /// device errors.
-    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()>;
+    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
+        check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
+        need(self, self.matmul_kernels(), "gemm")?.gemm_unchecked(g, a, b, c)
+    }
 
     /// `A·B` into a new resident matrix.
     ///
@@ -24,7 +31,7 @@ pub trait MatMul<T: Element>: Memory<T> {
         let g = Gemm::new();
         let (m, n, _) = check::gemm_dims(g.ta, a.dim(), g.tb, b.dim())?;
         let mut c = self.alloc(m, n).map_err(|e| e.for_op("gemm"))?;
-        self.gemm_dev(g, a, b, &mut c)?;
+        need(self, self.matmul_kernels(), "gemm")?.gemm_unchecked(g, a, b, &mut c)?;
         Ok(c)
     }
 
@@ -49,7 +56,12 @@ pub trait MatMul<T: Element>: Memory<T> {
             Some(c) if g.beta != T::zero() => self.upload(c)?,
             _ => self.alloc(m, n).map_err(|e| e.for_op("gemm"))?,
         };
-        self.gemm_dev(Gemm { ta, tb, ..g }, &da, &db, &mut dc)?;
+        need(self, self.matmul_kernels(), "gemm")?.gemm_unchecked(
+            Gemm { ta, tb, ..g },
+            &da,
+            &db,
+            &mut dc,
+        )?;
         self.download(&dc)
     }
 
@@ -60,10 +72,7 @@ pub trait MatMul<T: Element>: Memory<T> {
     fn matmul(&self, a: ArrayView2<T>, b: ArrayView2<T>) -> Result<Array2<T>> {
         self.gemm(Gemm::new(), a, b, None)
     }
-}
 
-/// The symmetric product `M·Mᵀ`.
-pub trait Gram<T: Element>: Memory<T> {
     /// `M·Mᵀ` (n×n for an n×k `M`) into a new resident matrix, exactly symmetric on
     /// every backend.
     ///
@@ -71,7 +80,9 @@ pub trait Gram<T: Element>: Memory<T> {
     /// [`Error::WrongPlace`](crate::Error::WrongPlace); out of memory;
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) beyond a size limit of the
     /// selected variant (the variant's note states it); device errors.
-    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>>;
+    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+        need(self, self.matmul_kernels(), "gram")?.gram_unchecked(m)
+    }
 
     /// `M·Mᵀ` of a host array.
     ///
@@ -83,13 +94,15 @@ pub trait Gram<T: Element>: Memory<T> {
     }
 }
 
-/// Out-of-place transpose.
-pub trait Transpose<T: Element>: Memory<T> {
+/// Out-of-place transpose, written once for every backend.
+pub trait Transpose<T: Element>: Kernels<T> {
     /// `Aᵀ` into a new resident matrix (any m×n, including empty).
     ///
     /// # Errors
     /// [`Error::WrongPlace`](crate::Error::WrongPlace); out of memory; device errors.
-    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>>;
+    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+        need(self, self.transpose_kernels(), "transpose")?.transpose_unchecked(a)
+    }
 
     /// `Aᵀ` of a host array, as a new C-ordered array.
     ///
@@ -98,4 +111,37 @@ pub trait Transpose<T: Element>: Memory<T> {
     fn transpose(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
         self.download(&self.transpose_dev(&self.upload(a)?)?)
     }
+}
+
+impl<T: Element, B: Kernels<T> + ?Sized> MatMul<T> for B {}
+impl<T: Element, B: Kernels<T> + ?Sized> Transpose<T> for B {}
+
+/// The kernels of [`MatMul`]; see [`Kernels`].
+pub trait MatMulKernels<T: Element>: Memory<T> {
+    /// `C ← α·op(A)·op(B) + β·C`. Checked: op(A) is m×k, op(B) k×n, C m×n.
+    ///
+    /// # Errors
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
+    fn gemm_unchecked(
+        &self,
+        g: Gemm<T>,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        c: &mut Matrix<T>,
+    ) -> Result<()>;
+
+    /// `M·Mᵀ`, exactly symmetric (every shape is valid).
+    ///
+    /// # Errors
+    /// As `gemm_unchecked`; a size limit of the selected variant.
+    fn gram_unchecked(&self, m: &Matrix<T>) -> Result<Matrix<T>>;
+}
+
+/// The kernel of [`Transpose`]; see [`Kernels`].
+pub trait TransposeKernels<T: Element>: Memory<T> {
+    /// `Aᵀ` into a new matrix (every shape is valid).
+    ///
+    /// # Errors
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
+    fn transpose_unchecked(&self, a: &Matrix<T>) -> Result<Matrix<T>>;
 }

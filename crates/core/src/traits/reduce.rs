@@ -2,7 +2,8 @@
 
 use ndarray::{Array1, ArrayView1, ArrayView2, Axis};
 
-use super::{Device, Memory};
+use super::kernels::need;
+use super::{Device, Kernels, Memory};
 use crate::{check, ArgOp, Element, Indices, Matrix, ReduceOp, Result};
 
 /// Reductions over a whole matrix or along one axis, and the dot product.
@@ -16,13 +17,18 @@ use crate::{check, ArgOp, Element, Indices, Matrix, ReduceOp, Result};
 /// Per-axis results of the resident forms stay resident, shaped as NumPy's
 /// `keepdims=True`: `Axis(0)` (one value per column) gives a 1×cols matrix, `Axis(1)`
 /// (one per row) a rows×1 matrix.
-pub trait Reduce<T: Element>: Memory<T> {
+pub trait Reduce<T: Element>: Kernels<T> {
     /// Reduces a resident matrix to one value, returned to the host.
     ///
     /// # Errors
     /// [`Error::Empty`](crate::Error::Empty) for `Min`/`Max` of an empty matrix;
     /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
-    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T>;
+    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
+        if op.needs_element() {
+            check::nonempty_dim(op.name(), a.dim())?;
+        }
+        need(self, self.reduce_kernels(), op.name())?.reduce_unchecked(op, a)
+    }
 
     /// Reduces a resident matrix along `axis` into a new resident matrix (1×cols for
     /// `Axis(0)`, rows×1 for `Axis(1)`).
@@ -31,14 +37,20 @@ pub trait Reduce<T: Element>: Memory<T> {
     /// [`Error::Empty`](crate::Error::Empty) for `Min`/`Max` along an axis of length 0
     /// (unless the result itself is empty); `InvalidArgument` for an axis other than 0
     /// and 1; [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
-    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>>;
+    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
+        check::axis_dims(op.name(), a.dim(), axis, op.needs_element())?;
+        need(self, self.reduce_kernels(), op.name())?.reduce_axis_unchecked(op, a, axis)
+    }
 
     /// Flat row-major index of the extreme element of a resident matrix.
     ///
     /// # Errors
     /// [`Error::Empty`](crate::Error::Empty) for an empty matrix; as
     /// [`Reduce::reduce_dev`].
-    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize>;
+    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
+        check::nonempty_dim(op.name(), a.dim())?;
+        need(self, self.reduce_kernels(), op.name())?.arg_reduce_unchecked(op, a)
+    }
 
     /// Index of the extreme element along `axis` (the row index per column for
     /// `Axis(0)`, the column index per row for `Axis(1)`), resident.
@@ -46,7 +58,10 @@ pub trait Reduce<T: Element>: Memory<T> {
     /// # Errors
     /// As [`Reduce::reduce_axis_dev`]; an axis of length 0 is always
     /// [`Error::Empty`](crate::Error::Empty) unless the result is empty too.
-    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices>;
+    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
+        check::axis_dims(op.name(), a.dim(), axis, true)?;
+        need(self, self.reduce_kernels(), op.name())?.arg_reduce_axis_unchecked(op, a, axis)
+    }
 
     /// `Σᵢⱼ xᵢⱼ·yᵢⱼ` of two resident matrices of the same shape (the dot product of two
     /// vectors stored as 1×n matrices), returned to the host.
@@ -54,7 +69,10 @@ pub trait Reduce<T: Element>: Memory<T> {
     /// # Errors
     /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) when the shapes differ; as
     /// [`Reduce::reduce_dev`].
-    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T>;
+    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
+        check::same_shape("dot", x.dim(), y.dim())?;
+        need(self, self.reduce_kernels(), "dot")?.dot_unchecked(x, y)
+    }
 
     /// Reduces a host array to one value.
     ///
@@ -65,7 +83,7 @@ pub trait Reduce<T: Element>: Memory<T> {
             check::nonempty(op.name(), &a)?;
         }
         let da = self.upload(a)?;
-        self.reduce_dev(op, &da)
+        need(self, self.reduce_kernels(), op.name())?.reduce_unchecked(op, &da)
     }
 
     /// Reduces a host array along `axis`: `Axis(0)` gives one value per column,
@@ -77,7 +95,8 @@ pub trait Reduce<T: Element>: Memory<T> {
     fn reduce_axis(&self, op: ReduceOp, a: ArrayView2<T>, axis: Axis) -> Result<Array1<T>> {
         check::axis(op.name(), &a, axis, op.needs_element())?;
         let da = self.upload(a)?;
-        let r = self.reduce_axis_dev(op, &da, axis)?;
+        let r =
+            need(self, self.reduce_kernels(), op.name())?.reduce_axis_unchecked(op, &da, axis)?;
         let r = self.download(&r)?;
         Ok(Array1::from(r.into_raw_vec_and_offset().0))
     }
@@ -89,7 +108,7 @@ pub trait Reduce<T: Element>: Memory<T> {
     fn arg_reduce(&self, op: ArgOp, a: ArrayView2<T>) -> Result<usize> {
         check::nonempty(op.name(), &a)?;
         let da = self.upload(a)?;
-        self.arg_reduce_dev(op, &da)
+        need(self, self.reduce_kernels(), op.name())?.arg_reduce_unchecked(op, &da)
     }
 
     /// Index of the extreme element of a host array along `axis` (row index per
@@ -100,7 +119,8 @@ pub trait Reduce<T: Element>: Memory<T> {
     fn arg_reduce_axis(&self, op: ArgOp, a: ArrayView2<T>, axis: Axis) -> Result<Array1<usize>> {
         check::axis(op.name(), &a, axis, true)?;
         let da = self.upload(a)?;
-        let i = self.arg_reduce_axis_dev(op, &da, axis)?;
+        let i = need(self, self.reduce_kernels(), op.name())?
+            .arg_reduce_axis_unchecked(op, &da, axis)?;
         Device::download_indices(self, &i)
     }
 
@@ -112,6 +132,43 @@ pub trait Reduce<T: Element>: Memory<T> {
         check::dot(&x, &y)?;
         let dx = self.upload(x.insert_axis(Axis(0)))?;
         let dy = self.upload(y.insert_axis(Axis(0)))?;
-        self.dot_dev(&dx, &dy)
+        need(self, self.reduce_kernels(), "dot")?.dot_unchecked(&dx, &dy)
     }
+}
+
+impl<T: Element, B: Kernels<T> + ?Sized> Reduce<T> for B {}
+
+/// The kernels of [`Reduce`]; see [`Kernels`].
+pub trait ReduceKernels<T: Element>: Memory<T> {
+    /// A whole-matrix reduction. Checked: `a` is not empty where `op` needs an element.
+    ///
+    /// # Errors
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
+    fn reduce_unchecked(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T>;
+
+    /// A reduction along `axis`, keepdims-shaped. Checked: the axis is 0 or 1 and has
+    /// an element where `op` needs one (or the result is empty).
+    ///
+    /// # Errors
+    /// As `reduce_unchecked`.
+    fn reduce_axis_unchecked(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>>;
+
+    /// The flat row-major index of the extreme element. Checked: `a` is not empty.
+    ///
+    /// # Errors
+    /// As `reduce_unchecked`.
+    fn arg_reduce_unchecked(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize>;
+
+    /// The index of the extreme element along `axis`, checked as
+    /// `reduce_axis_unchecked`.
+    ///
+    /// # Errors
+    /// As `reduce_unchecked`.
+    fn arg_reduce_axis_unchecked(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices>;
+
+    /// `Σ xᵢⱼ·yᵢⱼ`. Checked: the shapes are equal.
+    ///
+    /// # Errors
+    /// As `reduce_unchecked`.
+    fn dot_unchecked(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T>;
 }

@@ -8,7 +8,7 @@ use ndgpu_conformance::compare::{
     inertia_ratio, norm2, solve_ratio,
 };
 use ndgpu_core::{
-    tolerance, Backend, Cholesky, Device, Element, Error, Family, Init, KMeans, KMeansConfig,
+    tolerance, Backend, Cluster, Device, Element, Error, Factorize, Family, Init, KMeansConfig,
     Matrix, Memory, Ops,
 };
 use ndgpu_cpu::CpuBackend;

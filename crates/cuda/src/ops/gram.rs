@@ -16,7 +16,7 @@
 //! atomics into a zeroed C, then copy it to the lower one in a second launch.
 
 use cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
-use ndgpu_core::{Backend, DType, Error, Family, Gram, Matrix, Result};
+use ndgpu_core::{Backend, DType, Error, Family, Matrix, Result};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, go, grid_1d, launch_in_out};
 use ndgpu_cuda_runtime::{driver, push_args, CudaElement, DeviceMatrix, Gpu};
@@ -669,15 +669,15 @@ fn mirror<T: CudaElement>(gpu: &Gpu, n: i32, out: &mut DeviceMatrix<T>) -> Resul
     unsafe { go(b, &name, cfg) }
 }
 
-impl<T: CudaElement> Gram<T> for CudaBackend {
-    fn gram_dev(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
-        let gpu = self.gpu();
-        let dm = gpu.dm(self.here(), "gram", "M", m)?;
-        let n = dm.rows;
-        let mut out = gpu.alloc_matrix("gram", n, n)?;
-        gram(gpu, self.variant(Family::Gram), dm, &mut out)?;
-        Ok(gpu.matrix(out))
-    }
+/// M·Mᵀ of a resident `m` into a new matrix, by the selected variant: the backend's
+/// `gram` kernel.
+pub(crate) fn gram_of<T: CudaElement>(b: &CudaBackend, m: &Matrix<T>) -> Result<Matrix<T>> {
+    let gpu = b.gpu();
+    let dm = gpu.dm(b.here(), "gram", "M", m)?;
+    let n = dm.rows;
+    let mut out = gpu.alloc_matrix("gram", n, n)?;
+    gram(gpu, b.variant(Family::Gram), dm, &mut out)?;
+    Ok(gpu.matrix(out))
 }
 
 #[cfg(test)]

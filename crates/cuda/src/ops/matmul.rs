@@ -6,7 +6,7 @@
 //! materialised first with the transpose ladder's default kernel.
 
 use cudarc::driver::{CudaFunction, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
-use ndgpu_core::{check, Backend, DType, Error, Family, Gemm, MatMul, Matrix, Result, Trans};
+use ndgpu_core::{Backend, DType, Error, Family, Gemm, MatMulKernels, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched, linear};
 use ndgpu_cuda_runtime::push_args;
@@ -194,7 +194,7 @@ pub(crate) fn gemm<T: CudaElement>(
     if rung.hopper.is_some() && T::DTYPE == DType::F32 {
         wgmma::present(gpu, Family::MatMul, rung.name)?;
     }
-    let (m, n, k) = check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
+    let (m, n, k) = g.dims(a.dim(), b.dim());
     for (what, x) in [("A", a), ("B", b)] {
         check_buffer("gemm", what, x)?;
     }
@@ -709,13 +709,23 @@ fn scale<T: CudaElement>(gpu: &Gpu, beta: T, c: &mut DeviceMatrix<T>) -> Result<
     launched(&name, unsafe { l.launch(cfg) })
 }
 
-impl<T: CudaElement> MatMul<T> for CudaBackend {
-    fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
+impl<T: CudaElement> MatMulKernels<T> for CudaBackend {
+    fn gemm_unchecked(
+        &self,
+        g: Gemm<T>,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        c: &mut Matrix<T>,
+    ) -> Result<()> {
         let (gpu, here) = (self.gpu(), self.here());
         let a = gpu.dm(here, "gemm", "A", a)?;
         let b = gpu.dm(here, "gemm", "B", b)?;
         let c = gpu.dm_mut(here, "gemm", "C", c)?;
         gemm(gpu, self.variant(Family::MatMul), g, a, b, c)
+    }
+
+    fn gram_unchecked(&self, m: &Matrix<T>) -> Result<Matrix<T>> {
+        super::gram::gram_of(self, m)
     }
 }
 

@@ -10,7 +10,7 @@
 //!
 //! Every variant moves each element exactly once, so all are exact and reproducible.
 use cudarc::driver::LaunchConfig;
-use ndgpu_core::{Backend, Error, Family, Matrix, Result, Transpose};
+use ndgpu_core::{Backend, Error, Family, Matrix, Result, TransposeKernels};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{blocks, launch_in_out};
 use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu};
@@ -104,8 +104,8 @@ pub(crate) fn transpose<T: CudaElement>(
     unsafe { launch_in_out(gpu, kernel, cfg, (rows, cols), &a.data, &mut out.data) }
 }
 
-impl<T: CudaElement> Transpose<T> for CudaBackend {
-    fn transpose_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+impl<T: CudaElement> TransposeKernels<T> for CudaBackend {
+    fn transpose_unchecked(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
         let gpu = self.gpu();
         let da = gpu.dm(self.here(), "transpose", "A", a)?;
         let mut out = gpu.alloc_matrix("transpose", da.cols, da.rows)?;

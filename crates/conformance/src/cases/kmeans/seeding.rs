@@ -4,7 +4,7 @@
 //! around them (`n_init`, the centroid-movement stop) and their errors.
 
 use ndarray::Array2;
-use ndgpu_core::{init_centroids, Element, Error, Init, KMeans, KMeansConfig, Ops};
+use ndgpu_core::{init_centroids, Cluster, Element, Error, Init, KMeansConfig, Ops};
 
 use super::Shapes;
 use crate::data::{blobs, uniform_points, Rng};

@@ -2,7 +2,7 @@
 //! points equal, and points that repeat.
 
 use ndarray::{array, Array2};
-use ndgpu_core::{Element, Init, KMeans, KMeansConfig, Ops};
+use ndgpu_core::{Cluster, Element, Init, KMeansConfig, Ops};
 
 use super::{check_properties, check_same_as_cpu};
 use crate::data::{blobs, Rng};

@@ -4,7 +4,7 @@
 //! no start holds a point of weight 0; bad weights are refused alike.
 
 use ndarray::{Array1, Array2};
-use ndgpu_core::{init_centroids, Element, Error, Init, KMeans, KMeansConfig, Ops};
+use ndgpu_core::{init_centroids, Cluster, Element, Error, Init, KMeansConfig, Ops};
 use ndgpu_cpu::CpuBackend;
 
 use super::seeding::{inits, same_start, MEDIUM, SMALL};

@@ -17,7 +17,7 @@ mod solve;
 
 use cudarc::driver::CudaSlice;
 use ndgpu_core::backend::{self, finite_dev};
-use ndgpu_core::{check, Backend, Cholesky, CholeskyFactor, DType, Error, Family, Matrix, Result};
+use ndgpu_core::{Backend, CholeskyFactor, DType, Error, FactorizeKernels, Family, Matrix, Result};
 use ndgpu_cuda_runtime::triangle::zero_upper;
 use ndgpu_cuda_runtime::{dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
 
@@ -421,24 +421,22 @@ pub(crate) fn cholesky_solve<T: CudaElement>(
     l: &DeviceMatrix<T>,
     b: &mut DeviceMatrix<T>,
 ) -> Result<()> {
-    let n = check::square_dim("cholesky_solve", l.dim())?;
-    check::solve_dims(n, b.dim())?;
+    let n = l.rows;
     if n == 0 || b.cols == 0 {
         return Ok(());
     }
     solve::solve(gpu, l, b)
 }
 
-impl<T: CudaElement> Cholesky<T> for CudaBackend {
-    fn cholesky_in_place_dev(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
+impl<T: CudaElement> FactorizeKernels<T> for CudaBackend {
+    fn cholesky_unchecked(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
         let gpu = self.gpu();
         let da = gpu.dm_mut(self.here(), "cholesky", "A", &mut a)?;
         cholesky(gpu, self.variant(Family::Cholesky), da)?;
         Ok(backend::cholesky_factor(a))
     }
 
-    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
-        check::solve_dims(l.order(), b.dim())?;
+    fn cholesky_solve_unchecked(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
         let gpu = self.gpu();
         let dl = gpu.dm(self.here(), "cholesky_solve", "L", l.l())?;
         finite_dev(self, "cholesky_solve", "B", b)?;
@@ -454,7 +452,7 @@ mod tests {
     use ndarray::Array2;
     use ndgpu_conformance::compare::cholesky_ratio;
     use ndgpu_core::kmeans::SplitMix64;
-    use ndgpu_core::{tolerance, Backend, Cholesky, Error, Family};
+    use ndgpu_core::{tolerance, Backend, Error, Factorize, Family};
 
     use super::{panel_columns, ticket_order, PANEL_TILES};
     use crate::CudaBackend;

@@ -6,7 +6,7 @@
 //! | `fused` | ‖c‖² − 2·x·c over 128×128 tiles in shared memory, fused with the argmin; no N×K matrix | per-chunk sums in shared memory, chunks added in a fixed order: bitwise reproducible |
 //! | `atomic` | report 000: one thread per point, direct differences | report 000: atomicAdd of each point into the sums, a division kernel |
 //!
-//! The iteration is the one written once on [`KMeans`]; this backend gives its two
+//! The iteration is the one written once on [`Cluster`](ndgpu_core::Cluster); this backend gives its two
 //! steps. The host reads two numbers back per assignment (points changed, inertia).
 //! Seeding (k-means++, k-means‖) runs on the device: the runtime's `seed`.
 
@@ -14,7 +14,8 @@ mod launch;
 
 use cudarc::driver::CudaSlice;
 use ndgpu_core::{
-    Assignment, Backend, DType, Error, Family, Indices, KMeans, KMeansConfig, Matrix, Result,
+    Assignment, Backend, ClusterKernels, DType, Error, Family, Indices, KMeansConfig, Matrix,
+    Points, Result,
 };
 use ndgpu_cuda_runtime::kmeans::{read_stats, shift, update, ChunkSums, Masses, Plan};
 use ndgpu_cuda_runtime::seed::seed;
@@ -245,20 +246,16 @@ fn weights<'a, T: CudaElement>(
     .transpose()
 }
 
-impl<T: CudaElement> KMeans<T> for CudaBackend {
-    fn shift_dev(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<f64> {
+impl<T: CudaElement> ClusterKernels<T> for CudaBackend {
+    fn shift_unchecked(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<f64> {
         let gpu = self.gpu();
         let a = gpu.dm(self.here(), "kmeans", "centroids", a)?;
         let b = gpu.dm(self.here(), "kmeans", "centroids", b)?;
         shift(gpu, a, b)
     }
 
-    fn seed_weighted_dev(
-        &self,
-        x: &Matrix<T>,
-        w: Option<&Matrix<T>>,
-        config: &KMeansConfig,
-    ) -> Result<Matrix<T>> {
+    fn seed_unchecked(&self, p: Points<T>, config: &KMeansConfig) -> Result<Matrix<T>> {
+        let (x, w) = (p.x, p.weights);
         let gpu = self.gpu();
         let x = gpu.dm(self.here(), "kmeans", "X", x)?;
         let w = w
@@ -267,13 +264,13 @@ impl<T: CudaElement> KMeans<T> for CudaBackend {
         Ok(gpu.matrix(seed(gpu, x, w, config)?))
     }
 
-    fn assign(
+    fn assign_unchecked(
         &self,
-        x: &Matrix<T>,
+        p: Points<T>,
         c: &Matrix<T>,
-        w: Option<&Matrix<T>>,
         labels: &mut Indices,
     ) -> Result<Assignment> {
+        let (x, w) = (p.x, p.weights);
         let v = parse(self.variant(Family::KMeans))?;
         let w = weights(self, w)?;
         let (gpu, here) = (self.gpu(), self.here());
@@ -285,13 +282,13 @@ impl<T: CudaElement> KMeans<T> for CudaBackend {
         assign(gpu, v, x, c, w, labels)
     }
 
-    fn update(
+    fn update_unchecked(
         &self,
-        x: &Matrix<T>,
+        p: Points<T>,
         labels: &Indices,
-        w: Option<&Matrix<T>>,
         centroids: &mut Matrix<T>,
     ) -> Result<()> {
+        let (x, w) = (p.x, p.weights);
         let v = parse(self.variant(Family::KMeans))?;
         let w = weights(self, w)?;
         let (gpu, here) = (self.gpu(), self.here());

@@ -19,7 +19,7 @@
 mod whole;
 
 use ndarray::Axis;
-use ndgpu_core::{check, ArgOp, Backend, Error, Family, Indices, Matrix, Reduce, ReduceOp, Result};
+use ndgpu_core::{ArgOp, Backend, Error, Family, Indices, Matrix, ReduceKernels, ReduceOp, Result};
 use ndgpu_cuda_runtime::reduce::{self, Kind, Whole};
 use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu};
 
@@ -111,8 +111,8 @@ fn whole<T: CudaElement>(
     whole::run(gpu, tech, w)
 }
 
-impl<T: CudaElement> Reduce<T> for CudaBackend {
-    fn reduce_dev(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
+impl<T: CudaElement> ReduceKernels<T> for CudaBackend {
+    fn reduce_unchecked(&self, op: ReduceOp, a: &Matrix<T>) -> Result<T> {
         let gpu = self.gpu();
         let a = gpu.dm(self.here(), op.name(), "A", a)?;
         if a.is_empty() {
@@ -121,13 +121,13 @@ impl<T: CudaElement> Reduce<T> for CudaBackend {
         whole(gpu, self.variant(Family::Reduce), Kind::Value(op), a, a).map(|(v, _)| v)
     }
 
-    fn reduce_axis_dev(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
+    fn reduce_axis_unchecked(&self, op: ReduceOp, a: &Matrix<T>, axis: Axis) -> Result<Matrix<T>> {
         let gpu = self.gpu();
         let a = gpu.dm(self.here(), op.name(), "A", a)?;
         Ok(gpu.matrix(reduce::along(gpu, op, a, axis)?))
     }
 
-    fn arg_reduce_dev(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
+    fn arg_reduce_unchecked(&self, op: ArgOp, a: &Matrix<T>) -> Result<usize> {
         let gpu = self.gpu();
         let a = gpu.dm(self.here(), op.name(), "A", a)?;
         if a.is_empty() {
@@ -137,15 +137,14 @@ impl<T: CudaElement> Reduce<T> for CudaBackend {
         Ok(i as usize)
     }
 
-    fn arg_reduce_axis_dev(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
+    fn arg_reduce_axis_unchecked(&self, op: ArgOp, a: &Matrix<T>, axis: Axis) -> Result<Indices> {
         let gpu = self.gpu();
         let a = gpu.dm(self.here(), op.name(), "A", a)?;
         let (len, s) = reduce::arg_along(gpu, op, a, axis)?;
         Ok(gpu.index_array(len, s))
     }
 
-    fn dot_dev(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
-        check::same_shape("dot", x.dim(), y.dim())?;
+    fn dot_unchecked(&self, x: &Matrix<T>, y: &Matrix<T>) -> Result<T> {
         let gpu = self.gpu();
         let x = gpu.dm(self.here(), "dot", "x", x)?;
         let y = gpu.dm(self.here(), "dot", "y", y)?;

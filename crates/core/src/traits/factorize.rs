@@ -1,12 +1,17 @@
-//! Cholesky factorization of symmetric positive-definite matrices, and solves with it.
+//! Factorizations and the solves they carry: Cholesky of symmetric positive-definite
+//! matrices.
 
 use ndarray::{Array2, ArrayView2};
 
-use super::{Memory, Reduce};
+use super::kernels::need;
+use super::{Kernels, Memory};
 use crate::array::factor;
 use crate::{check, CholeskyFactor, Element, Matrix, Result};
 
-/// Cholesky factorization `A = L·Lᵀ` and solves `A·X = B` with the factor.
+/// Factorizations, each returning a factor type that carries its solves: today the
+/// Cholesky factorization `A = L·Lᵀ` ([`CholeskyFactor`]) and solves `A·X = B` with it.
+/// Written once for every backend: the methods check the input, then run the backend's
+/// kernel.
 ///
 /// Only the lower triangle of `A` (diagonal included) is read. The factor `L` is lower
 /// triangular with its strict upper triangle zero.
@@ -24,7 +29,7 @@ use crate::{check, CholeskyFactor, Element, Matrix, Result};
 /// `T`, and in the factorization) can make the matrix indefinite, and then the result
 /// is that error, with the pivot where it happened; which pivot, or whether at all, may
 /// differ between backends.
-pub trait Cholesky<T: Element>: Memory<T> + Reduce<T> {
+pub trait Factorize<T: Element>: Kernels<T> {
     /// Factors a resident matrix in place: it becomes the factor.
     ///
     /// # Errors
@@ -32,7 +37,10 @@ pub trait Cholesky<T: Element>: Memory<T> + Reduce<T> {
     /// [`Error::NotPositiveDefinite`](crate::Error::NotPositiveDefinite) with the first
     /// failing pivot (the matrix is then consumed: what was left of it is of no use);
     /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
-    fn cholesky_in_place_dev(&self, a: Matrix<T>) -> Result<CholeskyFactor<T>>;
+    fn cholesky_in_place_dev(&self, a: Matrix<T>) -> Result<CholeskyFactor<T>> {
+        check::square_dim("cholesky", a.dim())?;
+        need(self, self.factorize_kernels(), "cholesky")?.cholesky_unchecked(a)
+    }
 
     /// Solves `A·X = B` in place (`b` becomes X, n×nrhs) given the factor of A.
     ///
@@ -40,25 +48,29 @@ pub trait Cholesky<T: Element>: Memory<T> + Reduce<T> {
     /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) when `b` has other than n
     /// rows; [`Error::NonFinite`](crate::Error::NonFinite) for NaN or ±Inf in `b` (then
     /// `b` is unchanged); [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
-    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()>;
+    fn cholesky_solve_in_place_dev(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
+        check::solve_dims(l.order(), b.dim())?;
+        need(self, self.factorize_kernels(), "cholesky_solve")?.cholesky_solve_unchecked(l, b)
+    }
 
     /// Factors a resident matrix into a new one (`a` is left as it was).
     ///
     /// # Errors
-    /// As [`Cholesky::cholesky_in_place_dev`]; out of memory.
+    /// As [`Factorize::cholesky_in_place_dev`]; out of memory.
     fn cholesky_dev(&self, a: &Matrix<T>) -> Result<CholeskyFactor<T>> {
         check::square_dim("cholesky", a.dim())?;
-        self.cholesky_in_place_dev(self.copy(a)?)
+        need(self, self.factorize_kernels(), "cholesky")?.cholesky_unchecked(self.copy(a)?)
     }
 
     /// Solves `A·X = B` into a new resident matrix (`b` is left as it was).
     ///
     /// # Errors
-    /// As [`Cholesky::cholesky_solve_in_place_dev`]; out of memory.
+    /// As [`Factorize::cholesky_solve_in_place_dev`]; out of memory.
     fn cholesky_solve_dev(&self, l: &CholeskyFactor<T>, b: &Matrix<T>) -> Result<Matrix<T>> {
         check::solve_dims(l.order(), b.dim())?;
         let mut x = self.copy(b)?;
-        self.cholesky_solve_in_place_dev(l, &mut x)?;
+        need(self, self.factorize_kernels(), "cholesky_solve")?
+            .cholesky_solve_unchecked(l, &mut x)?;
         Ok(x)
     }
 
@@ -85,7 +97,8 @@ pub trait Cholesky<T: Element>: Memory<T> + Reduce<T> {
     /// failing pivot (never NaN in an output). A 0×0 matrix has a 0×0 factor.
     fn cholesky(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
         check::cholesky(&a)?;
-        let f = self.cholesky_in_place_dev(self.upload(a)?)?;
+        let f = need(self, self.factorize_kernels(), "cholesky")?
+            .cholesky_unchecked(self.upload(a)?)?;
         self.download(f.l())
     }
 
@@ -101,7 +114,27 @@ pub trait Cholesky<T: Element>: Memory<T> + Reduce<T> {
         check::cholesky_solve(&l, &b)?;
         let f = self.factor_from_lower(l)?;
         let mut x = self.upload(b)?;
-        self.cholesky_solve_in_place_dev(&f, &mut x)?;
+        need(self, self.factorize_kernels(), "cholesky_solve")?
+            .cholesky_solve_unchecked(&f, &mut x)?;
         self.download(&x)
     }
+}
+
+impl<T: Element, B: Kernels<T> + ?Sized> Factorize<T> for B {}
+
+/// The kernels of [`Factorize`]; see [`Kernels`].
+pub trait FactorizeKernels<T: Element>: Memory<T> {
+    /// Cholesky in place: `a` becomes L. Checked: `a` is square.
+    ///
+    /// # Errors
+    /// [`Error::NotPositiveDefinite`](crate::Error::NotPositiveDefinite) with the first
+    /// failing pivot; [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
+    fn cholesky_unchecked(&self, a: Matrix<T>) -> Result<CholeskyFactor<T>>;
+
+    /// Solves `A·X = B` in place with A's factor. Checked: `b` has n rows.
+    ///
+    /// # Errors
+    /// [`Error::NonFinite`](crate::Error::NonFinite) for NaN or ±Inf in `b` (then `b` is
+    /// unchanged); [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
+    fn cholesky_solve_unchecked(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()>;
 }

@@ -2,8 +2,8 @@
 
 use ndarray::{Array1, ArrayView2};
 
-use super::{Memory, Reduce};
-use crate::init::init_centroids_weighted;
+use super::kernels::need;
+use super::{Kernels, Memory, Points, Reduce};
 use crate::kmeans::{sample_weights, Assignment, Init, KMeansConfig, KMeansFit, KMeansResult};
 use crate::{check, Element, Error, Indices, Matrix, ReduceOp, Result};
 
@@ -16,14 +16,18 @@ use crate::{check, Element, Error, Indices, Matrix, ReduceOp, Result};
 /// points (a centroid with no points stays where it is) and go to (1). So the returned
 /// labels are always those of the nearest returned centroid. With sample weights
 /// (`KMeansConfig::sample_weight`, uploaded once per fit), the means and the inertia are
-/// weighted, and so are the seeding's draws ([`init_centroids`](crate::init_centroids)). Backends implement the two
-/// steps, [`KMeans::assign`] and [`KMeans::update`], which the trait calls after
-/// checking the shapes.
+/// weighted, and so are the seeding's draws ([`init_centroids`](crate::init_centroids)).
+/// Backends implement the two steps ([`Kernels::assign_unchecked`],
+/// [`Kernels::update_unchecked`]), which this trait calls after checking the shapes.
 ///
 /// NaN or ±Inf in the points (or the centroids) makes the inertia of an assignment
-/// non-finite; [`KMeans::kmeans_dev`] and [`KMeans::predict_dev`] check it after every
+/// non-finite; [`Cluster::kmeans_dev`] and [`Cluster::predict_dev`] check it after every
 /// assignment and then name the first offending entry, so they cost no extra pass.
-pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
+///
+/// The methods a user calls first are [`Cluster::kmeans`] and [`Cluster::predict`] (host
+/// arrays) and their resident forms; the single steps (`assign_dev`, `update_dev`, ...)
+/// are there to time or drive an iteration by hand.
+pub trait Cluster<T: Element>: Kernels<T> + Reduce<T> {
     /// One assignment step on resident data: `labels[i]` becomes the index of the
     /// centroid nearest to row i of `x` (ties → the lowest index). On entry `labels`
     /// holds the previous labels ([`Device::unlabeled`](crate::Device::unlabeled) before
@@ -42,13 +46,13 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
         self.assign_weighted_dev(x, centroids, None, labels)
     }
 
-    /// [`KMeans::assign_dev`] with sample weights `w` (N×1, resident, as
+    /// [`Cluster::assign_dev`] with sample weights `w` (N×1, resident, as
     /// [`sample_weights`](crate::kmeans::sample_weights) converts them): the inertia is
     /// Σ wᵢ‖xᵢ − c_labelᵢ‖² (each distance times its weight in f64). `None`: every
     /// weight 1, by the unweighted code.
     ///
     /// # Errors
-    /// As [`KMeans::assign_dev`]; `ShapeMismatch` for weights that are not N×1.
+    /// As [`Cluster::assign_dev`]; `ShapeMismatch` for weights that are not N×1.
     fn assign_weighted_dev(
         &self,
         x: &Matrix<T>,
@@ -56,29 +60,30 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
         w: Option<&Matrix<T>>,
         labels: &mut Indices,
     ) -> Result<Assignment> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
-        if let Some(w) = w {
-            check::weights_dim(x.rows(), w.dim())?;
-        }
-        self.assign(x, centroids, w, labels)
+        check::kmeans_step(x.dim(), centroids.dim(), labels.len(), w.map(Matrix::dim))?;
+        need(self, self.cluster_kernels(), "kmeans")?.assign_unchecked(
+            Points { x, weights: w },
+            centroids,
+            labels,
+        )
     }
 
     /// One update step on resident data: each centroid moves to the mean of the points
-    /// `labels` gives it (labels written by [`KMeans::assign_dev`]); a centroid with no
+    /// `labels` gives it (labels written by [`Cluster::assign_dev`]); a centroid with no
     /// points stays where it is.
     ///
     /// # Errors
-    /// As [`KMeans::assign_dev`].
+    /// As [`Cluster::assign_dev`].
     fn update_dev(&self, x: &Matrix<T>, labels: &Indices, centroids: &mut Matrix<T>) -> Result<()> {
         self.update_weighted_dev(x, labels, None, centroids)
     }
 
-    /// [`KMeans::update_dev`] with sample weights `w` (N×1, resident): each centroid
+    /// [`Cluster::update_dev`] with sample weights `w` (N×1, resident): each centroid
     /// moves to Σ wᵢxᵢ / Σ wᵢ over its points; one whose Σ wᵢ is 0 (no points, or only
     /// points of weight 0) stays where it is. `None`: the unweighted code.
     ///
     /// # Errors
-    /// As [`KMeans::assign_weighted_dev`].
+    /// As [`Cluster::assign_weighted_dev`].
     fn update_weighted_dev(
         &self,
         x: &Matrix<T>,
@@ -86,59 +91,28 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
         w: Option<&Matrix<T>>,
         centroids: &mut Matrix<T>,
     ) -> Result<()> {
-        check::kmeans_step(x.dim(), centroids.dim(), labels.len())?;
-        if let Some(w) = w {
-            check::weights_dim(x.rows(), w.dim())?;
-        }
-        self.update(x, labels, w, centroids)
+        check::kmeans_step(x.dim(), centroids.dim(), labels.len(), w.map(Matrix::dim))?;
+        need(self, self.cluster_kernels(), "kmeans")?.update_unchecked(
+            Points { x, weights: w },
+            labels,
+            centroids,
+        )
     }
 
-    /// The backend's part of [`KMeans::assign_weighted_dev`], which calls it once the
-    /// shapes are checked (at least one centroid, equal dimensions, N labels, N×1
-    /// weights). Call `assign_dev` or `assign_weighted_dev`.
-    ///
-    /// # Errors
-    /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
-    fn assign(
-        &self,
-        x: &Matrix<T>,
-        c: &Matrix<T>,
-        w: Option<&Matrix<T>>,
-        labels: &mut Indices,
-    ) -> Result<Assignment>;
-
-    /// The backend's part of [`KMeans::update_weighted_dev`], which calls it once the
-    /// shapes are checked. Call `update_dev` or `update_weighted_dev`.
-    ///
-    /// # Errors
-    /// As [`KMeans::assign`].
-    fn update(
-        &self,
-        x: &Matrix<T>,
-        labels: &Indices,
-        w: Option<&Matrix<T>>,
-        c: &mut Matrix<T>,
-    ) -> Result<()>;
-
     /// Σ‖a_j − b_j‖² over the rows of two K×D resident matrices, in f64: how far an
-    /// update moved the centroids. This default computes it on the host (both come
-    /// back); backends with a device compute it there and read back one number.
+    /// update moved the centroids.
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch); device errors.
     fn shift_dev(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<f64> {
         check::same_shape("kmeans", a.dim(), b.dim())?;
-        let (a, b) = (self.download(a)?, self.download(b)?);
-        Ok(a.iter()
-            .zip(b.iter())
-            .map(|(x, y)| (x.as_f64() - y.as_f64()).powi(2))
-            .sum())
+        need(self, self.cluster_kernels(), "kmeans")?.shift_unchecked(a, b)
     }
 
     /// The starting centroids of `config` for a resident `x` (N×D), resident: the given
     /// ones, k distinct random points, k-means++ or k-means‖, as
     /// [`init_centroids`](crate::init_centroids) defines them to the bit (with
-    /// `config.sample_weight`, uploaded here). Calls [`KMeans::seed_weighted_dev`].
+    /// `config.sample_weight`, uploaded here). Calls [`Cluster::seed_weighted_dev`].
     ///
     /// # Errors
     /// As [`init_centroids`](crate::init_centroids); device errors.
@@ -148,31 +122,24 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
         self.seed_weighted_dev(x, w.as_ref(), config)
     }
 
-    /// [`KMeans::seed_dev`] with the sample weights already resident: `w` (N×1) holds
+    /// [`Cluster::seed_dev`] with the sample weights already resident: `w` (N×1) holds
     /// `config.sample_weight` converted to `T` ([`sample_weights`](crate::kmeans::sample_weights)),
-    /// and the draws use its values. This default seeds on the host (the data come back
-    /// once); backends with a device seed there.
+    /// and the draws use its values.
     ///
     /// # Errors
-    /// As [`KMeans::seed_dev`].
+    /// As [`Cluster::seed_dev`].
     fn seed_weighted_dev(
         &self,
         x: &Matrix<T>,
         w: Option<&Matrix<T>>,
         config: &KMeansConfig,
     ) -> Result<Matrix<T>> {
-        let c = match &config.init {
-            Init::Given(c) => {
-                check::kmeans_config(x.rows(), x.cols(), config)?;
-                c.mapv(T::from_f64)
-            }
-            _ => {
-                let w = w.map(|w| self.download(w)).transpose()?;
-                let w = w.as_ref().map(|w| w.column(0));
-                init_centroids_weighted(self.download(x)?.view(), w, config)?
-            }
-        };
-        self.upload(c.view())
+        check::kmeans_config(x.rows(), x.cols(), config)?;
+        match &config.init {
+            Init::Given(c) => self.upload(c.mapv(T::from_f64).view()),
+            _ => need(self, self.cluster_kernels(), "kmeans")?
+                .seed_unchecked(Points { x, weights: w }, config),
+        }
     }
 
     /// Runs k-means on the rows of a resident `x` (N points × D dimensions); centroids
@@ -219,10 +186,10 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
     }
 
     /// Runs k-means on the rows of a host `x` (N points × D dimensions): one upload,
-    /// [`KMeans::kmeans_dev`], one download of centroids and labels.
+    /// [`Cluster::kmeans_dev`], one download of centroids and labels.
     ///
     /// # Errors
-    /// As [`KMeans::kmeans_dev`].
+    /// As [`Cluster::kmeans_dev`].
     fn kmeans(&self, x: ArrayView2<T>, config: &KMeansConfig) -> Result<KMeansResult<T>> {
         check::kmeans_config(x.nrows(), x.ncols(), config)?;
         let fit = self.kmeans_dev(&self.upload(x)?, config)?;
@@ -247,6 +214,8 @@ pub trait KMeans<T: Element>: Memory<T> + Reduce<T> {
     }
 }
 
+impl<T: Element, B: Kernels<T> + ?Sized> Cluster<T> for B {}
+
 /// The sample weights of `config` in `T`, resident (N×1), or `None`.
 fn upload_weights<T: Element, B: Memory<T> + ?Sized>(
     b: &B,
@@ -259,7 +228,7 @@ fn upload_weights<T: Element, B: Memory<T> + ?Sized>(
 
 /// Lloyd's iteration from `centroids`, as the trait's documentation states it, with the
 /// centroid-movement stop when `config.shift_tol` is set.
-fn lloyd<T: Element, B: KMeans<T> + ?Sized>(
+fn lloyd<T: Element, B: Cluster<T> + ?Sized>(
     b: &B,
     x: &Matrix<T>,
     w: Option<&Matrix<T>>,
@@ -311,7 +280,7 @@ fn lloyd<T: Element, B: KMeans<T> + ?Sized>(
 
 /// The mean over the dimensions of the variance of X's columns, from column sums and
 /// sums of squares (each rounded in T; clamped at 0), the scale of `shift_tol`.
-fn mean_variance<T: Element, B: KMeans<T> + ?Sized>(b: &B, x: &Matrix<T>) -> Result<f64> {
+fn mean_variance<T: Element, B: Cluster<T> + ?Sized>(b: &B, x: &Matrix<T>) -> Result<f64> {
     let (n, d) = x.dim();
     if n == 0 || d == 0 {
         return Ok(0.0);
@@ -352,4 +321,55 @@ fn finite_inertia<T: Element, B: Memory<T> + ?Sized>(
             a.inertia
         ),
     ))
+}
+
+/// The kernels of [`Cluster`]; see [`Kernels`].
+pub trait ClusterKernels<T: Element>: Memory<T> {
+    /// k-means' assignment step: `labels[i]` becomes the nearest centroid of point i
+    /// (ties → the lowest index), the changes counted against the labels on entry.
+    /// Checked: at least one centroid, equal dimensions, N labels, N×1 weights.
+    ///
+    /// # Errors
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
+    fn assign_unchecked(
+        &self,
+        p: Points<T>,
+        c: &Matrix<T>,
+        labels: &mut Indices,
+    ) -> Result<Assignment>;
+
+    /// k-means' update step: each centroid moves to the (weighted) mean of its points;
+    /// one with no weight stays. Checked as `assign_unchecked`.
+    ///
+    /// # Errors
+    /// As `assign_unchecked`.
+    fn update_unchecked(&self, p: Points<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()>;
+
+    /// `Σ‖a_j − b_j‖²` in f64 over two matrices of one shape (checked). This default
+    /// reads both back and sums on the host; backends with a device sum there.
+    ///
+    /// # Errors
+    /// Device errors.
+    fn shift_unchecked(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<f64> {
+        let (a, b) = (self.download(a)?, self.download(b)?);
+        Ok(a.iter()
+            .zip(b.iter())
+            .map(|(x, y)| (x.as_f64() - y.as_f64()).powi(2))
+            .sum())
+    }
+
+    /// The starting centroids of `config` drawn from `p` (random points, k-means++ or
+    /// k-means‖, as [`init_centroids`](crate::init_centroids) defines them to the bit).
+    /// Checked: `config` is valid for `p.x`, and does not give the centroids. This
+    /// default seeds on the host (the data come back once); backends with a device seed
+    /// there.
+    ///
+    /// # Errors
+    /// As [`init_centroids`](crate::init_centroids); device errors.
+    fn seed_unchecked(&self, p: Points<T>, config: &KMeansConfig) -> Result<Matrix<T>> {
+        let w = p.weights.map(|w| self.download(w)).transpose()?;
+        let w = w.as_ref().map(|w| w.column(0));
+        let c = crate::init::init_centroids_weighted(self.download(p.x)?.view(), w, config)?;
+        self.upload(c.view())
+    }
 }
