@@ -37,6 +37,9 @@ pub enum Command {
         /// The element type of --plan.
         #[arg(long, value_enum, default_value = "f32")]
         dtype: DTypeArg,
+        /// Print every backend's variant table as Markdown (what docs/variants.md holds).
+        #[arg(long, conflicts_with_all = ["json", "plan"])]
+        variants_md: bool,
     },
     /// Run one operation on .npy inputs (f32 or f64) and write .npy outputs.
     #[command(after_help = EXIT_CODES)]

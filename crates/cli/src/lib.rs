@@ -41,7 +41,15 @@ where
         Err(e) => return clap_exit(e, &args),
     };
     let result = match cli.command {
-        Command::Info { json, plan, dtype } => info::info(json, &plan, dtype),
+        Command::Info {
+            variants_md: true, ..
+        } => {
+            print!("{}", ndgpu::variants_markdown());
+            Ok(())
+        }
+        Command::Info {
+            json, plan, dtype, ..
+        } => info::info(json, &plan, dtype),
         Command::Run { op } => run::run(op),
         Command::Verify(v) => verify::verify(&v),
         Command::Shootout(s) => shootout::shootout(&s),

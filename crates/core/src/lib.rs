@@ -56,7 +56,7 @@ pub use traits::{
     Backend, BackendElement, Cluster, ClusterKernels, Device, Factorize, FactorizeKernels, Kernels,
     MatMul, MatMulKernels, Memory, Ops, Points, Reduce, ReduceKernels, Transpose, TransposeKernels,
 };
-pub use variants::{Precision, Variants};
+pub use variants::{Ladder, Needs, Precision, Variant, Variants};
 
 pub use ndarray;
 

@@ -50,14 +50,13 @@ mod reduce;
 
 use ndarray::{Array2, ArrayView2};
 use ndgpu_core::backend::Here;
-use ndgpu_core::{Backend, Element, Place, Variants};
+use ndgpu_core::{Backend, Element, Place, Variant, Variants};
 
 /// The one variant of every family.
-pub const VARIANTS: &[&str] = &["reference"];
-
-/// The note `ndgpu info` shows.
-const NOTE: &str = "cpu/reference: deterministic (same input, same bits); every result is \
-    computed in f64 and rounded once";
+pub const VARIANTS: &[Variant] = &[Variant::new(
+    "reference",
+    "deterministic (same input, same bits); every result is computed in f64 and rounded once",
+)];
 
 /// Where the reference computes, for the place check of every resident operand.
 pub(crate) const HERE: Here = Here {
@@ -75,7 +74,7 @@ impl CpuBackend {
     /// The reference backend (it cannot fail: it needs nothing but the CPU).
     pub fn new() -> Self {
         CpuBackend {
-            variants: Variants::uniform("cpu", VARIANTS, NOTE),
+            variants: Variants::uniform("cpu", VARIANTS, ""),
         }
     }
 }

@@ -22,6 +22,7 @@ use cudarc::cublas::sys::{self as blas, cublasDiagType_t, cublasOperation_t, cub
 use cudarc::cusolver::sys::{self as solver, cublasFillMode_t, cusolverDnParams_t};
 use cudarc::driver::CudaSlice;
 use ndgpu_core::backend::{self, finite_dev};
+use ndgpu_core::Variant;
 use ndgpu_core::{Backend, CholeskyFactor, Error, FactorizeKernels, Family, Matrix, Result};
 use ndgpu_cuda_runtime::triangle::zero_upper;
 use ndgpu_cuda_runtime::{dim_i32, DeviceMatrix, Gpu};
@@ -30,21 +31,34 @@ use crate::error::{self, VendorError, BACKEND};
 use crate::{i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 
 /// Variants, default (fastest measured) first.
-pub const VARIANTS: &[&str] = &["xlower_trsm", "lower_trsm", "upper_trsm", "upper_potrs"];
+pub const VARIANTS: &[Variant] = &[
+    Variant::new(
+        "xlower_trsm",
+        "cuSOLVER's 64-bit cusolverDnXpotrf with uplo = LOWER (as PyTorch calls it) on the \
+         row-major buffer's transpose, in place; solves by two TRSMs",
+    ),
+    Variant::new(
+        "lower_trsm",
+        "the same with the 32-bit SPOTRF/DPOTRF; solves by two TRSMs",
+    ),
+    Variant::new(
+        "upper_trsm",
+        "SPOTRF/DPOTRF with uplo = UPPER on the row-major buffer in place (its column-major \
+         upper triangle is our lower one); solves by two TRSMs",
+    ),
+    Variant::new(
+        "upper_potrs",
+        "as upper_trsm; solves by SPOTRS/DPOTRS on a transposed copy of B",
+    ),
+];
 
-/// Determinism and scope.
-pub const NOTE: &str = "cholesky: xlower_trsm (default) transposes A (GEAM), factors with \
-    cuSOLVER's 64-bit cusolverDnXpotrf and uplo = LOWER (as PyTorch calls it) and \
-    transposes back; lower_trsm does the same with the 32-bit SPOTRF/DPOTRF; upper_trsm \
-    calls SPOTRF/DPOTRF with uplo = UPPER on the row-major buffer in place (its \
-    column-major upper triangle is our lower one). Each zeroes the factor's strict upper \
-    triangle with the runtime's kernel, after checking its diagonal: cuSOLVER takes a NaN \
-    pivot for a positive one, so a non-finite diagonal entry p of L is reported as the \
-    failed pivot p. Solves: two TRSMs from the right on B in place \
-    (*_trsm), or SPOTRS/DPOTRS on a transposed copy of B (upper_potrs). A failed pivot \
-    p (info = p + 1) is Error::NotPositiveDefinite { pivot: p, value }; cuSOLVER leaves \
-    NaN there, so value is re-formed in f64 from the saved diagonal and the finished \
-    row p of L: A[p][p] − Σ L[p][j]².";
+/// What every variant shares.
+pub const NOTE: &str = "the factor's strict upper triangle is zeroed after its diagonal is \
+    checked: cuSOLVER takes a NaN pivot for a positive one, so a non-finite diagonal entry p \
+    of L is reported as the failed pivot p. A failed pivot p (info = p + 1) is \
+    Error::NotPositiveDefinite { pivot: p, value }; cuSOLVER leaves NaN there, so value is \
+    re-formed in f64 from the saved diagonal and the finished row p of L: \
+    A[p][p] − Σ L[p][j]².";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Factor {
@@ -73,7 +87,7 @@ fn parse(variant: &str) -> Result<(Factor, Solve)> {
                 BACKEND,
                 Family::Cholesky,
                 variant,
-                VARIANTS,
+                &Variant::names(VARIANTS),
             ))
         }
     })

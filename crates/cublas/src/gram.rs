@@ -9,6 +9,7 @@
 //! 2. COPY of S's diagonal onto out's (stride n + 1), which undoes the doubling.
 
 use cudarc::cublas::sys::{cublasFillMode_t, cublasHandle_t, cublasOperation_t};
+use ndgpu_core::Variant;
 use ndgpu_core::{Family, Matrix, Result, Trans};
 use ndgpu_cuda_runtime::dim_i32;
 
@@ -16,16 +17,22 @@ use crate::matmul::gemm_raw;
 use crate::{error, i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 
 /// Variants, default first.
-pub const VARIANTS: &[&str] = &["syrk", "gemm"];
+pub const VARIANTS: &[Variant] = &[
+    Variant::new(
+        "syrk",
+        "SSYRK/DSYRK into one triangle of a zeroed buffer, mirrored exactly by GEAM (S + Sᵀ) \
+         and a strided COPY of the diagonal",
+    ),
+    Variant::new(
+        "gemm",
+        "the full SGEMM/DGEMM of M·Mᵀ, which need not be exactly symmetric, so its row-major \
+         lower triangle is kept (TRTTP to packed, TPTTR into a zeroed buffer) and mirrored \
+         the same way",
+    ),
+];
 
-/// Determinism and scope.
-pub const NOTE: &str = "gram: `syrk` (default) is SSYRK/DSYRK into one triangle of a \
-    zeroed buffer, mirrored exactly by GEAM (S + Sᵀ) and a strided COPY of the diagonal; \
-    `gemm` is the full SGEMM/DGEMM of M·Mᵀ (what the M·Mᵀ report timed against its \
-    kernels), which need not be exactly symmetric (the two triangles may be summed in \
-    different orders), so its row-major lower triangle is kept (TRTTP to packed, TPTTR \
-    into a zeroed buffer) and mirrored the same way. Both are exactly symmetric; all \
-    steps are cuBLAS.";
+/// What every variant shares.
+pub const NOTE: &str = "exactly symmetric; all steps are cuBLAS";
 
 /// The row-major lower triangle is the column-major upper one.
 const ROW_MAJOR_LOWER: cublasFillMode_t = cublasFillMode_t::CUBLAS_FILL_MODE_UPPER;

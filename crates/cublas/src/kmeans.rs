@@ -9,6 +9,7 @@
 //! `update` moves the centroids (to weighted means with weights).
 
 use ndarray::Axis;
+use ndgpu_core::Variant;
 use ndgpu_core::{
     Assignment, ClusterKernels, Indices, KMeansConfig, Matrix, Points, Result, Trans,
 };
@@ -20,14 +21,16 @@ use crate::matmul::gemm_raw;
 use crate::{ptr, ptr_mut, BlasElement, CublasBackend};
 
 /// Variants, default first.
-pub const VARIANTS: &[&str] = &["gemm"];
+pub const VARIANTS: &[Variant] = &[Variant::new(
+    "gemm",
+    "vendor part = the distances: cuBLAS GEMMs build ‖c‖² − 2·X·Cᵀ (a rank-1 GEMM fills the \
+     norms, then GEMM with β = 1; norms by strided-batched GEMM), never TF32; ours = argmin, \
+     label changes, inertia, the centroid update and the seeding on the device (the \
+     runtime's kernels, those of the cuda backend)",
+)];
 
-/// Determinism and scope.
-pub const NOTE: &str = "kmeans: vendor part = the distances: cuBLAS GEMMs build \
-    ‖c‖² − 2·X·Cᵀ (a rank-1 GEMM fills the norms, then GEMM with β = 1; norms by \
-    strided-batched GEMM), never TF32; ours = argmin, label changes, inertia and the \
-    centroid update and the k-means++/k-means|| seeding on the device (the runtime's \
-    kernels, those of the cuda backend). Iteration as written once on KMeans.";
+/// What every variant shares.
+pub const NOTE: &str = "";
 
 impl<T: BlasElement> ClusterKernels<T> for CublasBackend {
     fn shift_unchecked(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<f64> {

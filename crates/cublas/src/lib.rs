@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use ndgpu_core::backend::Here;
-use ndgpu_core::{Backend, Family, Precision, Result, Variants};
+use ndgpu_core::{Backend, Family, Ladder, Result, Variant, Variants};
 use ndgpu_cuda_runtime::{CudaElement, Gpu};
 
 pub use element::BlasElement;
@@ -91,17 +91,16 @@ impl CublasBackend {
     /// The variants of every family, default first, and their precisions: known without
     /// a device.
     pub fn variant_table() -> Variants {
-        let table = [
-            (Family::MatMul, matmul::VARIANTS, matmul::NOTE),
-            (Family::Gram, gram::VARIANTS, gram::NOTE),
-            (Family::Transpose, transpose::VARIANTS, transpose::NOTE),
-            (Family::Reduce, reduce::VARIANTS, reduce::NOTE),
-            (Family::Cholesky, cholesky::VARIANTS, cholesky::NOTE),
-            (Family::KMeans, kmeans::VARIANTS, kmeans::NOTE),
+        let ladder = |f, rows: &[Variant], note| Ladder::new(f, rows.iter().copied(), note);
+        let ladders = vec![
+            ladder(Family::MatMul, matmul::VARIANTS, matmul::NOTE),
+            ladder(Family::Gram, gram::VARIANTS, gram::NOTE),
+            ladder(Family::Transpose, transpose::VARIANTS, transpose::NOTE),
+            ladder(Family::Reduce, reduce::VARIANTS, reduce::NOTE),
+            ladder(Family::Cholesky, cholesky::VARIANTS, cholesky::NOTE),
+            ladder(Family::KMeans, kmeans::VARIANTS, kmeans::NOTE),
         ];
-        Variants::new(error::BACKEND, &table)
-            .with_precision(Family::MatMul, matmul::TF32, Precision::Tf32)
-            .with_notes(&[DETERMINISM])
+        Variants::new(error::BACKEND, ladders).with_notes(&[DETERMINISM])
     }
 
     /// Opens device `ordinal`, on the runtime every backend of that device shares.
@@ -225,5 +224,8 @@ impl Backend for CublasBackend {
     }
     fn variant_table_mut(&mut self) -> &mut Variants {
         &mut self.variants
+    }
+    fn arch(&self) -> Option<&str> {
+        Some(self.gpu.arch())
     }
 }

@@ -2,23 +2,32 @@
 
 use cudarc::cublas::sys::{self as blas, cublasHandle_t, cublasMath_t};
 use ndgpu_core::{DType, Family, Gemm, MatMulKernels, Matrix, Precision, Result, Trans};
+use ndgpu_core::{Needs, Variant};
 
 use crate::layout::{col_major_gemm, op};
 use crate::{error, i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 
-/// Variants, default first.
-pub const VARIANTS: &[&str] = &["gemm", TF32];
-
-/// The variant on TF32 tensor cores (for f32), which the variant table declares
-/// [`Precision::Tf32`](ndgpu_core::Precision::Tf32).
+/// The variant on TF32 tensor cores (for f32).
 pub const TF32: &str = "gemm_tf32";
 
-/// Determinism and scope.
-pub const NOTE: &str = "matmul: `gemm` (default) is cuBLAS SGEMM/DGEMM in the default math \
-    mode (no TF32), row-major handled without copies by computing Cᵀ = op(B)ᵀ·op(A)ᵀ; \
-    `gemm_tf32` is opt-in: SGEMM with CUBLAS_TF32_TENSOR_OP_MATH for that call only \
-    (operands rounded to 10 mantissa bits, error bound tolerance::gemm_tf32, not the f32 \
-    one); for f64 `gemm_tf32` is plain DGEMM, TF32 being a single-precision mode.";
+/// Variants, default first.
+pub const VARIANTS: &[Variant] = &[
+    Variant::new(
+        "gemm",
+        "cuBLAS SGEMM/DGEMM in the default math mode (no TF32), row-major handled without \
+         copies by computing Cᵀ = op(B)ᵀ·op(A)ᵀ",
+    ),
+    Variant::new(
+        TF32,
+        "opt-in: SGEMM with CUBLAS_TF32_TENSOR_OP_MATH for that call only (operands rounded \
+         to 10 mantissa bits, bound tolerance::gemm_tf32); f64 runs plain DGEMM",
+    )
+    .precision(Precision::Tf32)
+    .needs(Needs::Sm80),
+];
+
+/// What every variant shares.
+pub const NOTE: &str = "";
 
 impl<T: BlasElement> MatMulKernels<T> for CublasBackend {
     /// `C ← α·op(A)·op(B) + β·C` with the selected [`Family::MatMul`] variant; row-major

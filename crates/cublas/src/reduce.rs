@@ -13,20 +13,23 @@
 use cudarc::cublas::sys::{cublasHandle_t, cublasOperation_t};
 use cudarc::driver::CudaSlice;
 use ndarray::Axis;
+use ndgpu_core::Variant;
 use ndgpu_core::{ArgOp, Error, Indices, Matrix, ReduceKernels, ReduceOp, Result};
 use ndgpu_cuda_runtime::{reduce, DeviceMatrix};
 
 use crate::{error, i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 
 /// Variants, default first.
-pub const VARIANTS: &[&str] = &["cublas"];
+pub const VARIANTS: &[Variant] = &[Variant::new(
+    "cublas",
+    "sum = GEMV/DOT against a vector of ones, sum of squares = DOT(x, x) (per axis: \
+     strided-batched 1×1 GEMMs, row·row), dot = DOT. cuBLAS has no min/max (its I?AMAX/I?AMIN \
+     use absolute values and are NOT min/max), so min, max, argmin and argmax run the \
+     runtime's kernels (those of the cuda backend's default variant)",
+)];
 
-/// Determinism and scope.
-pub const NOTE: &str = "reduce: sum = GEMV/DOT against a vector of ones, sum of squares = \
-    DOT(x, x) (per axis: strided-batched 1×1 GEMMs, row·row), dot = DOT: all cuBLAS. \
-    cuBLAS has no min/max: its I?AMAX/I?AMIN use absolute values and are NOT min/max, so \
-    min, max, argmin and argmax run the runtime's kernels (those of the cuda backend's \
-    default variant).";
+/// What every variant shares.
+pub const NOTE: &str = "";
 
 const N: cublasOperation_t = cublasOperation_t::CUBLAS_OP_N;
 const T_: cublasOperation_t = cublasOperation_t::CUBLAS_OP_T;

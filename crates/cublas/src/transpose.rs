@@ -1,17 +1,21 @@
 //! Out-of-place transpose through cuBLAS GEAM (`C = 1·Aᵀ + 0·B`).
 
 use cudarc::cublas::sys::cublasOperation_t;
+use ndgpu_core::Variant;
 use ndgpu_core::{Error, Matrix, Result, TransposeKernels};
 use ndgpu_cuda_runtime::DeviceMatrix;
 
 use crate::{error, i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 
 /// Variants, default first.
-pub const VARIANTS: &[&str] = &["geam"];
+pub const VARIANTS: &[Variant] = &[Variant::new(
+    "geam",
+    "cuBLAS SGEAM/DGEAM with C = 1·Aᵀ + 0·C (cuBLAS' documented way to transpose); a pure \
+     copy, so bitwise exact",
+)];
 
-/// Determinism and scope.
-pub const NOTE: &str = "transpose: `geam` is cuBLAS SGEAM/DGEAM with C = 1·Aᵀ + 0·C \
-    (cuBLAS' documented way to transpose); a pure copy, so bitwise exact.";
+/// What every variant shares.
+pub const NOTE: &str = "";
 
 impl CublasBackend {
     /// `out ← aᵀ` on resident data (`out` is cols×rows of `a`).

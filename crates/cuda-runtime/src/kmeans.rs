@@ -40,7 +40,8 @@ pub fn cfg(grid: (u32, u32, u32), shared: u32) -> LaunchConfig {
 ///
 /// # Errors
 /// NVRTC and driver errors.
-pub fn kernel(gpu: &Gpu, name: String) -> Result<(CudaFunction, String)> {
+pub fn kernel(gpu: &Gpu, name: impl Into<String>) -> Result<(CudaFunction, String)> {
+    let name = name.into();
     Ok((gpu.function(KernelFile::KMEANS, &name)?, name))
 }
 
@@ -210,7 +211,7 @@ pub fn stats_sum(
     stats: &mut CudaSlice<f64>,
 ) -> Result<()> {
     let nb = dim_i32("kmeans", nblocks)?;
-    let (f, name) = kernel(gpu, "kmeans_stats_sum_f64".into())?;
+    let (f, name) = kernel(gpu, "kmeans_stats_sum_f64")?;
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; block_stats, &nb, stats);
     // SAFETY: (const double* block_stats, int nblocks, double* stats): 2·nblocks
@@ -237,7 +238,7 @@ pub fn shift<T: CudaElement>(gpu: &Gpu, a: &DeviceMatrix<T>, b: &DeviceMatrix<T>
     let nb = (len.div_ceil(THREADS as usize)).min(256);
     let mut block_stats = gpu.alloc::<f64>("kmeans", 2 * nb)?;
     let mut stats = gpu.alloc::<f64>("kmeans", 2)?;
-    let (f, name) = kernel(gpu, format!("kmeans_shift_{}", T::SUFFIX))?;
+    let (f, name) = kernel(gpu, crate::kernel!("kmeans_shift").of::<T>())?;
     let l = len as i64;
     let mut bld = gpu.stream().launch_builder(&f);
     push_args!(bld; &a.data, &b.data, &l, &mut block_stats);

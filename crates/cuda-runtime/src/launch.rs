@@ -17,6 +17,37 @@ macro_rules! push_args {
     }};
 }
 
+/// One kernel of a `.cu` file in both element types: `{op}_{technique}_f32` and `_f64`,
+/// as [`kernel!`](crate::kernel) spells them from the common stem at compile time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kernel {
+    /// The f32 kernel's name.
+    pub f32: &'static str,
+    /// The f64 kernel's name.
+    pub f64: &'static str,
+}
+
+impl Kernel {
+    /// The name of the kernel for `T`.
+    pub fn of<T: crate::CudaElement>(&self) -> &'static str {
+        match T::DTYPE {
+            ndgpu_core::DType::F32 => self.f32,
+            ndgpu_core::DType::F64 => self.f64,
+        }
+    }
+}
+
+/// The [`Kernel`] of stem `"gemm_split_k"`: `gemm_split_k_f32` and `gemm_split_k_f64`.
+#[macro_export]
+macro_rules! kernel {
+    ($stem:literal) => {
+        $crate::launch::Kernel {
+            f32: concat!($stem, "_f32"),
+            f64: concat!($stem, "_f64"),
+        }
+    };
+}
+
 /// Blocks needed to cover `n` with blocks of `per_block`, at least one.
 pub fn blocks(n: usize, per_block: usize) -> u32 {
     n.div_ceil(per_block).max(1) as u32

@@ -37,7 +37,7 @@ pub mod triangle;
 
 pub use gpu::{describe, driver, probe, CudaElement, DeviceMatrix, Gpu};
 pub use indices::{DeviceIndices, IndexStorage};
-pub use launch::{blocks, dim_i32};
+pub use launch::{blocks, dim_i32, Kernel};
 pub use pinned::PinnedPair;
 
 /// `ndgpu_core`, for [`impl_device_memory!`].

@@ -167,13 +167,13 @@ fn gather<T: CudaElement>(gpu: &Gpu, x: &DeviceMatrix<T>, rows: &[i32]) -> Resul
     }
     let idx = gpu.upload_slice("kmeans", rows)?;
     let (di, ki) = (dim_i32("kmeans", d)?, dim_i32("kmeans", k)?);
-    let name = format!("seed_gather_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::SEED, &name)?;
+    let name = crate::kernel!("seed_gather").of::<T>();
+    let f = gpu.function(KernelFile::SEED, name)?;
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &x.data, &di, &idx, &ki, &mut c.data);
     // SAFETY: (x, d, rows, k, c): rows holds k row indices of x (below N), c k×d; one
     // thread per element of c, guarded by k·d.
-    unsafe { go(b, &name, cfg((blocks(k * d, 256), 1, 1), 0))? };
+    unsafe { go(b, name, cfg((blocks(k * d, 256), 1, 1), 0))? };
     Ok(c)
 }
 
@@ -231,15 +231,15 @@ impl<'a, T: CudaElement> Weighted<'a, T> {
             .iter()
             .map(|&l| gpu.alloc::<f64>("kmeans", l))
             .collect::<Result<Vec<_>>>()?;
-        let name = format!("seed_weight_leaves_{}", T::SUFFIX);
-        let f = gpu.function(KernelFile::SEED, &name)?;
+        let name = crate::kernel!("seed_weight_leaves").of::<T>();
+        let f = gpu.function(KernelFile::SEED, name)?;
         let (leaves, upper) = tree.split_at_mut(1);
         let len = n as i64;
         let mut b = gpu.stream().launch_builder(&f);
         push_args!(b; w, &len, &mut leaves[0], &mut upper[0]);
         // SAFETY: (w, n, leaves, roots): w and leaves hold n, roots ⌈n / 2048⌉, one per
         // block.
-        unsafe { go(b, &name, cfg((lens[1] as u32, 1, 1), 0))? };
+        unsafe { go(b, name, cfg((lens[1] as u32, 1, 1), 0))? };
         roots_up(gpu, upper, lens)?;
         Ok(Weighted {
             w,

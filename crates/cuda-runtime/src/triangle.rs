@@ -20,8 +20,8 @@ pub fn zero_upper<T: CudaElement>(gpu: &Gpu, a: &mut DeviceMatrix<T>) -> Result<
         return Ok(());
     }
     let ni = dim_i32("cholesky", n)?;
-    let name = format!("cholesky_zero_upper_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::CHOLESKY, &name)?;
+    let name = crate::kernel!("cholesky_zero_upper").of::<T>();
+    let f = gpu.function(KernelFile::CHOLESKY, name)?;
     let cfg = LaunchConfig {
         grid_dim: (blocks(n, 256), (n as u32).min(65535), 1),
         block_dim: (256, 1, 1),
@@ -32,5 +32,5 @@ pub fn zero_upper<T: CudaElement>(gpu: &Gpu, a: &mut DeviceMatrix<T>) -> Result<
     // SAFETY: (T* a, int n): a holds n×n elements (square, checked); rows beyond
     // gridDim.y and columns beyond the grid are walked by the kernel's loops, and every
     // access is inside the n×n matrix.
-    launched(&name, unsafe { b.launch(cfg) })
+    launched(name, unsafe { b.launch(cfg) })
 }

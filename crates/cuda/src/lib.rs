@@ -26,7 +26,7 @@ mod ops;
 use std::sync::Arc;
 
 use ndgpu_core::backend::Here;
-use ndgpu_core::{Backend, DType, Family, Precision, Result, Variants};
+use ndgpu_core::{Backend, DType, Family, Ladder, Result, Variant, Variants};
 use ndgpu_cuda_runtime::kernels;
 
 pub use ndgpu_cuda_runtime::Gpu;
@@ -59,34 +59,38 @@ impl CudaBackend {
         CudaBackend { gpu, variants }
     }
 
-    /// The variants of every family, default first: known without a device. Every
-    /// variant computes in IEEE arithmetic except the f32 forms of the tensor-core GEMM
-    /// rungs and of Cholesky's `dataflow_3x`, whose precision the table declares.
+    /// The variants of every family, default first, one typed row each (name,
+    /// precision, what it needs of the device, reproducibility, note): known without a
+    /// device.
     pub fn variant_table() -> Variants {
-        let table = [
-            (Family::MatMul, ops::matmul::VARIANTS, ops::matmul::NOTE),
-            (Family::Gram, ops::gram::VARIANTS, ops::gram::NOTE),
-            (
-                Family::Transpose,
-                ops::transpose::VARIANTS,
-                ops::transpose::NOTE,
-            ),
-            (Family::Reduce, ops::reduce::VARIANTS, ops::reduce::NOTE),
-            (
-                Family::Cholesky,
-                ops::cholesky::VARIANTS,
-                ops::cholesky::NOTE,
-            ),
-            (Family::KMeans, ops::kmeans::VARIANTS, ops::kmeans::NOTE),
-        ];
-        Variants::new(NAME, &table)
-            .with_precision(Family::MatMul, "tensor_core", Precision::Tf32)
-            .with_precision(Family::MatMul, "tensor_core_3x", Precision::Tf32x3)
-            .with_precision(Family::MatMul, "wgmma", Precision::Tf32)
-            .with_precision(Family::MatMul, "wgmma_3x", Precision::Tf32x3)
-            .with_precision(Family::Gram, "tensor_core", Precision::Tf32x3)
-            .with_precision(Family::Gram, "wgmma", Precision::Tf32x3)
-            .with_precision(Family::Cholesky, "dataflow_3x", Precision::Tf32x3)
+        let rows = |r: &[Variant]| r.to_vec();
+        Variants::new(
+            NAME,
+            vec![
+                Ladder::new(Family::MatMul, ops::matmul::variants(), ops::matmul::NOTE),
+                Ladder::new(Family::Gram, ops::gram::variants(), ops::gram::NOTE),
+                Ladder::new(
+                    Family::Transpose,
+                    ops::transpose::variants(),
+                    ops::transpose::NOTE,
+                ),
+                Ladder::new(
+                    Family::Reduce,
+                    rows(ops::reduce::VARIANTS),
+                    ops::reduce::NOTE,
+                ),
+                Ladder::new(
+                    Family::Cholesky,
+                    rows(ops::cholesky::VARIANTS),
+                    ops::cholesky::NOTE,
+                ),
+                Ladder::new(
+                    Family::KMeans,
+                    rows(ops::kmeans::VARIANTS),
+                    ops::kmeans::NOTE,
+                ),
+            ],
+        )
     }
 
     /// The runtime.
@@ -130,20 +134,8 @@ impl Backend for CudaBackend {
     fn variant_table_mut(&mut self) -> &mut Variants {
         &mut self.variants
     }
-    /// The Hopper rungs need sm_90; the `mma.sync` rungs of matmul and gram, and
-    /// Cholesky's `dataflow_3x`, sm_80 (Cholesky's `tensor_core` and `dataflow` and
-    /// k-means' `tensor_core` fall back to `blocked` and `fused` where there are none).
-    fn runs_here(&self, family: Family, name: &str) -> bool {
-        let tensor = matches!(family, Family::MatMul | Family::Gram);
-        if tensor && name.starts_with("wgmma") {
-            ops::wgmma::present(&self.gpu, family, name).is_ok()
-        } else if (tensor && name.starts_with("tensor_core"))
-            || (family == Family::Cholesky && name == "dataflow_3x")
-        {
-            ops::matmul::tensor_cores_present(&self.gpu, family, name).is_ok()
-        } else {
-            true
-        }
+    fn arch(&self) -> Option<&str> {
+        Some(self.gpu.arch())
     }
     /// matmul's `split_k` (whether, and into how many slices, K is cut), gram's
     /// `stream_k` (one block per tile, or how the K-steps are dealt out) and k-means'

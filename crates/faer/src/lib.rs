@@ -41,15 +41,15 @@ mod reduce;
 
 use faer::traits::RealField;
 use ndgpu_core::backend::Here;
-use ndgpu_core::{Backend, Element, Place, Variants};
+use ndgpu_core::{Backend, Element, Place, Variant, Variants};
 
 /// The one variant of every family.
-pub const VARIANTS: &[&str] = &["faer"];
-
-/// The note `ndgpu info` shows.
-const NOTE: &str = "faer/faer: reductions and k-means combine their parallel parts in a fixed \
-    order (the same bits every run on one machine); products and Cholesky use \
-    faer's kernels, whose summation order depends on the number of threads";
+pub const VARIANTS: &[Variant] = &[Variant::new(
+    "faer",
+    "reductions and k-means combine their parallel parts in a fixed order (the same bits \
+     every run on one machine); products and Cholesky use faer's kernels, whose summation \
+     order depends on the number of threads",
+)];
 
 /// Where the backend computes, for the place check of every resident operand.
 pub(crate) const HERE: Here = Here {
@@ -73,7 +73,7 @@ impl FaerBackend {
     /// global thread pool, one thread per core unless `RAYON_NUM_THREADS` says otherwise.
     pub fn new() -> Self {
         FaerBackend {
-            variants: Variants::uniform("faer", VARIANTS, NOTE),
+            variants: Variants::uniform("faer", VARIANTS, ""),
         }
     }
 }

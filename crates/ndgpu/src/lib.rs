@@ -30,6 +30,7 @@
 // expanded (`ArrayBase<ViewRepr<&T>, …>`); the links lead to the core crate's pages,
 // which keep `ArrayView2<T>`.
 pub use ndgpu_core::prelude;
+use ndgpu_core::Precision as RowPrecision;
 #[doc(no_inline)]
 pub use ndgpu_core::{
     init_centroids, ndarray, ArgOp, Assignment, Backend, BackendElement, CholeskyFactor, Cluster,
@@ -102,15 +103,18 @@ pub fn backends() -> Vec<BackendInfo> {
         .collect()
 }
 
-/// The variants of a backend that cannot open here, from its static table (the GPU
-/// backends know theirs without a device).
+/// The variants of a backend from its static table (the GPU backends know theirs
+/// without a device).
 fn static_variants(name: &'static str) -> Variants {
     match name {
+        "cpu" => CpuBackend::new().variant_table().clone(),
+        #[cfg(feature = "faer")]
+        "faer" => FaerBackend::new().variant_table().clone(),
         #[cfg(feature = "cuda")]
         "cuda" => CudaBackend::variant_table(),
         #[cfg(feature = "cublas")]
         "cublas" => CublasBackend::variant_table(),
-        _ => Variants::new(name, &[]),
+        _ => Variants::new(name, vec![]),
     }
 }
 
@@ -210,3 +214,55 @@ pub fn backend_with(name: &str, variants: &[(Family, &str)]) -> Result<Box<dyn B
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// Every compiled-in backend's variant table, one section per backend and a table per
+/// family, rendered from the backends' own rows.
+pub fn variants_markdown() -> String {
+    let mut s = String::from(
+        "# Variants\n\n\
+         Generated from the backends' variant tables (`ndgpu info --variants-md`; the test \
+         `crates/ndgpu/tests/docs.rs` keeps this file equal to it). Each family's first \
+         variant is its default. *precision*: the arithmetic of f32 results (f64 is always \
+         IEEE double); *needs*: the device it needs (elsewhere it is `Unavailable`); \
+         *reproducible*: the same bits on every run.\n",
+    );
+    for name in compiled_in() {
+        let table = static_variants(name);
+        s.push_str(&format!("\n## `{name}`\n"));
+        for family in Family::ALL {
+            let rows = table.rows(family);
+            if rows.is_empty() {
+                continue;
+            }
+            s.push_str(&format!("\n### {family}\n\n"));
+            if let Some(note) = family_note(&table, name, family) {
+                s.push_str(&format!("{note}\n\n"));
+            }
+            s.push_str("| variant | precision | needs | reproducible | what it does |\n");
+            s.push_str("|---|---|---|---|---|\n");
+            for v in rows {
+                let precision = match v.precision {
+                    RowPrecision::Ieee => "IEEE",
+                    p => p.name(),
+                };
+                s.push_str(&format!(
+                    "| `{}` | {precision} | {} | {} | {} |\n",
+                    v.name,
+                    v.needs.name().unwrap_or("any"),
+                    if v.reproducible { "yes" } else { "no" },
+                    v.note
+                ));
+            }
+        }
+    }
+    s
+}
+
+/// The note `family` shares on backend `name`, as [`Variants::notes`] gives it.
+fn family_note(table: &Variants, name: &str, family: Family) -> Option<String> {
+    let prefix = format!("{family} ({name}): ");
+    table
+        .notes()
+        .into_iter()
+        .find_map(|n| n.strip_prefix(&prefix).map(str::to_string))
+}

@@ -83,7 +83,7 @@ fn unsupported(r: Result<impl std::fmt::Debug>, op: &str) {
 
 #[test]
 fn a_backend_without_a_family_answers_unsupported_naming_it_and_the_operation() {
-    let b = Bare(Variants::new("bare", &[]));
+    let b = Bare(Variants::new("bare", vec![]));
     let a = array![[1.0f64, 2.0], [2.0, 5.0]];
     unsupported(b.matmul(a.view(), a.view()), "gemm");
     unsupported(b.gram(a.view()), "gram");

@@ -241,10 +241,19 @@ pub trait Backend: Ops<f32> + Ops<f64> {
         self.variant_table_mut().set(family, name)
     }
 
-    /// Whether variant `name` of `family` runs on this backend's device (a rung that
-    /// needs instructions the device lacks does not). Every variant, by default.
-    fn runs_here(&self, _family: Family, _name: &str) -> bool {
-        true
+    /// The architecture of the device the backend computes on (`sm_90`), or `None` on
+    /// the host: what a variant's [`Needs`](crate::Needs) is held against.
+    fn arch(&self) -> Option<&str> {
+        None
+    }
+
+    /// Whether variant `name` of `family` runs on this backend's device: whether the
+    /// device meets what its row needs (a rung that needs instructions the device lacks
+    /// does not run).
+    fn runs_here(&self, family: Family, name: &str) -> bool {
+        self.variant_table()
+            .row(family, name)
+            .is_some_and(|v| v.needs.met_by(self.arch()))
     }
 
     /// Selects, for `family`, a variant that computes in `precision`: for

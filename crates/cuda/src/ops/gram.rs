@@ -16,30 +16,14 @@
 //! atomics into a zeroed C, then copy it to the lower one in a second launch.
 
 use cudarc::driver::{DevicePtr, LaunchConfig, PushKernelArg};
-use ndgpu_core::{Backend, DType, Error, Family, Matrix, Result};
+use ndgpu_core::{Backend, DType, Error, Family, Matrix, Needs, Precision, Result, Variant};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, go, grid_1d, launch_in_out};
-use ndgpu_cuda_runtime::{driver, push_args, CudaElement, DeviceMatrix, Gpu};
+use ndgpu_cuda_runtime::{driver, kernel, push_args, CudaElement, DeviceMatrix, Gpu, Kernel};
 
 use crate::ops::dispatch::Dev;
 use crate::ops::{matmul, wgmma};
 use crate::CudaBackend;
-
-/// Variants, default (fastest measured) first. The rungs not yet timed sit next to the
-/// rung they change.
-pub const VARIANTS: &[&str] = &[
-    "stream_k",
-    "reg_blocked",
-    "symmetric",
-    "symmetric_unrolled",
-    "diagonal",
-    "tiled",
-    "stripes_transposed",
-    "stripes",
-    "naive",
-    "tensor_core",
-    "wgmma",
-];
 
 /// Kernels the default variant launches: stream-K's pieces and their sums, reg_blocked's
 /// where C's tiles fill whole waves, and the narrow kernels (W = 64 and 32) and their sums
@@ -62,44 +46,10 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "gram_stream_tc_fix_f64",
 ];
 
-/// Determinism, scope and limits.
-pub const NOTE: &str = "gram (cuda): every variant is exactly symmetric; every variant but \
-stripes and stripes_transposed is bitwise reproducible run to run (no atomics; each output is \
-summed by one thread in a fixed order). naive (report 003 v001): one thread per output; tiled \
-(v004): 32x32 shared-memory tiles, zero-filled at the edges; symmetric (v005): only tiles on or \
-above the diagonal are computed, each result written to C[i][j] and C[j][i]; diagonal (v006): \
-as symmetric, diagonal tiles stage one strip of rows since both operands are the same; \
-symmetric_unrolled (v007): as symmetric, the 32-term inner product of each K-step fully \
-unrolled; stripes (v008) and stripes_transposed (v009): one block per 32-byte-wide column \
-stripe of M (8 floats, 4 doubles) held in shared memory for all rows, as it lies (v008) or \
-transposed (v009, conflict-free reads), each block's partial sums of the upper triangle added \
-with floating-point atomics, then mirrored: NOT bitwise reproducible run to run (the atomics' order \
-varies), and limited to M of at most 1024 rows (larger is refused with InvalidArgument); \
-reg_blocked: the GEMM ladder's 128x128 register-blocked kernel with 16-byte loads \
-on a 1-D grid over the T(T+1)/2 upper tiles, results mirrored as 16-byte stores (f32: BK 16, \
-one shared buffer; f64: BK 8, double-buffered through registers: the faster of each); \
-tensor_core (sm_80 and later; unavailable before): the GEMM ladder's tensor_core kernel \
-(mma.sync, three cp.async stages; each upper 128x128 tile as two blocks of 128x64 for f64, \
-the left blocks of two diagonal tiles, which meet the upper triangle in their top 64 rows, as one) \
-on the same upper tiles (f32 with M transposed first; f64 reads M's rows as both operands), each \
-result written with its mirror, sums in a fixed order (reproducible run to run); f32 on \
-3xTF32 (precision 3xtf32), f64 on FP64 tensor cores (IEEE); wgmma (Hopper, sm_90; \
-unavailable elsewhere): f32 on the GEMM ladder's wgmma_3x kernel (3xTF32, TMA, warp-specialized, \
-persistent) on the upper 128x128 tiles, M's TF32 planes serving as both operands, each result \
-written with its mirror; f64 runs tensor_core's DMMA kernel. stream_k (default): reg_blocked's \
-kernel on reg_blocked's upper tiles, where they fill whole waves of the device (as many blocks \
-as two per SM for f32, one for f64); where they do not (few tiles: a short, wide M, a small C; \
-or a last wave nearly empty), the tiles' K-steps dealt out evenly, in contiguous ranges, over \
-one wave of blocks (stream-K), pieces of a tile summed afterwards in the order of K; for a \
-short, wide M (at most 64 rows, K at least 1024) a narrow kernel instead, C padded to 32x32 or \
-64x64 rather than 128x128, K cut into slices for about 1024 threads per SM, the slices' \
-partial products summed in the order of K; f64 on a device with FP64 tensor cores (sm_80 \
-and later) runs tensor_core's DMMA kernel instead (with stream-K over its blocks where they \
-would leave the last wave mostly empty, as matmul's split_k does), except for the narrow shapes \
-and where its blocks would be fewer than half the SMs with K over 256 and fewer than a twelfth or K \
-over 1024; \
-bitwise reproducible run to run, exactly symmetric; the choice and the cut depend only on the \
-shape, the dtype and the device (its SM count, and whether it has FP64 tensor cores).";
+/// What every variant shares.
+pub const NOTE: &str = "exactly symmetric; every variant but stripes and stripes_transposed \
+    is bitwise reproducible run to run (no atomics; each output summed by one thread in a \
+    fixed order)";
 
 /// Rows of M that the stripe rungs hold in shared memory (`STRIPE_ROWS` in
 /// kernels/gram.cu, the report's 1024).
@@ -133,12 +83,14 @@ impl Grid {
     }
 }
 
-/// One rung of the ladder: how its grid covers C, the block's threads, whether it runs
-/// the tensor-core GEMM (`kernels/mma.cuh`; f32 on Mᵀ materialised first), and whether its
-/// f32 kernel is Hopper's (`ops::wgmma`).
+/// One rung of the ladder: its row in the variant table, its kernel, how its grid
+/// covers C, the block's threads, whether it runs the tensor-core GEMM
+/// (`kernels/mma.cuh`; f32 on Mᵀ materialised first), and whether its f32 kernel is
+/// Hopper's (`ops::wgmma`).
 #[derive(Debug, Clone, Copy)]
 struct Rung {
-    name: &'static str,
+    v: Variant,
+    kernel: Kernel,
     grid: Grid,
     block: (u32, u32),
     tensor_cores: bool,
@@ -146,9 +98,10 @@ struct Rung {
 }
 
 impl Rung {
-    const fn new(name: &'static str, grid: Grid, block: (u32, u32)) -> Rung {
+    const fn new(v: Variant, kernel: Kernel, grid: Grid, block: (u32, u32)) -> Rung {
         Rung {
-            name,
+            v,
+            kernel,
             grid,
             block,
             tensor_cores: false,
@@ -160,33 +113,141 @@ impl Rung {
 /// The f64 kernel of both tensor-core rungs.
 const TENSOR_CORE: Rung = Rung {
     tensor_cores: true,
-    ..Rung::new("tensor_core", Grid::Upper(128), (256, 1))
+    ..Rung::new(
+        Variant::new(
+            "tensor_core",
+            "the GEMM ladder's tensor_core kernel (mma.sync, three cp.async stages) on the \
+             upper 128x128 tiles (f32 with M transposed first; f64 reads M's rows as both \
+             operands, each upper tile as two 128x64 blocks), each result written with its \
+             mirror; f32 on 3xTF32, f64 on FP64 tensor cores (IEEE)",
+        )
+        .precision(Precision::Tf32x3)
+        .needs(Needs::Sm80),
+        kernel!("gram_tensor_core"),
+        Grid::Upper(128),
+        (256, 1),
+    )
 };
 
 /// The kernel `stream_k` runs where C's tiles fill whole waves.
-const REG_BLOCKED: Rung = Rung::new("reg_blocked", Grid::Upper(128), (256, 1));
+const REG_BLOCKED: Rung = Rung::new(
+    Variant::new(
+        "reg_blocked",
+        "the GEMM ladder's 128x128 register-blocked kernel with 16-byte loads on a 1-D grid \
+         over the T(T+1)/2 upper tiles, results mirrored as 16-byte stores (f32: BK 16, one \
+         shared buffer; f64: BK 8, double-buffered through registers)",
+    ),
+    kernel!("gram_reg_blocked"),
+    Grid::Upper(128),
+    (256, 1),
+);
 
+/// The ladder, default (fastest measured) first: one row per variant. The symmetric
+/// rungs launch every tile; lower tiles return at once.
 const RUNGS: [Rung; 11] = [
-    Rung::new("stream_k", Grid::Upper(128), (256, 1)),
+    Rung::new(
+        Variant::new(
+            "stream_k",
+            "reg_blocked's kernel where its upper tiles fill whole waves; else the tiles' \
+             K-steps dealt out evenly over one wave of blocks (stream-K), pieces summed in \
+             the order of K; a narrow kernel for a short, wide M (at most 64 rows, K at \
+             least 1024); f64 on FP64 tensor cores (sm_80+) runs tensor_core's DMMA kernel \
+             (with stream-K over its blocks where the last wave would be mostly empty); the \
+             choice depends on the shape, the dtype and the device",
+        ),
+        kernel!("gram_stream_k"),
+        Grid::Upper(128),
+        (256, 1),
+    ),
     REG_BLOCKED,
-    // The symmetric rungs launch every tile, as v005–v007 did; lower tiles return at once.
-    Rung::new("symmetric", Grid::Full(32, 32), (32, 32)),
-    Rung::new("symmetric_unrolled", Grid::Full(32, 32), (32, 32)),
-    Rung::new("diagonal", Grid::Full(32, 32), (32, 32)),
-    Rung::new("tiled", Grid::Full(32, 32), (32, 32)),
-    Rung::new("stripes_transposed", Grid::Stripes, (256, 1)),
-    Rung::new("stripes", Grid::Stripes, (256, 1)),
-    Rung::new("naive", Grid::Full(8, 32), (32, 8)),
+    Rung::new(
+        Variant::new(
+            "symmetric",
+            "only tiles on or above the diagonal computed, each result written to C[i][j] \
+             and C[j][i]",
+        ),
+        kernel!("gram_symmetric"),
+        Grid::Full(32, 32),
+        (32, 32),
+    ),
+    Rung::new(
+        Variant::new(
+            "symmetric_unrolled",
+            "symmetric with the 32-term inner product of each K-step fully unrolled",
+        ),
+        kernel!("gram_symmetric_unrolled"),
+        Grid::Full(32, 32),
+        (32, 32),
+    ),
+    Rung::new(
+        Variant::new(
+            "diagonal",
+            "symmetric; diagonal tiles stage one strip of rows since both operands are the same",
+        ),
+        kernel!("gram_diagonal"),
+        Grid::Full(32, 32),
+        (32, 32),
+    ),
+    Rung::new(
+        Variant::new(
+            "tiled",
+            "32x32 shared-memory tiles, zero-filled at the edges",
+        ),
+        kernel!("gram_tiled"),
+        Grid::Full(32, 32),
+        (32, 32),
+    ),
+    Rung::new(
+        Variant::new(
+            "stripes_transposed",
+            "stripes with the stripe held transposed in shared memory (conflict-free reads)",
+        )
+        .not_reproducible(),
+        kernel!("gram_stripes_transposed"),
+        Grid::Stripes,
+        (256, 1),
+    ),
+    Rung::new(
+        Variant::new(
+            "stripes",
+            "one block per 32-byte-wide column stripe of M held in shared memory for all \
+             rows, partial sums of the upper triangle added with floating-point atomics, \
+             then mirrored; M of at most 1024 rows (larger is InvalidArgument)",
+        )
+        .not_reproducible(),
+        kernel!("gram_stripes"),
+        Grid::Stripes,
+        (256, 1),
+    ),
+    Rung::new(
+        Variant::new("naive", "one thread per output"),
+        kernel!("gram_naive"),
+        Grid::Full(8, 32),
+        (32, 8),
+    ),
     TENSOR_CORE,
     Rung {
-        name: "wgmma",
+        v: Variant::new(
+            "wgmma",
+            "f32 on the GEMM ladder's wgmma_3x kernel (3xTF32, TMA, warp-specialized, \
+             persistent) on the upper 128x128 tiles, M's TF32 planes serving as both \
+             operands, each result written with its mirror; f64 runs tensor_core's DMMA \
+             kernel",
+        )
+        .precision(Precision::Tf32x3)
+        .needs(Needs::Sm90),
         hopper: true,
         ..TENSOR_CORE
     },
 ];
 
+/// The variant table's rows, default first.
+pub fn variants() -> impl Iterator<Item = Variant> {
+    RUNGS.iter().map(|r| r.v)
+}
+
 fn rung(variant: &str) -> Result<Rung> {
-    super::find_rung(&RUNGS, |r| r.name, Family::Gram, variant, VARIANTS)
+    super::find_rung(&RUNGS, |r| r.v, Family::Gram, variant)
 }
 
 /// The most rows of M that the gram variant `variant` takes, where it has a limit:
@@ -367,13 +428,14 @@ pub(crate) fn gram<T: CudaElement>(
     out: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let rung = rung(variant)?;
-    if rung.tensor_cores {
-        matmul::tensor_cores_present(gpu, Family::Gram, rung.name)?;
-    }
     let hopper = rung.hopper && T::DTYPE == DType::F32;
-    if hopper {
-        wgmma::present(gpu, Family::Gram, rung.name)?;
-    }
+    // The Hopper rung runs tensor_core's DMMA kernel for f64, which needs sm_80 only.
+    let needs = if rung.hopper && !hopper {
+        TENSOR_CORE.v
+    } else {
+        rung.v
+    };
+    super::require(gpu, Family::Gram, &needs)?;
     let (n, k) = m.dim();
     if out.dim() != (n, n) {
         return Err(Error::shape(
@@ -402,7 +464,7 @@ pub(crate) fn gram<T: CudaElement>(
         return zero(gpu, out);
     }
     let (ni, ki) = (dim_i32("gram", n)?, dim_i32("gram", k)?);
-    let rung = if rung.name == "stream_k" {
+    let rung = if rung.v.name == "stream_k" {
         let dev = Dev::of(gpu)?;
         if let Some(cut) = narrow_cut(dev, (n, k)) {
             return narrow(gpu, (ni, ki), cut, m, out);
@@ -437,10 +499,7 @@ pub(crate) fn gram<T: CudaElement>(
         block_dim: (rung.block.0, rung.block.1, 1),
         shared_mem_bytes: 0,
     };
-    let kernel = (
-        KernelFile::GRAM,
-        &*format!("gram_{}_{}", rung.name, T::SUFFIX),
-    );
+    let kernel = (KernelFile::GRAM, rung.kernel.of::<T>());
     // SAFETY: gram_<variant>_<dtype>(int N, int K, const T* A, T* C) with A n×k and C n×n
     // row-major, both buffers checked to hold rows·cols elements; the grid has one block
     // per tile the kernel decodes from blockIdx.x (all tiles, or the upper ones), or per
@@ -467,8 +526,8 @@ fn stream_k<T: CudaElement>(
     let most = dim_i32("gram", c.most)?;
     let b = dim_i32("gram", blocks)?;
     let mut w = gpu.alloc::<T>("gram", blocks * c.most * TILE)?;
-    let name = format!("gram_stream_k_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::GRAM, &name)?;
+    let name = ndgpu_cuda_runtime::kernel!("gram_stream_k").of::<T>();
+    let f = gpu.function(KernelFile::GRAM, name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &n, &k, &most, &m.data, &mut out.data, &mut w);
     let cfg = LaunchConfig {
@@ -482,9 +541,9 @@ fn stream_k<T: CudaElement>(
     // at most `most` tiles (cut), each piece going to slot b·MAXSEG + (its tile − the
     // block's first), a 128×128 tile of W, which holds blocks·most of them; every access
     // to A and C is bounds-checked against N and K.
-    unsafe { go(l, &name, cfg) }?;
-    let name = format!("gram_stream_k_sum_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::GRAM, &name)?;
+    unsafe { go(l, name, cfg) }?;
+    let name = ndgpu_cuda_runtime::kernel!("gram_stream_k_sum").of::<T>();
+    let f = gpu.function(KernelFile::GRAM, name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &n, &k, &b, &most, &w, &mut out.data);
     let cfg = LaunchConfig {
@@ -496,7 +555,7 @@ fn stream_k<T: CudaElement>(
     // block (tile, q) reads the slots the first launch wrote for `tile` (derived from
     // the same B ≤ 1024 and units) and writes rows [8q, 8q+8) of the tile in C and their
     // mirror, bounds-checked against N.
-    unsafe { go(l, &name, cfg) }
+    unsafe { go(l, name, cfg) }
 }
 
 /// `out ← m·mᵀ` for a short, wide m by the narrow kernel (see `kernels/gram.cu`): the
@@ -512,10 +571,10 @@ fn narrow<T: CudaElement>(
     let (si, li) = (dim_i32("gram", slices)?, dim_i32("gram", len)?);
     let mut p = gpu.alloc::<T>("gram", slices * nn)?;
     let name = match w {
-        64 => format!("gram_narrow_{}", T::SUFFIX),
-        _ => format!("gram_narrow32_{}", T::SUFFIX),
+        64 => ndgpu_cuda_runtime::kernel!("gram_narrow").of::<T>(),
+        _ => ndgpu_cuda_runtime::kernel!("gram_narrow32").of::<T>(),
     };
-    let f = gpu.function(KernelFile::GRAM, &name)?;
+    let f = gpu.function(KernelFile::GRAM, name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &n, &k, &li, &m.data, &mut p);
     let cfg = LaunchConfig {
@@ -528,9 +587,9 @@ fn narrow<T: CudaElement>(
     // with (W/4)² threads); block b reads columns [b·KS, min((b+1)·KS, K)), nonempty for
     // b < slices = ⌈K / KS⌉, every access checked against N and K, and writes piece b,
     // n·n elements of P, which holds slices of them.
-    unsafe { go(l, &name, cfg) }?;
-    let name = format!("gram_narrow_sum_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::GRAM, &name)?;
+    unsafe { go(l, name, cfg) }?;
+    let name = ndgpu_cuda_runtime::kernel!("gram_narrow_sum").of::<T>();
+    let f = gpu.function(KernelFile::GRAM, name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &n, &si, &p, &mut out.data);
     let cfg = LaunchConfig {
@@ -541,7 +600,7 @@ fn narrow<T: CudaElement>(
     // SAFETY: gram_narrow_sum_<dtype>(int N, int S, const T* P, T* C): P holds S pieces of
     // n·n, C n·n elements (checked by the caller); block b writes elements [32b, 32b+32)
     // below n·n, reading the same element (or its mirror) of each piece.
-    unsafe { go(l, &name, cfg) }
+    unsafe { go(l, name, cfg) }
 }
 
 /// Zeros the whole of `out`.
@@ -561,12 +620,12 @@ fn tensor_core<T: CudaElement>(
     m: &DeviceMatrix<T>,
     out: &mut DeviceMatrix<T>,
 ) -> Result<()> {
-    let name = format!("gram_{}_{}", TENSOR_CORE.name, T::SUFFIX);
-    let f = gpu.function(KernelFile::GRAM, &name)?;
+    let name = TENSOR_CORE.kernel.of::<T>();
+    let f = gpu.function(KernelFile::GRAM, name)?;
     let mut cfg = LaunchConfig {
         grid_dim: (grid_1d("gram", tc_blocks::<T>(m.rows, m.cols))?, 1, 1),
         block_dim: (matmul::tc_shape::<T>().threads, 1, 1),
-        shared_mem_bytes: matmul::tc_shared_memory::<T>(gpu, &name, &f)?,
+        shared_mem_bytes: matmul::tc_shared_memory::<T>(gpu, name, &f)?,
     };
     if T::DTYPE == DType::F64 {
         // B's stages read from M's rows: no transposed copy.
@@ -578,7 +637,7 @@ fn tensor_core<T: CudaElement>(
         // tile, decoded from blockIdx.x as the kernel does; every access is bounds-checked
         // against N and K, and the kernel gets the TC_SMEM_BT bytes its stages take (the
         // grant above covers the device's whole opt-in limit).
-        return unsafe { go(b, &name, cfg) };
+        return unsafe { go(b, name, cfg) };
     }
     let mt = matmul::transposed(gpu, m)?;
     let mut b = gpu.stream().launch_builder(&f);
@@ -588,7 +647,7 @@ fn tensor_core<T: CudaElement>(
     // `transposed`); 128 / BN blocks per upper 128×128 tile, decoded from blockIdx.x as
     // the kernel does; every access is bounds-checked against N and K, and the kernel gets
     // the TC_SMEM(float) bytes its stages take.
-    unsafe { go(b, &name, cfg) }
+    unsafe { go(b, name, cfg) }
 }
 
 /// `out ← m·mᵀ` (f64) by the DMMA kernel with stream-K over its blocks (`cut`, as
@@ -608,9 +667,9 @@ fn stream_tc<T: CudaElement>(
     let pi = i32::from(paired);
     let (bm, bn) = matmul::tc_shape::<T>().tile;
     let mut w = gpu.alloc::<T>("gram", 2 * cut.blocks * bm * bn)?;
-    let name = format!("gram_stream_tc_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::GRAM, &name)?;
-    matmul::tc_shared_memory::<T>(gpu, &name, &f)?;
+    let name = ndgpu_cuda_runtime::kernel!("gram_stream_tc").of::<T>();
+    let f = gpu.function(KernelFile::GRAM, name)?;
+    matmul::tc_shared_memory::<T>(gpu, name, &f)?;
     let cfg = LaunchConfig {
         grid_dim: (grid_1d("gram", cut.blocks + items - cut.tiles)?, 1, 1),
         block_dim: (matmul::tc_shape::<T>().threads, 1, 1),
@@ -626,9 +685,9 @@ fn stream_tc<T: CudaElement>(
     // to slots 2b and 2b + 1 of W, which holds 2·P slots of 128×64; blocks P.. take items
     // skt.., one each, up to the last; every access to A and C is bounds-checked; the
     // kernel gets the TC_SMEM_BT bytes its stages take (granted above).
-    unsafe { go(l, &name, cfg) }?;
-    let name = format!("gram_stream_tc_fix_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::GRAM, &name)?;
+    unsafe { go(l, name, cfg) }?;
+    let name = ndgpu_cuda_runtime::kernel!("gram_stream_tc_fix").of::<T>();
+    let f = gpu.function(KernelFile::GRAM, name)?;
     let cfg = LaunchConfig {
         grid_dim: (grid_1d("gram", cut.tiles)?, 1, 1),
         block_dim: (matmul::tc_shape::<T>().threads, 1, 1),
@@ -640,7 +699,7 @@ fn stream_tc<T: CudaElement>(
     // int skt, int P): block t < skt reads the slots the first launch wrote for item t
     // (from the same paired, skt, P and K) and writes that block's results and their
     // mirrors inside C.
-    unsafe { go(l, &name, cfg) }
+    unsafe { go(l, name, cfg) }
 }
 
 /// Dynamic shared memory of `gram_tensor_core_f64` (mma.cuh's TC_SMEM_BT): three stages of
@@ -650,7 +709,7 @@ pub(crate) const TC_SMEM_BT_F64: u32 = 3 * (128 + 64) * 20 * 8;
 /// Copies the upper triangle of the n×n `out` to its lower one (the stripe rungs' second
 /// launch).
 fn mirror<T: CudaElement>(gpu: &Gpu, n: i32, out: &mut DeviceMatrix<T>) -> Result<()> {
-    let name = format!("gram_mirror_{}", T::SUFFIX);
+    let name = ndgpu_cuda_runtime::kernel!("gram_mirror").of::<T>();
     let cfg = LaunchConfig {
         grid_dim: (
             grid_1d("gram", Grid::Upper(32).blocks::<T>(out.rows, 0))?,
@@ -660,13 +719,13 @@ fn mirror<T: CudaElement>(gpu: &Gpu, n: i32, out: &mut DeviceMatrix<T>) -> Resul
         block_dim: (32, 8, 1),
         shared_mem_bytes: 0,
     };
-    let f = gpu.function(KernelFile::GRAM, &name)?;
+    let f = gpu.function(KernelFile::GRAM, name)?;
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &n, &mut out.data);
     // SAFETY: (int N, T* C) with C n×n row-major, its buffer checked to hold n·n elements;
     // one block per upper 32×32 tile, decoded from blockIdx.x, every access checked
     // against N.
-    unsafe { go(b, &name, cfg) }
+    unsafe { go(b, name, cfg) }
 }
 
 /// M·Mᵀ of a resident `m` into a new matrix, by the selected variant: the backend's
@@ -686,7 +745,7 @@ mod tests {
 
     #[test]
     fn every_variant_has_a_rung_and_only_the_stripe_rungs_have_a_row_limit() {
-        for v in VARIANTS {
+        for v in variants().map(|v| v.name) {
             let r = rung(v).unwrap();
             assert!(
                 r.block.0 * r.block.1 <= 1024 && r.block.0.is_multiple_of(32),
@@ -695,10 +754,9 @@ mod tests {
             let limit = gram_row_limit(v);
             assert_eq!(limit.is_some(), v.starts_with("stripes"), "{v}");
         }
-        assert_eq!(VARIANTS.len(), RUNGS.len());
         assert_eq!(gram_row_limit("stripes"), Some(1024));
         assert_eq!(gram_row_limit("nope"), None);
-        assert_eq!(VARIANTS[0], "stream_k");
+        assert_eq!(RUNGS[0].v.name, "stream_k");
         let launched = [
             "gram_stream_k_",
             "gram_reg_blocked_",

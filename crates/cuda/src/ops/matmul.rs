@@ -6,32 +6,18 @@
 //! materialised first with the transpose ladder's default kernel.
 
 use cudarc::driver::{CudaFunction, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
-use ndgpu_core::{Backend, DType, Error, Family, Gemm, MatMulKernels, Matrix, Result, Trans};
+use ndgpu_core::{
+    Backend, DType, Error, Family, Gemm, MatMulKernels, Matrix, Needs, Precision, Result, Trans,
+    Variant,
+};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{check_buffer, dim_i32, grid_1d, launched, linear};
-use ndgpu_cuda_runtime::push_args;
 use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
+use ndgpu_cuda_runtime::{kernel, push_args, Kernel};
 
 use crate::ops::dispatch::Dev;
 use crate::ops::{transpose, wgmma};
 use crate::CudaBackend;
-
-/// Variants, default (fastest measured) first.
-pub const VARIANTS: &[&str] = &[
-    "split_k",
-    "double_buffered",
-    "small",
-    "vectorized",
-    "reg_blocked",
-    "tiled_unrolled",
-    "tiled",
-    "coalesced",
-    "naive",
-    "tensor_core",
-    "tensor_core_3x",
-    "wgmma",
-    "wgmma_3x",
-];
 
 /// Kernels the default variant launches: its own, double_buffered's where it does not
 /// split K, small's for small outputs with a short K, and the FP64 tensor-core kernel
@@ -52,50 +38,19 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "gemm_stream_tc_fix_f64",
 ];
 
-/// Determinism and scope.
-pub const NOTE: &str = "matmul (cuda): every variant is bitwise reproducible run to run (no \
-atomics; each output is summed by one thread in a fixed order). naive: one thread per output, \
-a warp walks down a column (uncoalesced); coalesced: one thread per output, a warp along a row; \
-tiled: 32x32 shared-memory tiles (report 000); tiled_unrolled: the same, inner product fully \
-unrolled and index arithmetic strength-reduced (report 000); reg_blocked: 128x128 block tile, \
-BK 8, 8x8 outputs per thread in registers; vectorized: reg_blocked with 16-byte global and \
-shared loads, A transposed in shared memory, warp-tiled 4x4 pieces; double_buffered: \
-vectorized with BK 16 (f32) and two shared buffers, the next K-tile copied \
-asynchronously (cp.async) while the current one is computed; small: 64x64 block tile, 256 \
-threads of 4x4 outputs (32x32 tiles of 2x2 outputs where the 64x64 tiles would be fewer \
-than the SMs), K through shared memory 64 at a time (f32; 32 for f64), both tiles k-major, the next \
-stage's loads held in registers; split_k (default): for few tiles of C, \
-double_buffered on slices of K (when the 128x128 tiles are fewer than the SMs: as many slices \
-as fill the SMs twice, each at least 4 K-tiles), the \
-partial products added in slice order by a second kernel, or small in one launch where K is \
-at most 256; f64 on a device with FP64 tensor cores (sm_80 and later) runs tensor_core's DMMA \
-kernel instead, with stream-K where its 128x64 tiles would leave the last wave of blocks \
-mostly empty (the tiles of the last two waves dealt out as ranges of K-tiles over two blocks per \
-SM, the parts of a tile added in the order of K by a second kernel), except where its blocks \
-would be fewer than half the SMs with K over 256 and fewer than a twelfth or K over 1024 (reproducible run to run; the choice and the split, and so the rounding, depend on M, N, \
-K, the dtype and the device: its SM count and whether it has FP64 tensor cores). Transposed \
-operands are \
-materialised before the product. K = 0 or alpha = 0 gives beta*C without reading A or B. \
-tensor_core and tensor_core_3x (sm_80 and later; unavailable before): warp-level mma.sync on \
-tensor cores, 128x128 block tile (f64: 128x64, two blocks per SM), three-stage cp.async \
-pipeline, sums in a fixed order \
-(reproducible run to run); f32 on TF32 operands rounded to nearest, one product per term \
-(tensor_core: precision tf32, about 3 decimal digits per operand) or three (tensor_core_3x: \
-3xTF32, each operand split into two TF32 parts, precision 3xtf32, close to f32's own error); \
-f64 on FP64 tensor cores (DMMA) in both, IEEE double arithmetic. wgmma and wgmma_3x (Hopper, \
-sm_90; unavailable elsewhere): the same two precisions on warpgroup-level wgmma, operands \
-rounded to TF32 planes first (B transposed), loaded by TMA with 128-byte swizzle, one producer \
-warpgroup and two consumers (128x256 tiles for tf32, 128x128 for 3xtf32), a persistent grid of \
-one block per SM; sums in a fixed order (reproducible run to run); f64 runs tensor_core's DMMA \
-kernel (no f64 wgmma exists).";
+/// What every variant shares.
+pub const NOTE: &str = "bitwise reproducible run to run (no atomics; each output summed by \
+    one thread in a fixed order); transposed operands are materialised before the product; \
+    K = 0 or alpha = 0 gives beta*C without reading A or B";
 
-/// One rung of the ladder: the tile of C a block computes, the block's threads,
-/// whether it runs on tensor cores (sm_80 and later; their tile, threads and dynamic
-/// shared memory depend on the element type: [`tc_shape`]), and for the Hopper rungs
-/// their f32 kernel (`ops::wgmma`).
+/// One rung of the ladder: its row in the variant table, its kernel, the tile of C a
+/// block computes, the block's threads, whether it runs on tensor cores (their tile,
+/// threads and dynamic shared memory depend on the element type: [`tc_shape`]), and for
+/// the Hopper rungs their f32 kernel (`ops::wgmma`).
 #[derive(Debug, Clone, Copy)]
 struct Rung {
-    name: &'static str,
+    v: Variant,
+    kernel: Kernel,
     tile: (usize, usize),
     block: (u32, u32),
     tensor_cores: bool,
@@ -103,9 +58,10 @@ struct Rung {
 }
 
 impl Rung {
-    const fn new(name: &'static str, tile: (usize, usize), block: (u32, u32)) -> Rung {
+    const fn new(v: Variant, kernel: Kernel, tile: (usize, usize), block: (u32, u32)) -> Rung {
         Rung {
-            name,
+            v,
+            kernel,
             tile,
             block,
             tensor_cores: false,
@@ -113,34 +69,71 @@ impl Rung {
         }
     }
 
-    const fn tensor(name: &'static str) -> Rung {
+    const fn tensor(v: Variant) -> Rung {
         Rung {
             tensor_cores: true,
-            ..Rung::new(name, (128, 128), (256, 1))
+            ..Rung::new(
+                v.needs(Needs::Sm80),
+                kernel!("gemm_tensor_core"),
+                (128, 128),
+                (256, 1),
+            )
         }
     }
 
-    const fn hopper(name: &'static str, h: wgmma::Hopper) -> Rung {
+    const fn hopper(v: Variant, h: wgmma::Hopper) -> Rung {
         Rung {
             hopper: Some(h),
-            ..Rung::tensor(name)
+            ..Rung::tensor(v.needs(Needs::Sm90))
         }
     }
 }
 
 /// The double_buffered rung, which split_k runs on each slice of K and the blocked
 /// solves on blocks of larger matrices.
-const DOUBLE_BUFFERED: Rung = Rung::new("double_buffered", (128, 128), (256, 1));
+const DOUBLE_BUFFERED: Rung = Rung::new(
+    Variant::new(
+        "double_buffered",
+        "vectorized with BK 16 (f32) and two shared buffers, the next K-tile copied \
+         asynchronously (cp.async) while the current one is computed",
+    ),
+    kernel!("gemm_double_buffered"),
+    (128, 128),
+    (256, 1),
+);
 
 /// The f64 kernel of every tensor-core rung (the wgmma ones too: Hopper has no f64
 /// wgmma).
-const TENSOR_CORE: Rung = Rung::tensor("tensor_core");
+const TENSOR_CORE: Rung = Rung::tensor(
+    Variant::new(
+        "tensor_core",
+        "warp-level mma.sync, 128x128 block tile (f64: 128x64, two blocks per SM), three \
+         cp.async stages, sums in a fixed order; f32 on TF32 operands rounded to nearest, \
+         f64 on FP64 tensor cores (DMMA, IEEE)",
+    )
+    .precision(Precision::Tf32),
+);
 
 /// The small rung, which split_k runs for small outputs with a short K.
-const SMALL: Rung = Rung::new("small", (64, 64), (256, 1));
-/// The small rung's kernel of 32×32 tiles (`gemm_small_32`), which it runs where its
-/// 64×64 tiles would be fewer than the SMs ([`small_tiles`]).
-const SMALL_32: Rung = Rung::new("small_32", (32, 32), (256, 1));
+const SMALL: Rung = Rung::new(
+    Variant::new(
+        "small",
+        "64x64 block tile, 256 threads of 4x4 outputs (32x32 tiles of 2x2 outputs where the \
+         64x64 tiles would be fewer than the SMs), K through shared memory 64 at a time (f32; \
+         32 for f64), the next stage's loads held in registers",
+    ),
+    kernel!("gemm_small"),
+    (64, 64),
+    (256, 1),
+);
+/// The small rung's kernel of 32×32 tiles, which it runs where its 64×64 tiles would be
+/// fewer than the SMs ([`small_tiles`]); not a variant of its own.
+const SMALL_32: Rung = Rung::new(
+    Variant::new("small_32", ""),
+    kernel!("gemm_small_32"),
+    (32, 32),
+    (256, 1),
+);
 
 /// The small rung's tiles for an m×n C on a device of `sms` SMs: 32×32 where 64×64
 /// tiles would be fewer than the SMs, else 64×64.
@@ -151,24 +144,109 @@ fn small_tiles(sms: usize, m: usize, n: usize) -> Rung {
     }
 }
 
+/// The ladder, default (fastest measured) first: one row per variant.
 const RUNGS: [Rung; 13] = [
-    Rung::new("split_k", (128, 128), (256, 1)),
+    Rung::new(
+        Variant::new(
+            "split_k",
+            "for few tiles of C, double_buffered on slices of K (as many as fill the SMs \
+             twice, each at least 4 K-tiles) summed in slice order by a second kernel, or \
+             small in one launch where K is at most 256; f64 on FP64 tensor cores (sm_80+) \
+             runs tensor_core's DMMA kernel, with stream-K where its tiles would leave the \
+             last wave mostly empty (docs/kernels.md, Shape rules); the choice depends on \
+             the shape, the dtype and the device",
+        ),
+        kernel!("gemm_split_k"),
+        (128, 128),
+        (256, 1),
+    ),
     DOUBLE_BUFFERED,
     SMALL,
-    Rung::new("vectorized", (128, 128), (256, 1)),
-    Rung::new("reg_blocked", (128, 128), (256, 1)),
-    Rung::new("tiled_unrolled", (32, 32), (32, 32)),
-    Rung::new("tiled", (32, 32), (32, 32)),
-    Rung::new("coalesced", (8, 32), (32, 8)),
-    Rung::new("naive", (32, 8), (32, 8)),
+    Rung::new(
+        Variant::new(
+            "vectorized",
+            "reg_blocked with 16-byte global and shared loads, A transposed in shared \
+             memory, warp-tiled 4x4 pieces",
+        ),
+        kernel!("gemm_vectorized"),
+        (128, 128),
+        (256, 1),
+    ),
+    Rung::new(
+        Variant::new(
+            "reg_blocked",
+            "128x128 block tile, BK 8, 8x8 outputs per thread in registers",
+        ),
+        kernel!("gemm_reg_blocked"),
+        (128, 128),
+        (256, 1),
+    ),
+    Rung::new(
+        Variant::new(
+            "tiled_unrolled",
+            "tiled, the inner product fully unrolled and the index arithmetic strength-reduced",
+        ),
+        kernel!("gemm_tiled_unrolled"),
+        (32, 32),
+        (32, 32),
+    ),
+    Rung::new(
+        Variant::new("tiled", "32x32 shared-memory tiles"),
+        kernel!("gemm_tiled"),
+        (32, 32),
+        (32, 32),
+    ),
+    Rung::new(
+        Variant::new("coalesced", "one thread per output, a warp along a row"),
+        kernel!("gemm_coalesced"),
+        (8, 32),
+        (32, 8),
+    ),
+    Rung::new(
+        Variant::new(
+            "naive",
+            "one thread per output, a warp down a column (uncoalesced)",
+        ),
+        kernel!("gemm_naive"),
+        (32, 8),
+        (32, 8),
+    ),
     TENSOR_CORE,
-    Rung::tensor("tensor_core_3x"),
-    Rung::hopper("wgmma", wgmma::TF32),
-    Rung::hopper("wgmma_3x", wgmma::TF32X3),
+    Rung::tensor(
+        Variant::new(
+            "tensor_core_3x",
+            "tensor_core with f32 as 3xTF32 (each operand split into two TF32 parts, three \
+             products), close to f32's own error; f64 as tensor_core",
+        )
+        .precision(Precision::Tf32x3),
+    ),
+    Rung::hopper(
+        Variant::new(
+            "wgmma",
+            "f32 on Hopper's warpgroup wgmma: operands rounded to TF32 planes first, loaded \
+             by TMA with 128-byte swizzle, one producer and two consumer warpgroups, \
+             128x256 tiles, a persistent grid; f64 runs tensor_core's DMMA kernel",
+        )
+        .precision(Precision::Tf32),
+        wgmma::TF32,
+    ),
+    Rung::hopper(
+        Variant::new(
+            "wgmma_3x",
+            "wgmma on 3xTF32 (128x128 tiles); f64 runs tensor_core's DMMA kernel",
+        )
+        .precision(Precision::Tf32x3),
+        wgmma::TF32X3,
+    ),
 ];
 
+/// The variant table's rows, default first.
+pub fn variants() -> impl Iterator<Item = Variant> {
+    RUNGS.iter().map(|r| r.v)
+}
+
 fn rung(variant: &str) -> Result<Rung> {
-    super::find_rung(&RUNGS, |r| r.name, Family::MatMul, variant, VARIANTS)
+    super::find_rung(&RUNGS, |r| r.v, Family::MatMul, variant)
 }
 
 /// `C ← alpha·op(A)·op(B) + beta·C` on resident data with the named variant. `c` must be
@@ -188,12 +266,12 @@ pub(crate) fn gemm<T: CudaElement>(
     c: &mut DeviceMatrix<T>,
 ) -> Result<()> {
     let rung = rung(variant)?;
-    if rung.tensor_cores {
-        tensor_cores_present(gpu, Family::MatMul, rung.name)?;
-    }
-    if rung.hopper.is_some() && T::DTYPE == DType::F32 {
-        wgmma::present(gpu, Family::MatMul, rung.name)?;
-    }
+    // The Hopper rungs run tensor_core's DMMA kernel for f64, which needs sm_80 only.
+    let needs = match T::DTYPE {
+        DType::F64 if rung.hopper.is_some() => TENSOR_CORE.v,
+        _ => rung.v,
+    };
+    super::require(gpu, Family::MatMul, &needs)?;
     let (m, n, k) = g.dims(a.dim(), b.dim());
     for (what, x) in [("A", a), ("B", b)] {
         check_buffer("gemm", what, x)?;
@@ -209,11 +287,11 @@ pub(crate) fn gemm<T: CudaElement>(
     let a = applied(gpu, g.ta, a, &mut a_t)?;
     let b = applied(gpu, g.tb, b, &mut b_t)?;
     let p = Product::new((m, n, k), g, a, b, c);
-    match (rung.name, rung.hopper, T::SUFFIX) {
+    match (rung.v.name, rung.hopper, T::DTYPE) {
         ("split_k", _, _) => split_k(gpu, p),
         ("small", _, _) => launch(gpu, small_tiles(Dev::of(gpu)?.sms, m, n), p),
-        (_, Some(_), "f64") => launch(gpu, TENSOR_CORE, p),
-        (_, Some(h), _) => wgmma::gemm(gpu, h, rung.name, p),
+        (_, Some(_), DType::F64) => launch(gpu, TENSOR_CORE, p),
+        (_, Some(h), _) => wgmma::gemm(gpu, h, p),
         _ => launch(gpu, rung, p),
     }
 }
@@ -259,26 +337,7 @@ pub(crate) fn tc_shared_memory<T: CudaElement>(
 /// Whether the device has the warp-level tensor-core instructions the `tensor_core`
 /// rungs use (mma.sync on TF32 and f64: sm_80 and later).
 pub(crate) fn has_tensor_cores(gpu: &Gpu) -> bool {
-    let cc: u32 = gpu.arch().trim_start_matches("sm_").parse().unwrap_or(0);
-    cc >= 80
-}
-
-/// `Ok` where the device has the warp-level tensor-core instructions the `tensor_core`
-/// rungs use (mma.sync on TF32 and f64: sm_80 and later).
-///
-/// # Errors
-/// [`Error::Unavailable`] naming the family's variant and the device's architecture.
-pub(crate) fn tensor_cores_present(gpu: &Gpu, family: Family, rung: &str) -> Result<()> {
-    if has_tensor_cores(gpu) {
-        return Ok(());
-    }
-    Err(Error::Unavailable {
-        backend: "cuda".into(),
-        reason: format!(
-            "{family} variant {rung} needs TF32/FP64 tensor cores (sm_80 or later); this device is {}",
-            gpu.arch()
-        ),
-    })
+    Needs::Sm80.met_by(Some(gpu.arch()))
 }
 
 /// The slices of K that `split_k` cuts a product into, and the length of each (a
@@ -461,25 +520,25 @@ fn split_k<T: CudaElement>(gpu: &Gpu, p: Product<'_, T>) -> Result<()> {
         grid_dim: (tiles.grid_dim.0, slices as u32, 1),
         ..tiles
     };
-    let name = format!("gemm_split_k_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::MATMUL, &name)?;
+    let name = ndgpu_cuda_runtime::kernel!("gemm_split_k").of::<T>();
+    let f = gpu.function(KernelFile::MATMUL, name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &mi, &ni, &ki, &li, &p.a.data, &p.b.data, &mut w);
     // SAFETY: gemm_split_k_<dtype>(int M, int N, int K, int KS, const T* A, const T* B,
     // T* W): A m×k and B k×n row-major, checked to hold their elements; W holds
     // slices·m·n; block (tile, s) reads columns [s·KS, min((s+1)·KS, K)) of A and those
     // rows of B, nonempty for s < slices = ⌈K / KS⌉, and writes tile `tile` of partial s.
-    launched(&name, unsafe { l.launch(cfg) })?;
+    launched(name, unsafe { l.launch(cfg) })?;
     let total = (m * n) as i64;
-    let name = format!("gemm_split_k_sum_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::MATMUL, &name)?;
+    let name = ndgpu_cuda_runtime::kernel!("gemm_split_k_sum").of::<T>();
+    let f = gpu.function(KernelFile::MATMUL, name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &total, &si, &p.alpha, &w, &p.beta, &mut p.c.data);
     let cfg = linear((m * n).div_ceil(256).min(1 << 16) as u32, 256);
     // SAFETY: gemm_split_k_sum_<dtype>(i64 len, int S, T alpha, const T* W, T beta, T* C):
     // W holds S·len partials, C len = m·n elements (checked), a grid-stride loop over
     // [0, len).
-    launched(&name, unsafe { l.launch(cfg) })
+    launched(name, unsafe { l.launch(cfg) })
 }
 
 /// `C ← alpha·A·B + beta·C` by the f64 DMMA kernel with stream-K (`cut`): one launch
@@ -493,12 +552,12 @@ fn stream_tc<T: CudaElement>(gpu: &Gpu, cut: StreamCut, p: Product<'_, T>) -> Re
     let [mi, ni, ki, ti, bi] = [m, n, k, cut.tiles, cut.blocks].map(|d| dim_i32("gemm", d));
     let (mi, ni, ki, ti, bi) = (mi?, ni?, ki?, ti?, bi?);
     let mut w = gpu.alloc::<T>("gemm", 2 * cut.blocks * bm * bn)?;
-    let name = format!("gemm_stream_tc_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::MATMUL, &name)?;
+    let name = ndgpu_cuda_runtime::kernel!("gemm_stream_tc").of::<T>();
+    let f = gpu.function(KernelFile::MATMUL, name)?;
     let cfg = LaunchConfig {
         grid_dim: (grid_1d("gemm", cut.blocks + tiles - cut.tiles)?, 1, 1),
         block_dim: (tc.threads, 1, 1),
-        shared_mem_bytes: tc_shared_memory::<T>(gpu, &name, &f)?,
+        shared_mem_bytes: tc_shared_memory::<T>(gpu, name, &f)?,
     };
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &mi, &ni, &ki, &p.alpha, &p.a.data, &p.b.data, &p.beta, &mut p.c.data, &mut w, &ti, &bi);
@@ -509,9 +568,9 @@ fn stream_tc<T: CudaElement>(gpu: &Gpu, cut: StreamCut, p: Product<'_, T>) -> Re
     // 2b + 1 of W, which holds 2·P slots of 128×64; blocks P.. take tiles skt.., one
     // each, up to C's last tile; every access to A, B and C is bounds-checked; the
     // dynamic shared memory is the stages'.
-    launched(&name, unsafe { l.launch(cfg) })?;
-    let name = format!("gemm_stream_tc_fix_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::MATMUL, &name)?;
+    launched(name, unsafe { l.launch(cfg) })?;
+    let name = ndgpu_cuda_runtime::kernel!("gemm_stream_tc_fix").of::<T>();
+    let f = gpu.function(KernelFile::MATMUL, name)?;
     let cfg = LaunchConfig {
         grid_dim: (grid_1d("gemm", cut.tiles)?, 1, 1),
         block_dim: (tc.threads, 1, 1),
@@ -523,7 +582,7 @@ fn stream_tc<T: CudaElement>(gpu: &Gpu, cut: StreamCut, p: Product<'_, T>) -> Re
     // double beta, double* C, int skt, int P): block t < skt reads the slots the first
     // launch wrote for stream tile t (from the same skt, P and K) and writes that tile's
     // elements inside C.
-    launched(&name, unsafe { l.launch(cfg) })
+    launched(name, unsafe { l.launch(cfg) })
 }
 
 /// `op(x)`: `x` itself, or its transpose materialised in `held`.
@@ -545,7 +604,7 @@ pub(crate) fn transposed<T: CudaElement>(
     x: &DeviceMatrix<T>,
 ) -> Result<DeviceMatrix<T>> {
     let mut t = gpu.alloc_matrix("gemm", x.cols, x.rows)?;
-    transpose::transpose(gpu, transpose::VARIANTS[0], x, &mut t)?;
+    transpose::transpose(gpu, transpose::DEFAULT, x, &mut t)?;
     Ok(t)
 }
 
@@ -657,8 +716,8 @@ fn launch<T: CudaElement>(gpu: &Gpu, rung: Rung, p: Product<'_, T>) -> Result<()
         dim_i32("gemm", n)?,
         dim_i32("gemm", k)?,
     );
-    let name = format!("gemm_{}_{}", rung.name, T::SUFFIX);
-    let f = gpu.function(KernelFile::MATMUL, &name)?;
+    let name = rung.kernel.of::<T>();
+    let f = gpu.function(KernelFile::MATMUL, name)?;
     let cfg = if rung.tensor_cores {
         let tc = tc_shape::<T>();
         let tiled = Rung {
@@ -667,7 +726,7 @@ fn launch<T: CudaElement>(gpu: &Gpu, rung: Rung, p: Product<'_, T>) -> Result<()
             ..rung
         };
         LaunchConfig {
-            shared_mem_bytes: tc_shared_memory::<T>(gpu, &name, &f)?,
+            shared_mem_bytes: tc_shared_memory::<T>(gpu, name, &f)?,
             ..tile_grid(tiled, m, n)?
         }
     } else {
@@ -682,7 +741,7 @@ fn launch<T: CudaElement>(gpu: &Gpu, rung: Rung, p: Product<'_, T>) -> Result<()
     // bounds-checked against M, N, K, and the 16-byte loads are used only where the
     // kernel finds the pointers aligned; the tensor-core rungs get the dynamic shared
     // memory their stages take.
-    launched(&name, unsafe { l.launch(cfg) })
+    launched(name, unsafe { l.launch(cfg) })
 }
 
 /// `C ← beta·C` (zeros when `beta = 0`, without reading C): the product is empty or
@@ -700,13 +759,13 @@ fn scale<T: CudaElement>(gpu: &Gpu, beta: T, c: &mut DeviceMatrix<T>) -> Result<
     }
     let (mi, ni) = (dim_i32("gemm", c.rows)?, dim_i32("gemm", c.cols)?);
     let cfg = linear(len.div_ceil(256).min(1 << 16) as u32, 256);
-    let name = format!("gemm_scale_{}", T::SUFFIX);
-    let f = gpu.function(KernelFile::MATMUL, &name)?;
+    let name = ndgpu_cuda_runtime::kernel!("gemm_scale").of::<T>();
+    let f = gpu.function(KernelFile::MATMUL, name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &mi, &ni, &beta, &mut c.data);
     // SAFETY: gemm_scale_<dtype>(int M, int N, T beta, T* C) touches C[0..M·N) with a
     // grid-stride loop; C's buffer was checked to hold rows·cols elements.
-    launched(&name, unsafe { l.launch(cfg) })
+    launched(name, unsafe { l.launch(cfg) })
 }
 
 impl<T: CudaElement> MatMulKernels<T> for CudaBackend {

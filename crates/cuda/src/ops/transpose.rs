@@ -10,40 +10,80 @@
 //!
 //! Every variant moves each element exactly once, so all are exact and reproducible.
 use cudarc::driver::LaunchConfig;
-use ndgpu_core::{Backend, Error, Family, Matrix, Result, TransposeKernels};
+use ndgpu_core::{Backend, Error, Family, Matrix, Result, TransposeKernels, Variant};
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{blocks, launch_in_out};
-use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu};
+use ndgpu_cuda_runtime::{kernel, CudaElement, DeviceMatrix, Gpu, Kernel};
 
 use crate::CudaBackend;
 
-/// Variants, expected fastest first.
-pub const VARIANTS: &[&str] = &["tile64_ilp", "padded", "tile64", "smem", "naive"];
 /// Kernels the default variant launches.
 pub const DEFAULT_KERNELS: &[&str] = &["transpose_tile64_ilp_f32", "transpose_tile64_ilp_f64"];
-/// Determinism and scope.
-pub const NOTE: &str = "transpose: every variant (tile64_ilp: 64×65 tile, 32×8 threads moving \
-     16 elements each; tile64: report 001's 64×65 tile, 64×16 threads moving 4 each; padded: \
-     32×33 tile; smem: 32×32 tile with bank conflicts; naive: one thread per element, strided \
-     writes) moves each element once, so all are exact and bitwise reproducible; any m×n.";
+/// What every variant shares.
+pub const NOTE: &str = "every variant moves each element once, so all are exact and bitwise \
+    reproducible; any m×n";
 
 /// The kernels take `int` dimensions and step row indices by up to 8·65535 past the
 /// end of a tile column, so dimensions stay this far below `i32::MAX`.
 const MAX_DIM: usize = i32::MAX as usize - (1 << 20);
 
-/// Block shape and tile size (elements per block side) of each variant.
-fn geometry(variant: &str) -> Option<((u32, u32), u32)> {
-    match variant {
-        "naive" => Some(((32, 8), 0)),
-        "smem" | "padded" => Some(((32, 8), 32)),
-        "tile64" => Some(((64, 16), 64)),
-        "tile64_ilp" => Some(((32, 8), 64)),
-        _ => None,
-    }
+/// One rung: its row in the variant table, its kernel, its block shape and its tile
+/// (elements per block side; 0 for none).
+#[derive(Debug, Clone, Copy)]
+struct Rung {
+    v: Variant,
+    kernel: Kernel,
+    block: (u32, u32),
+    tile: u32,
 }
 
-fn unknown_variant(name: &str) -> Error {
-    Error::unknown_variant("cuda", Family::Transpose, name, VARIANTS)
+/// The ladder, expected fastest first: one row per variant.
+const RUNGS: [Rung; 5] = [
+    Rung {
+        v: Variant::new(
+            "tile64_ilp",
+            "64×65 tile, 32×8 threads moving 16 elements each",
+        ),
+        kernel: kernel!("transpose_tile64_ilp"),
+        block: (32, 8),
+        tile: 64,
+    },
+    Rung {
+        v: Variant::new("padded", "32×33 tile (padded against bank conflicts)"),
+        kernel: kernel!("transpose_padded"),
+        block: (32, 8),
+        tile: 32,
+    },
+    Rung {
+        v: Variant::new("tile64", "64×65 tile, 64×16 threads moving 4 elements each"),
+        kernel: kernel!("transpose_tile64"),
+        block: (64, 16),
+        tile: 64,
+    },
+    Rung {
+        v: Variant::new("smem", "32×32 shared-memory tile with bank conflicts"),
+        kernel: kernel!("transpose_smem"),
+        block: (32, 8),
+        tile: 32,
+    },
+    Rung {
+        v: Variant::new("naive", "one thread per element, strided writes"),
+        kernel: kernel!("transpose_naive"),
+        block: (32, 8),
+        tile: 0,
+    },
+];
+
+/// The variant table's rows, default first.
+pub fn variants() -> impl Iterator<Item = Variant> {
+    RUNGS.iter().map(|r| r.v)
+}
+
+/// The default variant's name.
+pub(crate) const DEFAULT: &str = RUNGS[0].v.name;
+
+fn rung(variant: &str) -> Result<Rung> {
+    super::find_rung(&RUNGS, |r| r.v, Family::Transpose, variant)
 }
 
 /// `out ← aᵀ` on resident data with the named variant. `out` must be `a.cols × a.rows`;
@@ -59,7 +99,12 @@ pub(crate) fn transpose<T: CudaElement>(
     a: &DeviceMatrix<T>,
     out: &mut DeviceMatrix<T>,
 ) -> Result<()> {
-    let ((bx, by), tile) = geometry(variant).ok_or_else(|| unknown_variant(variant))?;
+    let Rung {
+        kernel,
+        block: (bx, by),
+        tile,
+        ..
+    } = rung(variant)?;
     if out.dim() != (a.cols, a.rows) {
         return Err(Error::shape(
             "transpose",
@@ -94,10 +139,7 @@ pub(crate) fn transpose<T: CudaElement>(
         shared_mem_bytes: 0,
     };
     let (rows, cols) = (a.rows as i32, a.cols as i32);
-    let kernel = (
-        KernelFile::TRANSPOSE,
-        &*format!("transpose_{variant}_{}", T::SUFFIX),
-    );
+    let kernel = (KernelFile::TRANSPOSE, kernel.of::<T>());
     // SAFETY: the kernel takes (int rows, int cols, const T* in, T* out); `a.data` holds
     // rows·cols elements and `out.data` cols·rows (checked above), and every access is
     // guarded by the dimensions, which fit the kernels' index arithmetic (MAX_DIM).
@@ -119,14 +161,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_variant_has_a_geometry_and_default_kernels_name_the_first() {
-        for v in VARIANTS {
-            let ((bx, by), _) = geometry(v).unwrap();
-            assert!(bx * by <= 1024 && bx % 32 == 0, "{v}");
+    fn every_rung_has_a_block_and_default_kernels_are_the_first_rungs() {
+        for r in RUNGS {
+            let (bx, by) = r.block;
+            assert!(bx * by <= 1024 && bx % 32 == 0, "{}", r.v.name);
         }
-        assert!(geometry("nope").is_none());
+        assert!(rung("nope").is_err());
         assert!(DEFAULT_KERNELS
             .iter()
-            .all(|k| k.starts_with(&format!("transpose_{}_", VARIANTS[0]))));
+            .all(|k| [RUNGS[0].kernel.f32, RUNGS[0].kernel.f64].contains(k)));
     }
 }

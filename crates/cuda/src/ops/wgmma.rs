@@ -17,7 +17,7 @@ use cudarc::driver::sys::{
     CUtensorMapL2promotion, CUtensorMapSwizzle,
 };
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
-use ndgpu_core::{Error, Family, Result};
+use ndgpu_core::Result;
 use ndgpu_cuda_runtime::kernels::KernelFile;
 use ndgpu_cuda_runtime::launch::{dim_i32, grid_1d, launched};
 use ndgpu_cuda_runtime::push_args;
@@ -45,35 +45,22 @@ pub(crate) struct Hopper {
     planes: usize,
     /// Columns of C per block tile (`Wg<PLANES>::BN`).
     tile_n: u32,
+    /// The f32 kernel.
+    kernel: &'static str,
 }
 
 /// `wgmma`.
 pub(crate) const TF32: Hopper = Hopper {
     planes: 1,
     tile_n: 256,
+    kernel: "gemm_wgmma_f32",
 };
 /// `wgmma_3x`.
 pub(crate) const TF32X3: Hopper = Hopper {
     planes: 3,
     tile_n: 128,
+    kernel: "gemm_wgmma_3x_f32",
 };
-
-/// `Ok` where the device has wgmma and TMA (sm_90, compiled as sm_90a).
-///
-/// # Errors
-/// [`Error::Unavailable`] naming the family's variant and the device's architecture.
-pub(crate) fn present(gpu: &Gpu, family: Family, rung: &str) -> Result<()> {
-    if gpu.arch() == "sm_90" {
-        return Ok(());
-    }
-    Err(Error::Unavailable {
-        backend: "cuda".into(),
-        reason: format!(
-            "{family} variant {rung} needs Hopper's wgmma and TMA (sm_90); this device is {}",
-            gpu.arch()
-        ),
-    })
-}
 
 /// One operand's TF32 planes and the tensor maps of its big and small planes (the same
 /// map twice for TF32), as the kernels read it: `rows` × `k`, K-major.
@@ -175,13 +162,8 @@ fn kernel(gpu: &Gpu, name: &str, tiles: usize) -> Result<(CudaFunction, LaunchCo
     Ok((f, cfg))
 }
 
-/// `C ← alpha·A·B + beta·C` (f32) on the rung `h`, named `name`.
-pub(crate) fn gemm<T: CudaElement>(
-    gpu: &Gpu,
-    h: Hopper,
-    name: &str,
-    p: Product<'_, T>,
-) -> Result<()> {
+/// `C ← alpha·A·B + beta·C` (f32) on the rung `h`.
+pub(crate) fn gemm<T: CudaElement>(gpu: &Gpu, h: Hopper, p: Product<'_, T>) -> Result<()> {
     let (m, n, k) = p.mnk;
     let [mi, ni, ki] = [m, n, k].map(|d| dim_i32("gemm", d));
     let (mi, ni, ki) = (mi?, ni?, ki?);
@@ -196,9 +178,9 @@ pub(crate) fn gemm<T: CudaElement>(
     let b = operand(gpu, h, true, (k, n), &p.b.data, h.tile_n)?;
     let [a0, a1] = &a.maps;
     let [b0, b1] = &b.maps;
-    let name = format!("gemm_{name}_f32");
+    let name = h.kernel;
     let tiles = m.div_ceil(128) * n.div_ceil(h.tile_n as usize);
-    let (f, cfg) = kernel(gpu, &name, tiles)?;
+    let (f, cfg) = kernel(gpu, name, tiles)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &mi, &ni, &ki, &p.alpha, a0, a1, b0, b1, &p.beta, &mut p.c.data);
     // SAFETY: gemm_<rung>_f32(int M, int N, int K, float alpha, TensorMap a0, a1, b0, b1,
@@ -208,7 +190,7 @@ pub(crate) fn gemm<T: CudaElement>(
     // extents; C holds m·n elements (checked by the caller) and every store is
     // bounds-checked; 384 threads and WG_SMEM bytes are what the kernel is written for,
     // and any grid size is walked by its persistent loop.
-    launched(&name, unsafe { l.launch(cfg) })
+    launched(name, unsafe { l.launch(cfg) })
 }
 
 /// `out ← m·mᵀ` (f32, 3xTF32) by `gram_wgmma_f32`: m's planes serve as both operands

@@ -17,7 +17,11 @@ mod solve;
 
 use cudarc::driver::CudaSlice;
 use ndgpu_core::backend::{self, finite_dev};
-use ndgpu_core::{Backend, CholeskyFactor, DType, Error, FactorizeKernels, Family, Matrix, Result};
+use ndgpu_core::Variant as Row;
+use ndgpu_core::{
+    Backend, CholeskyFactor, DType, Error, FactorizeKernels, Family, Matrix, Needs, Precision,
+    Result,
+};
 use ndgpu_cuda_runtime::triangle::zero_upper;
 use ndgpu_cuda_runtime::{dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
 
@@ -26,13 +30,39 @@ use launch::Region;
 use crate::CudaBackend;
 
 /// Variants, default (fastest measured) first.
-pub const VARIANTS: &[&str] = &[
-    "dataflow",
-    "dataflow_3x",
-    "tensor_core",
-    "blocked",
-    "per_step",
-    "single_block",
+pub const VARIANTS: &[Row] = &[
+    Row::new(
+        "dataflow",
+        "f64 in one persistent kernel over 64x64 tiles on FP64 tensor cores, each tile \
+         summed left-looking in a fixed order once the tiles it needs are final; from 6145 \
+         rows up in panels of 2048 columns, the trailing matrix updated from each panel by \
+         the DMMA GEMM; f32 the same in an f64 copy of its lower triangle, rounded back (as \
+         tensor_core where the device cannot hold the copy); devices before sm_80 run \
+         tensor_core",
+    ),
+    Row::new(
+        "dataflow_3x",
+        "opt-in: f32 in dataflow's kernel with every product as three TF32 tensor-core \
+         products, in panels from 6145 rows up with the updates on the 3xTF32 GEMM, pivots, \
+         divisions and sums in f32; f64 as dataflow",
+    )
+    .precision(Precision::Tf32x3)
+    .needs(Needs::Sm80),
+    Row::new(
+        "tensor_core",
+        "blocked with the f64 trailing update's products on FP64 tensor cores (IEEE; \
+         blocked's own updates before sm_80); f32 exactly as blocked",
+    ),
+    Row::new(
+        "blocked",
+        "64-column blocks, diagonal block in registers, panel TRSM, register-blocked SYRK \
+         on lower tiles",
+    ),
+    Row::new("per_step", "one kernel launch per column step"),
+    Row::new(
+        "single_block",
+        "the whole factorization in one thread block",
+    ),
 ];
 
 /// Kernels the default variant launches (factorization and solve).
@@ -65,26 +95,11 @@ pub const DEFAULT_KERNELS: &[&str] = &[
 ];
 
 /// Determinism and scope.
-pub const NOTE: &str = "cholesky: blocked (64-column blocks, diagonal block in \
-     registers, panel TRSM, register-blocked SYRK on lower tiles), per_step and single_block \
-     (report 004's two kernels), tensor_core (blocked with the f64 trailing update's \
-     products on FP64 tensor cores, IEEE double arithmetic, sm_80 and later, and blocked's \
-     own updates on older devices; f32 exactly as blocked) and dataflow (default: f64 in one \
-     persistent kernel over 64x64 tiles on FP64 tensor cores, each tile summed left-looking in \
-     a fixed order once the tiles it needs are final, sm_80 and later; from 6145 rows up in \
-     panels of 2048 columns, the trailing matrix updated from each panel by the DMMA GEMM \
-     between them; f32 the same in an f64 copy of its lower triangle, rounded back, or as \
-     tensor_core where the device cannot hold the copy; older devices as tensor_core) and \
-     dataflow_3x (opt-in, precision 3xtf32: f32 in dataflow's kernel with every product as \
-     three TF32 tensor-core products, each operand split into a TF32 part and a TF32 \
-     remainder, in panels from 6145 rows up with the updates between them on the 3xTF32 \
-     GEMM, the pivots, divisions and sums in f32, LAPACK's ratio within three times the f32 \
-     bound; f64 as dataflow; sm_80 and later) are all bitwise reproducible (no atomics in \
-     any sum, fixed order); the first failing pivot is recorded on the device and read back \
-     once. The solve is the same for every variant: recursive blocked forward and backward \
-     solves, the updates by the GEMM ladder's fastest rung on the blocks where they lie, the \
-     64-row diagonal blocks as products with their inverses (computed once per solve, in a \
-     fixed order).";
+pub const NOTE: &str = "bitwise reproducible (no atomics in any sum, fixed order); the \
+    first failing pivot is recorded on the device and read back once. The solve is the same \
+    for every variant: recursive blocked forward and backward solves, the updates by the GEMM \
+    ladder's fastest rung on the blocks where they lie, the 64-row diagonal blocks as products \
+    with their inverses (computed once per solve, in a fixed order)";
 
 /// The block size of the blocked factorization and of the solves (`CHOL_NB` in
 /// `kernels/cholesky.cu`).
@@ -112,7 +127,7 @@ fn parse(variant: &str) -> Result<Variant> {
             "cuda",
             Family::Cholesky,
             variant,
-            VARIANTS,
+            &Row::names(VARIANTS),
         )),
     }
 }
@@ -163,16 +178,15 @@ pub(crate) fn cholesky<T: CudaElement>(
         Variant::Blocked => blocked(gpu, a, &mut info, false)?,
         // The default runs on every device: without DMMA, the updates of `blocked`.
         Variant::TensorCore => {
-            let dmma =
-                crate::ops::matmul::tensor_cores_present(gpu, Family::Cholesky, "tensor_core");
-            blocked(gpu, a, &mut info, dmma.is_ok())?
+            let dmma = crate::ops::matmul::has_tensor_cores(gpu);
+            blocked(gpu, a, &mut info, dmma)?
         }
         // f64 on FP64 tensor cores in one persistent kernel; f32 in an f64 copy on the
         // same kernel (as tensor_core where the device cannot hold the copy); devices
         // without DMMA as tensor_core.
         Variant::Dataflow => {
-            let dmma = crate::ops::matmul::tensor_cores_present(gpu, Family::Cholesky, "dataflow");
-            match (T::DTYPE, dmma.is_ok()) {
+            let dmma = crate::ops::matmul::has_tensor_cores(gpu);
+            match (T::DTYPE, dmma) {
                 (DType::F64, true) => dataflow(gpu, a, &mut info)?,
                 (DType::F32, true) => {
                     let ld = n.next_multiple_of(launch::dataflow_row_multiple::<f64>());
@@ -189,13 +203,14 @@ pub(crate) fn cholesky<T: CudaElement>(
                         Err(e) => return Err(e),
                     }
                 }
-                _ => blocked(gpu, a, &mut info, dmma.is_ok())?,
+                _ => blocked(gpu, a, &mut info, dmma)?,
             }
         }
         // f32 on 3xTF32 (f64 on DMMA) in the same kernel; no fallback: the precision was
         // asked for.
         Variant::Dataflow3x => {
-            crate::ops::matmul::tensor_cores_present(gpu, Family::Cholesky, "dataflow_3x")?;
+            let row = crate::ops::find_row(VARIANTS, Family::Cholesky, "dataflow_3x")?;
+            crate::ops::require(gpu, Family::Cholesky, &row)?;
             dataflow(gpu, a, &mut info)?
         }
     }

@@ -181,7 +181,10 @@ pub(super) fn centroid_norms<T: CudaElement>(
     cnorm: &mut CudaSlice<T>,
 ) -> Result<()> {
     let (k, d) = (dim_i32("kmeans", c.rows)?, dim_i32("kmeans", c.cols)?);
-    let (f, name) = kernel(gpu, format!("kmeans_centroid_norms_{}", T::SUFFIX))?;
+    let (f, name) = kernel(
+        gpu,
+        ndgpu_cuda_runtime::kernel!("kmeans_centroid_norms").of::<T>(),
+    )?;
     let mut b = gpu.stream().launch_builder(&f);
     push_args!(b; &c.data, &k, &d, cnorm);
     // SAFETY: (const T* c, int k, int d, T* cnorm): one thread per centroid, cnorm holds k.

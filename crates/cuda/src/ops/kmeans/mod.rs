@@ -25,7 +25,22 @@ use crate::CudaBackend;
 use launch::{Ties, Workspace};
 
 /// Variants, default (fastest measured) first.
-pub const VARIANTS: &[&str] = &["tensor_core", "fused", "atomic"];
+pub const VARIANTS: &[ndgpu_core::Variant] = &[
+    ndgpu_core::Variant::new(
+        "tensor_core",
+        "f32 scores on TF32 tensor cores (sm_80 and later) settle each point whose best \
+         score is clear of the second by a proven error bound, and the fused kernel assigns \
+         the rest: the same bits as fused; f64, and devices without TF32 mma, run fused",
+    ),
+    ndgpu_core::Variant::new(
+        "fused",
+        "distances ‖c‖² − 2·x·c fused with the argmin, inertia by direct differences for \
+         the chosen centroid, centroid sums and statistics combined in a fixed order (the \
+         order depends on N, K, D only)",
+    ),
+    ndgpu_core::Variant::new("atomic", "centroid sums with floating-point atomics")
+        .not_reproducible(),
+];
 
 /// Kernels the default variant launches.
 pub const DEFAULT_KERNELS: &[&str] = &[
@@ -58,14 +73,7 @@ pub const DEFAULT_KERNELS: &[&str] = &[
 ];
 
 /// Determinism and scope.
-pub const NOTE: &str = "kmeans: fused is bitwise reproducible run to run: distances \
-     ‖c‖² − 2·x·c fused with the argmin, inertia by direct differences for the chosen \
-     centroid, centroid sums and statistics combined in a fixed order (the order depends on \
-     N, K, D only). tensor_core (default) gives the same bits as fused: f32 scores on TF32 \
-     tensor cores (sm_80 and later) settle each point whose best score is clear of the \
-     second by a proven error bound, and the fused kernel assigns the rest; f64, and devices \
-     without TF32 mma, run fused. atomic (report 000) adds with float atomics, so its \
-     centroids and inertia may differ in the last bits from run to run.";
+pub const NOTE: &str = "the iteration is the one written once on Cluster";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
@@ -124,14 +132,14 @@ fn parse(variant: &str) -> Result<Variant> {
             "cuda",
             Family::KMeans,
             variant,
-            VARIANTS,
+            &ndgpu_core::Variant::names(VARIANTS),
         )),
     }
 }
 
 /// Whether the device has the TF32 mma.sync of the tensor-core assignment (sm_80 on).
 fn tensor_cores(gpu: &Gpu) -> bool {
-    crate::ops::matmul::tensor_cores_present(gpu, Family::KMeans, "tensor_core").is_ok()
+    crate::ops::matmul::has_tensor_cores(gpu)
 }
 
 /// One assignment with variant `v` on resident data (with sample weights `w`, the

@@ -19,20 +19,37 @@
 mod whole;
 
 use ndarray::Axis;
-use ndgpu_core::{ArgOp, Backend, Error, Family, Indices, Matrix, ReduceKernels, ReduceOp, Result};
+use ndgpu_core::{
+    ArgOp, Backend, Error, Family, Indices, Matrix, ReduceKernels, ReduceOp, Result, Variant,
+};
 use ndgpu_cuda_runtime::reduce::{self, Kind, Whole};
 use ndgpu_cuda_runtime::{CudaElement, DeviceMatrix, Gpu};
 
 use crate::CudaBackend;
 
 /// Variants, expected fastest first; the first (the default) is bitwise reproducible.
-pub const VARIANTS: &[&str] = &[
-    "shuffle",
-    "dot_atomic",
-    "unrolled_warp",
-    "first_add",
-    "sequential",
-    "interleaved",
+pub const VARIANTS: &[Variant] = &[
+    Variant::new(
+        "shuffle",
+        "float4/double2 loads, 4 accumulators per thread, warp shuffles, ~4×SM blocks, the \
+         last block folds the partials in order: one launch",
+    ),
+    Variant::new(
+        "dot_atomic",
+        "atomicAdd of each block's sum; runs sum, sumsq and dot only (min, max, argmin and \
+         argmax fall back to shuffle)",
+    )
+    .not_reproducible(),
+    Variant::new(
+        "unrolled_warp",
+        "the classic ladder: the last warp unrolled",
+    ),
+    Variant::new(
+        "first_add",
+        "the classic ladder: the first add during the load",
+    ),
+    Variant::new("sequential", "the classic ladder: sequential addressing"),
+    Variant::new("interleaved", "the classic ladder: interleaved addressing"),
 ];
 
 macro_rules! default_kernels {
@@ -75,22 +92,18 @@ pub const DEFAULT_KERNELS: &[&str] = default_kernels!(
 );
 
 /// Determinism and scope.
-pub const NOTE: &str = "reduce: shuffle (default; float4/double2 loads, 4 accumulators per \
-     thread, warp shuffles, ~4×SM blocks, the last block folds the partials in order: one \
-     launch), unrolled_warp, first_add, sequential and interleaved (the classic ladder: \
-     per-block partials, then fixed-order passes) are bitwise reproducible run to run; \
-     dot_atomic (report 004: atomicAdd of each block's sum) is not, and runs only sum, \
-     sumsq and dot — min, max, argmin, argmax fall back to shuffle. Axis reductions use the \
-     same kernels under every variant (a thread per row for argmin/argmax on rows of at most \
-     eight 16-byte vectors, up to 32 lanes of 16-byte loads per row for rows of \
-     whole vectors, a group of up to 32 lanes per row, or blocks on chunks of few long rows; a thread per vector of columns over few rows, threads over \
-     columns, chunks of rows; chunks folded in order) and are reproducible. f32 sums accumulate in f32. \
-     NaN: sums follow IEEE; min/max return NaN if any element is NaN; argmin/argmax return \
-     the first NaN's index, else the lowest index of the extreme (flat row-major for the \
-     whole array).";
+pub const NOTE: &str = "the classic-ladder rungs write per-block partials, then fold them \
+    in fixed-order passes. Axis reductions use the same kernels under every variant (a thread \
+    per row for argmin/argmax on rows of at most eight 16-byte vectors, up to 32 lanes of \
+    16-byte loads per row for rows of whole vectors, a group of up to 32 lanes per row, or \
+    blocks on chunks of few long rows; a thread per vector of columns over few rows, threads \
+    over columns, chunks of rows; chunks folded in order) and are reproducible. f32 sums \
+    accumulate in f32. NaN: sums follow IEEE; min/max return NaN if any element is NaN; \
+    argmin/argmax return the first NaN's index, else the lowest index of the extreme (flat \
+    row-major for the whole array)";
 
 fn unknown_variant(name: &str) -> Error {
-    Error::unknown_variant("cuda", Family::Reduce, name, VARIANTS)
+    Error::unknown_variant("cuda", Family::Reduce, name, &Variant::names(VARIANTS))
 }
 
 /// `op` of the first `n` elements of `x` (and `y` for dot) with the named variant.
@@ -161,7 +174,7 @@ mod tests {
 
     #[test]
     fn every_variant_has_a_technique() {
-        for v in VARIANTS {
+        for v in Variant::names(VARIANTS) {
             assert!(whole::technique(v).is_some(), "{v}");
         }
         assert!(whole::technique("nope").is_none());
@@ -169,7 +182,7 @@ mod tests {
 
     #[test]
     fn default_kernels_are_the_shuffle_and_axis_kernels() {
-        assert_eq!(VARIANTS[0], "shuffle");
+        assert_eq!(VARIANTS[0].name, "shuffle");
         // 7 whole-array ops; 6 axis ops × 7 axis kernels; the 2 arg ops' rows_thread; both
         // dtypes.
         assert_eq!(DEFAULT_KERNELS.len(), 7 * 2 + 6 * 7 * 2 + 2 * 2);
