@@ -1020,14 +1020,6 @@ __device__ void chol_dataflow(T* a, int n, int lda, int c0, int nc, int tiles, i
     }
 }
 
-// Zeroes the strict upper triangle (never read, so it may hold anything on entry).
-template <typename T> __device__ void chol_zero_upper(T* a, int n) {
-    for (int i = blockIdx.y; i < n; i += gridDim.y)
-        for (int j = i + 1 + blockIdx.x * blockDim.x + threadIdx.x; j < n;
-             j += gridDim.x * blockDim.x)
-            a[(i64)i * n + j] = T(0);
-}
-
 // ---- solves with the factor: L·Y = B, then Lᵀ·X = Y (B is n×nrhs, in place) --------
 // The 64-row diagonal blocks of a solve are applied as products with their inverses, so
 // that no kernel of the solve steps through rows one barrier at a time:
@@ -1171,8 +1163,6 @@ __device__ void chol_solve_leaf(const T* l, int n, const T* inv, T* b, int nrhs,
                                   const int* info) {                                        \
         chol_syrk_lower<T, 4>(a, n, k0, s, c_end, strip, info);                             \
     }                                                                                       \
-    extern "C" __global__ void __launch_bounds__(256)                                       \
-        cholesky_zero_upper_##S(T* a, int n) { chol_zero_upper<T>(a, n); }                  \
     extern "C" __global__ void __launch_bounds__(256)                                       \
         cholesky_invert_diag_##S(const T* l, int n, T* inv) { chol_invert_diag<T>(l, n, inv); } \
     extern "C" __global__ void __launch_bounds__(256) cholesky_solve_leaf_fwd_##S(         \

@@ -76,13 +76,8 @@ fn data<T: Element>(m: &mut Matrix<T>) -> &mut Vec<T> {
 }
 
 impl<T: Element> MatMulKernels<T> for Faulty {
-    fn gemm_unchecked(
-        &self,
-        g: Gemm<T>,
-        a: &Matrix<T>,
-        b: &Matrix<T>,
-        c: &mut Matrix<T>,
-    ) -> Result<()> {
+    fn gemm_unchecked(&self, g: Gemm<T>, ab: [&Matrix<T>; 2], c: &mut Matrix<T>) -> Result<()> {
+        let [a, b] = ab;
         let (av, bv) = (
             HERE.host_view("gemm", "A", a)?,
             HERE.host_view("gemm", "B", b)?,
@@ -211,13 +206,8 @@ impl<T: Element> FactorizeKernels<T> for Faulty {
 }
 
 impl<T: Element> ClusterKernels<T> for Faulty {
-    fn assign_unchecked(
-        &self,
-        p: Points<T>,
-        c: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        let (x, w) = (p.x, p.weights);
+    fn assign_unchecked(&self, p: Points<T>, c: &Matrix<T>, l: &mut Indices) -> Result<Assignment> {
+        let (x, w, labels) = (p.x, p.weights, l);
         let w = w.filter(|_| self.fault != Fault::InertiaIgnoresWeights);
         let mut a = self.cpu.assign_weighted_dev(x, c, w, labels)?;
         let k = c.rows();

@@ -40,13 +40,8 @@ fn seq_sum<T: Element>(it: impl Iterator<Item = T>) -> T {
 }
 
 impl<T: Element> MatMulKernels<T> for InT {
-    fn gemm_unchecked(
-        &self,
-        g: Gemm<T>,
-        a: &Matrix<T>,
-        b: &Matrix<T>,
-        c: &mut Matrix<T>,
-    ) -> Result<()> {
+    fn gemm_unchecked(&self, g: Gemm<T>, ab: [&Matrix<T>; 2], c: &mut Matrix<T>) -> Result<()> {
+        let [a, b] = ab;
         let a = HERE.host_view("gemm", "A", a)?;
         let b = HERE.host_view("gemm", "B", b)?;
         let ab = g.ta.apply(a).dot(&g.tb.apply(b));
@@ -204,13 +199,8 @@ fn weights<T: Element>(n: usize, w: Option<&Matrix<T>>) -> Result<Vec<T>> {
 }
 
 impl<T: Element> ClusterKernels<T> for InT {
-    fn assign_unchecked(
-        &self,
-        p: Points<T>,
-        c: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        let (x, w) = (p.x, p.weights);
+    fn assign_unchecked(&self, p: Points<T>, c: &Matrix<T>, l: &mut Indices) -> Result<Assignment> {
+        let (x, w, labels) = (p.x, p.weights, l);
         let (x, c) = (
             HERE.host_view("kmeans", "X", x)?,
             HERE.host_view("kmeans", "C", c)?,

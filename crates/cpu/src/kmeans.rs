@@ -29,13 +29,8 @@ fn nearest(x: &[f64], c: &[f64], k: usize) -> (usize, f64) {
 }
 
 impl<T: Element> ClusterKernels<T> for CpuBackend {
-    fn assign_unchecked(
-        &self,
-        p: Points<T>,
-        c: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        let (x, w) = (p.x, p.weights);
+    fn assign_unchecked(&self, p: Points<T>, c: &Matrix<T>, l: &mut Indices) -> Result<Assignment> {
+        let (x, w, labels) = (p.x, p.weights, l);
         let (xs, c) = (
             HERE.host_view("kmeans", "X", x)?,
             HERE.host_view("kmeans", "centroids", c)?,
@@ -68,13 +63,8 @@ impl<T: Element> ClusterKernels<T> for CpuBackend {
         Ok(Assignment { changed, inertia })
     }
 
-    fn update_unchecked(
-        &self,
-        p: Points<T>,
-        labels: &Indices,
-        centroids: &mut Matrix<T>,
-    ) -> Result<()> {
-        let (x, w) = (p.x, p.weights);
+    fn update_unchecked(&self, p: Points<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+        let (x, w, centroids) = (p.x, p.weights, c);
         let (k, d) = centroids.dim();
         let xs = HERE.host_view("kmeans", "X", x)?;
         let labels: &HostStorage<usize> = HERE.indices("kmeans", "labels", labels)?;

@@ -13,13 +13,8 @@ use crate::memory::rounded;
 use crate::{to_f64, CpuBackend, HERE};
 
 impl<T: Element> MatMulKernels<T> for CpuBackend {
-    fn gemm_unchecked(
-        &self,
-        g: Gemm<T>,
-        a: &Matrix<T>,
-        b: &Matrix<T>,
-        c: &mut Matrix<T>,
-    ) -> Result<()> {
+    fn gemm_unchecked(&self, g: Gemm<T>, ab: [&Matrix<T>; 2], c: &mut Matrix<T>) -> Result<()> {
+        let [a, b] = ab;
         let (m, n) = c.dim();
         let a = HERE.host_view("gemm", "A", a)?;
         let b = HERE.host_view("gemm", "B", b)?;

@@ -24,7 +24,7 @@ use cudarc::driver::CudaSlice;
 use ndgpu_core::backend::{self, finite_dev};
 use ndgpu_core::Variant;
 use ndgpu_core::{Backend, CholeskyFactor, Error, FactorizeKernels, Family, Matrix, Result};
-use ndgpu_cuda_runtime::triangle::zero_upper;
+use ndgpu_cuda_runtime::triangle::{factor_status, zero_upper};
 use ndgpu_cuda_runtime::{dim_i32, DeviceMatrix, Gpu};
 
 use crate::error::{self, VendorError, BACKEND};
@@ -33,9 +33,15 @@ use crate::{i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 /// Variants, default (fastest measured) first.
 pub const VARIANTS: &[Variant] = &[
     Variant::new(
+        "xupper_trsm",
+        "cuSOLVER's 64-bit cusolverDnXpotrf with uplo = UPPER on the row-major buffer in \
+         place (its column-major upper triangle is our lower one): no copy, no transpose; \
+         solves by two TRSMs",
+    ),
+    Variant::new(
         "xlower_trsm",
-        "cuSOLVER's 64-bit cusolverDnXpotrf with uplo = LOWER (as PyTorch calls it) on the \
-         row-major buffer's transpose, in place; solves by two TRSMs",
+        "cusolverDnXpotrf with uplo = LOWER, as PyTorch calls it: on a transposed copy \
+         (GEAM into a new n×n buffer), transposed back; solves by two TRSMs",
     ),
     Variant::new(
         "lower_trsm",
@@ -53,15 +59,18 @@ pub const VARIANTS: &[Variant] = &[
 ];
 
 /// What every variant shares.
-pub const NOTE: &str = "the factor's strict upper triangle is zeroed after its diagonal is \
-    checked: cuSOLVER takes a NaN pivot for a positive one, so a non-finite diagonal entry p \
-    of L is reported as the failed pivot p. A failed pivot p (info = p + 1) is \
+pub const NOTE: &str = "the factor's strict upper triangle is zeroed, and cuSOLVER's info \
+    and the first non-finite entry of the factor's diagonal (cuSOLVER takes a NaN pivot for a \
+    positive one, so a non-finite diagonal entry p of L is the failed pivot p) are formed on \
+    the device and read back at once: one synchronisation per factorization. A failed pivot p (info = p + 1) is \
     Error::NotPositiveDefinite { pivot: p, value }; cuSOLVER leaves NaN there, so value is \
     re-formed in f64 from the saved diagonal and the finished row p of L: \
     A[p][p] − Σ L[p][j]².";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Factor {
+    /// UPPER in place, through the 64-bit API.
+    XUpper,
     /// LOWER on a transposed copy, through the 64-bit API.
     XLower,
     /// LOWER on a transposed copy, through the 32-bit API.
@@ -78,6 +87,7 @@ enum Solve {
 
 fn parse(variant: &str) -> Result<(Factor, Solve)> {
     Ok(match variant {
+        "xupper_trsm" => (Factor::XUpper, Solve::Trsm),
         "xlower_trsm" => (Factor::XLower, Solve::Trsm),
         "lower_trsm" => (Factor::Lower, Solve::Trsm),
         "upper_trsm" => (Factor::Upper, Solve::Trsm),
@@ -117,7 +127,7 @@ impl CublasBackend {
             "cholesky: saving the diagonal",
         )?;
         let info = match how {
-            Factor::Upper => self.potrf_raw(UPPER, a, false)?,
+            Factor::XUpper | Factor::Upper => self.potrf_raw(UPPER, a, how == Factor::XUpper)?,
             Factor::Lower | Factor::XLower => {
                 let mut t = gpu.alloc_matrix::<T>("cholesky", n, n)?;
                 self.geam_transpose(a, &mut t)?;
@@ -127,13 +137,15 @@ impl CublasBackend {
                 info
             }
         };
-        let p = match info {
-            0 => match self.first_nonfinite_diagonal(a)? {
-                None => return zero_upper(gpu, a),
-                Some(p) => p,
-            },
-            i if i < 0 => return Err(illegal("potrf", i)),
-            i => (i - 1) as usize,
+        // Queued before the one read: on failure the matrix is consumed, and
+        // `failed_pivot` reads only the lower triangle.
+        zero_upper(gpu, a)?;
+        let status = factor_status(gpu, &info, a)?;
+        let p = match (status.info, status.nonfinite) {
+            (0, None) => return Ok(()),
+            (0, Some(p)) => p,
+            (i, _) if i < 0 => return Err(illegal("potrf", i)),
+            (i, _) => (i - 1) as usize,
         };
         let value = failed_pivot(gpu, &a.data, &diag, n, p)?;
         Err(Error::NotPositiveDefinite {
@@ -142,28 +154,14 @@ impl CublasBackend {
         })
     }
 
-    /// The first non-finite entry of the factor's diagonal. cuSOLVER's `potrf` (UPPER,
-    /// 32-bit API) accepts a NaN pivot as it compares `pivot <= 0`, and NaN in row p of
-    /// the lower triangle makes L[p][p] NaN: that is the pivot that failed. One strided
-    /// copy and n elements read back.
-    fn first_nonfinite_diagonal<T: BlasElement>(
-        &self,
-        a: &DeviceMatrix<T>,
-    ) -> Result<Option<usize>> {
-        let n = a.rows;
-        let mut d = self.gpu.alloc::<T>("cholesky", n)?;
-        self.copy_strided(&a.data, n + 1, &mut d, n, "cholesky: reading the diagonal")?;
-        let d = self.gpu.download_slice(&d, n)?;
-        Ok(d.iter().position(|v| !v.is_finite()))
-    }
-
-    /// `potrf` on the column-major reading of `a`'s buffer with `uplo`; returns `info`.
+    /// `potrf` on the column-major reading of `a`'s buffer with `uplo`, queued; returns the
+    /// device `info` it will write (read with the factor's status).
     fn potrf_raw<T: BlasElement>(
         &self,
         uplo: cublasFillMode_t,
         a: &mut DeviceMatrix<T>,
         x_api: bool,
-    ) -> Result<i32> {
+    ) -> Result<CudaSlice<i32>> {
         let gpu = &self.gpu;
         let n = a.rows;
         let n32 = dim_i32("cholesky", n)?;
@@ -207,7 +205,11 @@ impl CublasBackend {
                 "cholesky (Xpotrf)",
             )?;
             drop(h);
-            return read_info(gpu, &info);
+            // The host workspace (none on the GPUs measured) must outlive the call.
+            if host_bytes > 0 {
+                gpu.synchronize()?;
+            }
+            return Ok(info);
         }
         let mut lwork = 0;
         // SAFETY: a holds n×n elements; lwork is a valid out-pointer.
@@ -223,7 +225,7 @@ impl CublasBackend {
             "cholesky (potrf)",
         )?;
         drop(h);
-        read_info(gpu, &info)
+        Ok(info)
     }
 
     /// `L·Lᵀ·X = B` in place on B's row-major buffer, the way `how` says:

@@ -49,13 +49,8 @@ impl<T: BlasElement> ClusterKernels<T> for CublasBackend {
         Ok(self.gpu.matrix(seed(&self.gpu, x, w, config)?))
     }
 
-    fn assign_unchecked(
-        &self,
-        p: Points<T>,
-        c: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        let (x, w) = (p.x, p.weights);
+    fn assign_unchecked(&self, p: Points<T>, c: &Matrix<T>, l: &mut Indices) -> Result<Assignment> {
+        let (x, w, labels) = (p.x, p.weights, l);
         let (gpu, here) = (&self.gpu, self.here());
         let w = w
             .map(|w| gpu.dm(here, "kmeans", "sample weights", w))
@@ -115,13 +110,8 @@ impl<T: BlasElement> ClusterKernels<T> for CublasBackend {
         assign_from_scores(gpu, &scores, &x_sq, w.map(|w| &w.data), labels)
     }
 
-    fn update_unchecked(
-        &self,
-        p: Points<T>,
-        labels: &Indices,
-        centroids: &mut Matrix<T>,
-    ) -> Result<()> {
-        let (x, w) = (p.x, p.weights);
+    fn update_unchecked(&self, p: Points<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+        let (x, w, centroids) = (p.x, p.weights, c);
         let (gpu, here) = (&self.gpu, self.here());
         let w = w
             .map(|w| gpu.dm(here, "kmeans", "sample weights", w))

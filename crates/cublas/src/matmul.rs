@@ -32,13 +32,8 @@ pub const NOTE: &str = "";
 impl<T: BlasElement> MatMulKernels<T> for CublasBackend {
     /// `C ← α·op(A)·op(B) + β·C` with the selected [`Family::MatMul`] variant; row-major
     /// handled without copies. With β = 0, C is not read (NaN in it does not propagate).
-    fn gemm_unchecked(
-        &self,
-        g: Gemm<T>,
-        a: &Matrix<T>,
-        b: &Matrix<T>,
-        c: &mut Matrix<T>,
-    ) -> Result<()> {
+    fn gemm_unchecked(&self, g: Gemm<T>, ab: [&Matrix<T>; 2], c: &mut Matrix<T>) -> Result<()> {
+        let [a, b] = ab;
         let (m, n) = c.dim();
         let (gpu, here) = (&self.gpu, self.here());
         let a = gpu.dm(here, "gemm", "A", a)?;

@@ -389,3 +389,41 @@ fn an_array_of_another_runtime_is_in_another_place() {
         (6, 4)
     );
 }
+
+/// The host waits of one resident chain gram → cholesky → solve of order n on `b`,
+/// after a first run (kernels compiled, handles made). The factorization reads its
+/// status once; the solve checks B for NaN and ±Inf in one pass (the resident solve
+/// refuses non-finite B and keeps it), which reads one scalar.
+fn chain_waits<B: Backend + ?Sized>(b: &B, gpu: &Gpu, n: usize) -> u64 {
+    let m = Array2::<f64>::from_shape_fn((n, 2 * n), |(i, j)| match j < n {
+        true => f64::from(u8::from(i == j)),
+        false => ((i * 7 + j * 3) % 11) as f64 / 11.0 - 0.5,
+    });
+    let rhs = Array2::<f64>::ones((n, 4));
+    let (dm, drhs) = (b.upload(m.view()).unwrap(), b.upload(rhs.view()).unwrap());
+    let run = || {
+        let g = b.gram_dev(&dm).unwrap();
+        let l = b.cholesky_dev(&g).unwrap();
+        b.cholesky_solve_dev(&l, &drhs).unwrap()
+    };
+    drop(run());
+    b.synchronize().unwrap();
+    let before = gpu.host_waits();
+    let x = run();
+    let waits = gpu.host_waits() - before;
+    assert!(b.download(&x).unwrap().iter().all(|v| v.is_finite()));
+    waits
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_resident_chain_waits_for_the_device_twice_on_either_backend() {
+    let vendor = backend();
+    let gpu = Arc::clone(vendor.gpu());
+    let hand = ndgpu_cuda::CudaBackend::with_gpu(Arc::clone(&gpu));
+    for n in [256, 4096] {
+        let (v, h) = (chain_waits(&vendor, &gpu, n), chain_waits(&hand, &gpu, n));
+        println!("n = {n}: cublas chain {v} host waits, cuda chain {h}");
+        assert!(v <= 2 && h <= 2, "n = {n}: cublas {v}, cuda {h} host waits");
+    }
+}

@@ -2,78 +2,20 @@
 //! lazily compiled and cached kernel modules, device memory, and CUDA errors turned
 //! into [`ndgpu_core::Error`] values. Backends opened on the same device share one
 //! [`Gpu`] ([`Gpu::shared`]), so they read each other's resident arrays.
+//! Its memory methods are in `memory.rs`, the error helpers in `errors.rs`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
-    ValidAsZeroBits,
-};
+use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
-use ndgpu_core::backend::{Here, Storage};
-use ndgpu_core::{Element, Error, Place, Result};
+use ndgpu_core::backend::Here;
+use ndgpu_core::{Error, Place, Result};
 
+use crate::errors::{describe, driver, probe};
 use crate::kernels::{self, KernelFile};
 use crate::pool::{keep_freed_memory, MemPool};
-
-/// An element type with device kernels: `f32` (suffix `f32`) or `f64` (suffix `f64`).
-pub trait CudaElement: Element + DeviceRepr + ValidAsZeroBits + Unpin {
-    /// Kernel name suffix: kernels are named `{op}_{technique}_{suffix}`.
-    const SUFFIX: &'static str;
-}
-impl CudaElement for f32 {
-    const SUFFIX: &'static str = "f32";
-}
-impl CudaElement for f64 {
-    const SUFFIX: &'static str = "f64";
-}
-
-/// Why no CUDA device can be used here, or `Ok` if one can. Never panics: the
-/// libraries are probed before any of their functions is called.
-///
-/// # Errors
-/// A human-readable reason.
-pub fn probe() -> std::result::Result<(), String> {
-    // SAFETY: these only try to dlopen the libraries.
-    if !unsafe { sys::is_culib_present() } {
-        return Err("the CUDA driver library (libcuda.so) is not installed".into());
-    }
-    if !kernels::nvrtc_present() {
-        return Err("NVRTC (libnvrtc.so) is not installed".into());
-    }
-    match CudaContext::device_count() {
-        Ok(0) => Err("the CUDA driver found no device".into()),
-        Ok(_) => Ok(()),
-        Err(e) => Err(format!(
-            "the CUDA driver could not list devices: {}",
-            describe(&e)
-        )),
-    }
-}
-
-/// The name and description of a driver error code.
-pub fn describe(e: &DriverError) -> String {
-    let name = e
-        .error_name()
-        .map(|c| c.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| format!("{:?}", e.0));
-    let text = e
-        .error_string()
-        .map(|c| c.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    format!("{name}: {text}")
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct Driver(String);
-
-/// Wraps a driver error as an ndgpu error.
-pub fn driver(context: impl Into<String>, e: DriverError) -> Error {
-    Error::backend("cuda", context, Driver(describe(&e)))
-}
 
 /// The pinned staging ring of one device, allocated on the first large transfer and
 /// kept (see `transfer.rs`, which fills and drains it).
@@ -81,9 +23,6 @@ pub fn driver(context: impl Into<String>, e: DriverError) -> Error {
 pub(crate) struct Staging {
     pub(crate) buf: Option<cudarc::driver::PinnedHostSlice<u8>>,
 }
-
-/// Bytes of the pinned mailbox that small read-backs (a statistic, a scalar) go through.
-const MAILBOX: usize = 256;
 
 /// One CUDA device as used by ndgpu: a context, a compute stream, a copy stream,
 /// cached kernels, pinned staging for transfers.
@@ -96,7 +35,7 @@ pub struct Gpu {
     /// This runtime itself, for the resident arrays that keep it alive.
     me: Weak<Gpu>,
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    pub(crate) stream: Arc<CudaStream>,
     copy: Arc<CudaStream>,
     side: Arc<CudaStream>,
     ordinal: usize,
@@ -108,11 +47,13 @@ pub struct Gpu {
     pub(crate) staging: Mutex<Staging>,
     pub(crate) pool: MemPool,
     /// Pinned host memory for small read-backs, allocated on first use.
-    mailbox: Mutex<Option<cudarc::driver::PinnedHostSlice<u8>>>,
+    pub(crate) mailbox: Mutex<Option<cudarc::driver::PinnedHostSlice<u8>>>,
     /// Kernels granted their dynamic shared memory ([`Gpu::grant_shared_memory`]).
     granted: Mutex<std::collections::HashSet<String>>,
     /// Device buffers that operations keep between calls ([`Gpu::take_scratch`]).
     scratch: Mutex<Vec<(&'static str, Scratch)>>,
+    /// How many times the host waited for the compute stream ([`Gpu::host_waits`]).
+    waits: std::sync::atomic::AtomicU64,
 }
 
 /// One kept set of scratch buffers, of whatever type its operation gave.
@@ -241,6 +182,7 @@ impl Gpu {
             mailbox: Mutex::default(),
             granted: Mutex::default(),
             scratch: Mutex::default(),
+            waits: Default::default(),
         }))
     }
 
@@ -350,9 +292,18 @@ impl Gpu {
     }
     /// Waits for all queued work and reports any error it raised.
     pub fn synchronize(&self) -> Result<()> {
+        self.waits
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.stream
             .synchronize()
             .map_err(|e| driver("synchronizing", e))
+    }
+
+    /// How many times the host has waited for this runtime's compute stream: every read
+    /// of a result (a scalar, a status, a download) waits once. Tests count a chain's
+    /// synchronisations with it.
+    pub fn host_waits(&self) -> u64 {
+        self.waits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The kernel `name` of `file`, compiling and loading the file on first use.
@@ -396,235 +347,5 @@ impl Gpu {
             .map_err(|e| driver(format!("loading module {}", file.file_name()), e))?;
         modules.insert(file, m.clone());
         Ok(m)
-    }
-
-    /// Allocates `len` uninitialised elements (at least one, so that empty matrices
-    /// still have a valid pointer).
-    ///
-    /// # Errors
-    /// [`Error::OutOfMemory`] naming the bytes asked and free; the device stays usable.
-    pub fn alloc<T: DeviceRepr>(&self, op: &'static str, len: usize) -> Result<CudaSlice<T>> {
-        let len = len.max(1);
-        // The driver is asked for len × size bytes: a product that wraps would hand back
-        // a buffer far smaller than `len` (a matrix of no elements can still have a
-        // dimension of 2⁶²).
-        let Some(bytes) = len
-            .checked_mul(std::mem::size_of::<T>())
-            .filter(|&b| b <= isize::MAX as usize)
-        else {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "{len} elements of {} bytes overflow the address space",
-                    std::mem::size_of::<T>()
-                ),
-            ));
-        };
-        // SAFETY: the memory is uninitialised; every kernel writes before it reads, and
-        // downloads only read what was written.
-        let alloc = || unsafe { self.stream.alloc::<T>(len) };
-        let oom = |e: &DriverError| e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY;
-        let first = match alloc() {
-            Err(e) if oom(&e) => {
-                // Memory the pool keeps may be what is missing: give it back, once.
-                self.release_cached()?;
-                alloc()
-            }
-            other => other,
-        };
-        match first {
-            Ok(s) => Ok(s),
-            Err(e) if oom(&e) => {
-                // The failed attempt can leave the pool holding what it reserved: give
-                // it back, so that the device is as free as before the call.
-                self.release_cached()?;
-                let (free, total) = self.mem_info().unwrap_or((0, 0));
-                Err(Error::OutOfMemory {
-                    op,
-                    requested: bytes,
-                    free,
-                    total,
-                })
-            }
-            Err(e) => Err(driver(format!("{op}: allocating {bytes} bytes"), e)),
-        }
-    }
-
-    /// Allocates `len` zeroed elements (at least one), as [`Gpu::alloc`] does.
-    ///
-    /// # Errors
-    /// As [`Gpu::alloc`]; driver errors.
-    pub fn alloc_zeroed<T: DeviceRepr + ValidAsZeroBits>(
-        &self,
-        op: &'static str,
-        len: usize,
-    ) -> Result<CudaSlice<T>> {
-        let mut s = self.alloc(op, len)?;
-        self.stream
-            .memset_zeros(&mut s)
-            .map_err(|e| driver(format!("{op}: zeroing {len} elements"), e))?;
-        Ok(s)
-    }
-
-    /// Allocates a rows×cols matrix (contents undefined).
-    ///
-    /// # Errors
-    /// As [`Gpu::alloc`].
-    pub fn alloc_matrix<T: CudaElement>(
-        &self,
-        op: &'static str,
-        rows: usize,
-        cols: usize,
-    ) -> Result<DeviceMatrix<T>> {
-        let len = rows
-            .checked_mul(cols)
-            .ok_or_else(|| Error::invalid(op, format!("{rows}x{cols} overflows")))?;
-        Ok(DeviceMatrix {
-            data: self.alloc(op, len)?,
-            rows,
-            cols,
-            gpu: self.handle(),
-        })
-    }
-
-    /// Copies a slice to the device.
-    ///
-    /// # Errors
-    /// As [`Gpu::alloc`]; driver errors.
-    pub fn upload_slice<T: DeviceRepr + Unpin>(
-        &self,
-        op: &'static str,
-        host: &[T],
-    ) -> Result<CudaSlice<T>> {
-        let mut d = self.alloc(op, host.len())?;
-        if !host.is_empty() {
-            self.stream
-                .memcpy_htod(host, &mut d.slice_mut(0..host.len()))
-                .map_err(|e| driver(format!("{op}: copying to the device"), e))?;
-        }
-        Ok(d)
-    }
-
-    /// Copies `len` elements of a device buffer back.
-    ///
-    /// # Errors
-    /// Driver errors, including those of earlier kernels on the stream.
-    pub fn download_slice<T: DeviceRepr + Default + Clone>(
-        &self,
-        d: &CudaSlice<T>,
-        len: usize,
-    ) -> Result<Vec<T>> {
-        self.download_range(d, 0..len)
-    }
-
-    /// Copies elements `range` of a device buffer back, after all queued work.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] for a range beyond the buffer; driver errors,
-    /// including those of earlier kernels on the stream.
-    pub fn download_range<T: DeviceRepr + Default + Clone>(
-        &self,
-        d: &CudaSlice<T>,
-        range: std::ops::Range<usize>,
-    ) -> Result<Vec<T>> {
-        if range.end > d.len() || range.start > range.end {
-            return Err(Error::invalid(
-                "download",
-                format!("elements {range:?} of a buffer of {}", d.len()),
-            ));
-        }
-        if !range.is_empty() && range.len() * std::mem::size_of::<T>() <= MAILBOX {
-            return self.download_small(d, range);
-        }
-        let mut host = ndgpu_core::host::filled_vec("download", range.len(), T::default())?;
-        if !range.is_empty() {
-            self.stream
-                .memcpy_dtoh(&d.slice(range), host.as_mut_slice())
-                .map_err(|e| driver("copying from the device", e))?;
-        }
-        self.synchronize()?;
-        Ok(host)
-    }
-
-    /// A read-back of at most [`MAILBOX`] bytes, after all queued work: one copy into
-    /// pinned memory, then the stream's end. (A copy into pageable memory goes through
-    /// the driver's own staging, which waits for the stream first, a slower path for the
-    /// statistic an iteration reads back.)
-    fn download_small<T: DeviceRepr + Default + Clone>(
-        &self,
-        d: &CudaSlice<T>,
-        range: std::ops::Range<usize>,
-    ) -> Result<Vec<T>> {
-        let len = range.len();
-        let mut mailbox = self.mailbox.lock().unwrap_or_else(|e| e.into_inner());
-        if mailbox.is_none() {
-            // SAFETY: zeroed below before anything reads it. Flags 0: cached, since the
-            // host reads it.
-            let mut buf = unsafe { self.context().alloc_pinned_with_flags::<u8>(MAILBOX, 0) }
-                .map_err(|e| driver("allocating the pinned mailbox", e))?;
-            let p = buf
-                .as_mut_ptr()
-                .map_err(|e| driver("reaching the pinned mailbox", e))?;
-            // SAFETY: the allocation holds MAILBOX bytes.
-            unsafe { std::ptr::write_bytes(p, 0, MAILBOX) };
-            *mailbox = Some(buf);
-        }
-        let p = mailbox
-            .as_mut()
-            .expect("allocated above")
-            .as_mut_ptr()
-            .map_err(|e| driver("reaching the pinned mailbox", e))?;
-        // SAFETY: the mailbox holds MAILBOX ≥ len · size_of::<T>() bytes, page-aligned (so
-        // aligned for T), initialised (zeroed, then whole elements copied in; T is a
-        // plain device type, any bits valid), and ours while the lock is held; the copy
-        // has finished (the stream synchronised) before the slice is read.
-        let dst = unsafe { std::slice::from_raw_parts_mut(p.cast::<T>(), len) };
-        let src = cudarc::driver::DevicePtr::device_ptr(&d.slice(range), &self.stream).0;
-        // SAFETY: src holds len elements of T (a range of d, checked by the caller), dst
-        // as many, pinned.
-        unsafe {
-            cudarc::driver::result::memcpy_dtoh_async(dst, src, self.stream.cu_stream())
-                .map_err(|e| driver("copying from the device", e))?;
-        }
-        self.synchronize()?;
-        Ok(dst.to_vec())
-    }
-}
-
-/// A row-major matrix resident on a device: the storage behind a CUDA backend's
-/// [`Matrix`](ndgpu_core::Matrix). It keeps its runtime alive: dropping every backend
-/// first is safe, and a backend opened later on the same device finds the runtime (and
-/// so reads the matrix).
-#[derive(Debug)]
-pub struct DeviceMatrix<T> {
-    /// The elements, row-major (`len()` of them are meaningful; the buffer holds at
-    /// least one element so that empty matrices have a valid pointer).
-    pub data: CudaSlice<T>,
-    /// Rows.
-    pub rows: usize,
-    /// Columns.
-    pub cols: usize,
-    /// The runtime, kept alive by the matrix.
-    gpu: Arc<Gpu>,
-}
-
-impl<T> DeviceMatrix<T> {
-    /// `(rows, cols)`.
-    pub fn dim(&self) -> (usize, usize) {
-        (self.rows, self.cols)
-    }
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.rows * self.cols
-    }
-    /// Whether it has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-impl<T: CudaElement> Storage for DeviceMatrix<T> {
-    fn place(&self) -> Place {
-        self.gpu.place()
     }
 }

@@ -7,7 +7,8 @@ use cudarc::driver::CudaSlice;
 use ndgpu_core::backend::Storage;
 use ndgpu_core::{Error, Place, Result};
 
-use crate::gpu::{driver, Gpu};
+use crate::errors::driver;
+use crate::gpu::Gpu;
 
 /// Indices resident on a device: the storage behind a CUDA backend's
 /// [`Indices`](ndgpu_core::Indices). k-means labels are 32-bit (−1: no label yet), the

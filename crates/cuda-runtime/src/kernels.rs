@@ -68,9 +68,12 @@ impl KernelFile {
     pub const SEED: KernelFile = kernel_file!("seed.cu");
     /// The Hopper GEMM rungs (wgmma, TMA): compiled for sm_90a.
     pub const WGMMA: KernelFile = kernel_file!("wgmma.cu", true);
+    /// What both backends' factorizations need around the factor: zeroing a triangle,
+    /// the factorization's status record.
+    pub const TRIANGLE: KernelFile = kernel_file!("triangle.cu");
 
     /// Every kernel file.
-    pub const ALL: [KernelFile; 9] = [
+    pub const ALL: [KernelFile; 10] = [
         KernelFile::MATMUL,
         KernelFile::GRAM,
         KernelFile::TRANSPOSE,
@@ -80,6 +83,7 @@ impl KernelFile {
         KernelFile::KMEANS_TC,
         KernelFile::SEED,
         KernelFile::WGMMA,
+        KernelFile::TRIANGLE,
     ];
 
     /// The file name under `kernels/`.

@@ -4,7 +4,7 @@
 use cudarc::driver::{CudaSlice, DeviceRepr, DriverError, LaunchArgs, LaunchConfig, PushKernelArg};
 use ndgpu_core::{Error, Result};
 
-use crate::gpu::driver;
+use crate::errors::driver;
 use crate::kernels::KernelFile;
 use crate::{DeviceMatrix, Gpu};
 

@@ -21,11 +21,15 @@
 //! ([`probe`]), so a machine without them gets [`ndgpu_core::Error::Unavailable`].
 #![warn(missing_docs)]
 
+mod device_matrix;
+mod element;
+mod errors;
 mod gpu;
 mod indices;
 pub mod kernels;
 pub mod kmeans;
 pub mod launch;
+mod memory;
 mod pinned;
 mod pool;
 pub mod reduce;
@@ -35,7 +39,10 @@ pub mod seed;
 mod transfer;
 pub mod triangle;
 
-pub use gpu::{describe, driver, probe, CudaElement, DeviceMatrix, Gpu};
+pub use device_matrix::DeviceMatrix;
+pub use element::CudaElement;
+pub use errors::{describe, driver, probe};
+pub use gpu::Gpu;
 pub use indices::{DeviceIndices, IndexStorage};
 pub use launch::{blocks, dim_i32, Kernel};
 pub use pinned::PinnedPair;

@@ -8,7 +8,9 @@ use std::sync::Mutex;
 use cudarc::driver::{sys, PinnedHostSlice};
 use ndgpu_core::{Error, HostArray, Result};
 
-use crate::gpu::{driver, CudaElement, Gpu};
+use crate::element::CudaElement;
+use crate::errors::driver;
+use crate::gpu::Gpu;
 
 /// The host arrays of [`Gpu::host_array`] alive now, as byte ranges: transfers from and
 /// into them skip the staging ring.

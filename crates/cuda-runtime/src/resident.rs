@@ -8,7 +8,7 @@ use ndarray::{Array1, ArrayView2, ArrayViewMut2};
 use ndgpu_core::backend::{self, Here};
 use ndgpu_core::{check, Error, Indices, Matrix, Result};
 
-use crate::gpu::driver;
+use crate::errors::driver;
 use crate::indices::IndexStorage;
 use crate::{CudaElement, DeviceMatrix, Gpu};
 

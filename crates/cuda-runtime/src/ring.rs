@@ -8,7 +8,8 @@ use std::sync::OnceLock;
 use cudarc::driver::CudaEvent;
 use ndgpu_core::{Error, Result};
 
-use crate::gpu::{driver, Gpu, Staging};
+use crate::errors::driver;
+use crate::gpu::{Gpu, Staging};
 
 /// The largest chunk, and the size of a staging slot.
 const SLOT: usize = 4 << 20;

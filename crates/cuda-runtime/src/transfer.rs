@@ -20,7 +20,10 @@ use cudarc::driver::{result, CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
 use ndarray::{s, ArrayView2, ArrayViewMut2};
 use ndgpu_core::Result;
 
-use crate::gpu::{driver, CudaElement, DeviceMatrix, Gpu};
+use crate::device_matrix::DeviceMatrix;
+use crate::element::CudaElement;
+use crate::errors::driver;
+use crate::gpu::Gpu;
 use crate::pinned::is_pinned;
 use crate::ring::Slots;
 

@@ -40,13 +40,8 @@ fn weights<T: Element>(w: Option<&Matrix<T>>) -> Result<Option<&[T]>> {
 }
 
 impl<T: FaerElement> ClusterKernels<T> for FaerBackend {
-    fn assign_unchecked(
-        &self,
-        p: Points<T>,
-        c: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        let (x, w) = (p.x, p.weights);
+    fn assign_unchecked(&self, p: Points<T>, c: &Matrix<T>, l: &mut Indices) -> Result<Assignment> {
+        let (x, w, labels) = (p.x, p.weights, l);
         let (n, d) = x.dim();
         let w = weights(w)?;
         let k = c.rows();
@@ -113,13 +108,8 @@ impl<T: FaerElement> ClusterKernels<T> for FaerBackend {
         Ok(Assignment { changed, inertia })
     }
 
-    fn update_unchecked(
-        &self,
-        p: Points<T>,
-        labels: &Indices,
-        centroids: &mut Matrix<T>,
-    ) -> Result<()> {
-        let (x, w) = (p.x, p.weights);
+    fn update_unchecked(&self, p: Points<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+        let (x, w, centroids) = (p.x, p.weights, c);
         let (k, d) = centroids.dim();
         let w = weights(w)?;
         let xs: &HostStorage<T> = HERE.matrix("kmeans", "X", x)?;

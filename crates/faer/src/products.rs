@@ -19,13 +19,8 @@ fn op_transposed<T>(t: Trans, data: &[T], (rows, cols): (usize, usize)) -> faer:
 }
 
 impl<T: FaerElement> MatMulKernels<T> for FaerBackend {
-    fn gemm_unchecked(
-        &self,
-        g: Gemm<T>,
-        a: &Matrix<T>,
-        b: &Matrix<T>,
-        c: &mut Matrix<T>,
-    ) -> Result<()> {
+    fn gemm_unchecked(&self, g: Gemm<T>, ab: [&Matrix<T>; 2], c: &mut Matrix<T>) -> Result<()> {
+        let [a, b] = ab;
         let (m, n) = c.dim();
         let (da, db) = (a.dim(), b.dim());
         let a: &HostStorage<T> = HERE.matrix("gemm", "A", a)?;

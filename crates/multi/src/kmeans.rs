@@ -25,13 +25,8 @@ impl MultiBackend {
 }
 
 impl<T: MultiElement> ClusterKernels<T> for MultiBackend {
-    fn assign_unchecked(
-        &self,
-        p: Points<T>,
-        c: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        let (x, w) = (p.x, p.weights);
+    fn assign_unchecked(&self, p: Points<T>, c: &Matrix<T>, l: &mut Indices) -> Result<Assignment> {
+        let (x, w, labels) = (p.x, p.weights, l);
         let offsets = split(x.rows(), self.ranks.len());
         let xs = self.rows_on("kmeans", x, &offsets)?;
         // The sample weights split as X is.
@@ -63,13 +58,8 @@ impl<T: MultiElement> ClusterKernels<T> for MultiBackend {
     /// The deterministic update of the one-device backends, whatever k-means variant the
     /// ranks have selected (with sample weights: their weighted update, the weights split
     /// as X is).
-    fn update_unchecked(
-        &self,
-        p: Points<T>,
-        labels: &Indices,
-        centroids: &mut Matrix<T>,
-    ) -> Result<()> {
-        let (x, w) = (p.x, p.weights);
+    fn update_unchecked(&self, p: Points<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+        let (x, w, centroids) = (p.x, p.weights, c);
         let ((n, d), k) = (x.dim(), centroids.rows());
         let ranks = self.ranks.len();
         let offsets = split(n, ranks);

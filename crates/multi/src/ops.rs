@@ -179,13 +179,8 @@ impl<T: MultiElement> Memory<T> for MultiBackend {
 impl<T: MultiElement> MatMulKernels<T> for MultiBackend {
     /// Rank r computes C's rows of its share with its rows of op(A) and the whole of
     /// op(B) (gathered). A replicated C gets the whole product on every rank.
-    fn gemm_unchecked(
-        &self,
-        g: Gemm<T>,
-        a: &Matrix<T>,
-        b: &Matrix<T>,
-        c: &mut Matrix<T>,
-    ) -> Result<()> {
+    fn gemm_unchecked(&self, g: Gemm<T>, ab: [&Matrix<T>; 2], c: &mut Matrix<T>) -> Result<()> {
+        let [a, b] = ab;
         let m = c.rows();
         let layout = self.spread("gemm", "C", c)?.layout.clone();
         let bs = self.everywhere("gemm", b)?;

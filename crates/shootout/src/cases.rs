@@ -7,11 +7,7 @@ use std::str::FromStr;
 use ndgpu_core::{ArgOp, Family, ReduceOp};
 
 use crate::shape::Shape;
-
-/// Dimensions of every k-means case: D = 32 coordinates per point, K = 128 centroids.
-pub const KMEANS_D: usize = 32;
-/// Centroids of every k-means case.
-pub const KMEANS_K: usize = 128;
+pub use crate::shape::{KMEANS_D, KMEANS_K};
 
 /// An operation of the shootout, run at a [`Shape`] (see [`Op::takes`]). A ladder's
 /// size `n` is the shape [`Op::shape`] makes of it: the order of the square matrices

@@ -4,6 +4,11 @@
 
 use std::fmt;
 
+/// Dimensions of every k-means case: D = 32 coordinates per point, K = 128 centroids.
+pub const KMEANS_D: usize = 32;
+/// Centroids of every k-means case.
+pub const KMEANS_K: usize = 128;
+
 /// The dimensions of one case; which kind an op takes is
 /// [`Op::takes`](crate::Op::takes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -40,8 +45,7 @@ pub enum Shape {
     },
     /// n elements (dot, transfer).
     Vector(usize),
-    /// N points of k-means (D and K are fixed: [`crate::cases::KMEANS_D`],
-    /// [`crate::cases::KMEANS_K`]).
+    /// N points of k-means (D and K are fixed: [`KMEANS_D`], [`KMEANS_K`]).
     Points(usize),
 }
 
@@ -99,7 +103,7 @@ impl Shape {
         match *self {
             Shape::Gemm { m, n, k } => Some(vec![m, n, k]),
             Shape::Gram { m, k } => Some(vec![m, k]),
-            Shape::Points(n) => Some(vec![n, crate::cases::KMEANS_D, crate::cases::KMEANS_K]),
+            Shape::Points(n) => Some(vec![n, KMEANS_D, KMEANS_K]),
             Shape::Square(_) | Shape::Matrix { .. } | Shape::Vector(_) => None,
         }
     }

@@ -331,12 +331,7 @@ pub trait ClusterKernels<T: Element>: Memory<T> {
     ///
     /// # Errors
     /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
-    fn assign_unchecked(
-        &self,
-        p: Points<T>,
-        c: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment>;
+    fn assign_unchecked(&self, p: Points<T>, c: &Matrix<T>, l: &mut Indices) -> Result<Assignment>;
 
     /// k-means' update step: each centroid moves to the (weighted) mean of its points;
     /// one with no weight stays. Checked as `assign_unchecked`.

@@ -40,13 +40,8 @@ const TRIP: Here = Here {
 crate::impl_host_memory!(Tripwire, TRIP);
 crate::impl_kernels!(Tripwire, Element: matmul, reduce);
 impl<T: Element> MatMulKernels<T> for Tripwire {
-    fn gemm_unchecked(
-        &self,
-        _: Gemm<T>,
-        _: &Matrix<T>,
-        _: &Matrix<T>,
-        _: &mut Matrix<T>,
-    ) -> Result<()> {
+    fn gemm_unchecked(&self, _: Gemm<T>, ab: [&Matrix<T>; 2], _: &mut Matrix<T>) -> Result<()> {
+        let [_, _] = ab;
         panic!("gemm kernel reached")
     }
     fn gram_unchecked(&self, _: &Matrix<T>) -> Result<Matrix<T>> {

@@ -20,7 +20,7 @@ pub trait MatMul<T: Element>: Kernels<T> {
     /// device errors.
     fn gemm_dev(&self, g: Gemm<T>, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
         check::gemm_dev(&g, a.dim(), b.dim(), c.dim())?;
-        need(self, self.matmul_kernels(), "gemm")?.gemm_unchecked(g, a, b, c)
+        need(self, self.matmul_kernels(), "gemm")?.gemm_unchecked(g, [a, b], c)
     }
 
     /// `A·B` into a new resident matrix.
@@ -31,7 +31,7 @@ pub trait MatMul<T: Element>: Kernels<T> {
         let g = Gemm::new();
         let (m, n, _) = check::gemm_dims(g.ta, a.dim(), g.tb, b.dim())?;
         let mut c = self.alloc(m, n).map_err(|e| e.for_op("gemm"))?;
-        need(self, self.matmul_kernels(), "gemm")?.gemm_unchecked(g, a, b, &mut c)?;
+        need(self, self.matmul_kernels(), "gemm")?.gemm_unchecked(g, [a, b], &mut c)?;
         Ok(c)
     }
 
@@ -56,12 +56,8 @@ pub trait MatMul<T: Element>: Kernels<T> {
             Some(c) if g.beta != T::zero() => self.upload(c)?,
             _ => self.alloc(m, n).map_err(|e| e.for_op("gemm"))?,
         };
-        need(self, self.matmul_kernels(), "gemm")?.gemm_unchecked(
-            Gemm { ta, tb, ..g },
-            &da,
-            &db,
-            &mut dc,
-        )?;
+        let g = Gemm { ta, tb, ..g };
+        need(self, self.matmul_kernels(), "gemm")?.gemm_unchecked(g, [&da, &db], &mut dc)?;
         self.download(&dc)
     }
 
@@ -122,13 +118,8 @@ pub trait MatMulKernels<T: Element>: Memory<T> {
     ///
     /// # Errors
     /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
-    fn gemm_unchecked(
-        &self,
-        g: Gemm<T>,
-        a: &Matrix<T>,
-        b: &Matrix<T>,
-        c: &mut Matrix<T>,
-    ) -> Result<()>;
+    /// `ab` is `[A, B]`.
+    fn gemm_unchecked(&self, g: Gemm<T>, ab: [&Matrix<T>; 2], c: &mut Matrix<T>) -> Result<()>;
 
     /// `M·Mᵀ`, exactly symmetric (every shape is valid).
     ///

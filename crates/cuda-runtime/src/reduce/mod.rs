@@ -16,7 +16,7 @@ use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
 use ndarray::Axis;
 use ndgpu_core::{check, ArgOp, Error, ReduceOp, Result};
 
-use crate::gpu::driver;
+use crate::errors::driver;
 use crate::indices::{DeviceIndices, IndexStorage};
 use crate::kernels::KernelFile;
 use crate::launch::{launched, linear};

@@ -6,9 +6,9 @@ pub(crate) mod dispatch;
 pub(crate) mod gram;
 pub(crate) mod kmeans;
 pub(crate) mod matmul;
+mod products;
 pub(crate) mod reduce;
 pub(crate) mod transpose;
-pub(crate) mod wgmma;
 
 use ndgpu_core::{Error, Family, Needs, Result, Variant};
 use ndgpu_cuda_runtime::Gpu;

@@ -20,10 +20,11 @@ const STEP_THREADS: u32 = 256;
 const POTRF_THREADS: u32 = 256;
 /// Rows of the panel per TRSM block (the kernel takes CHOL_NB, 4 threads per row).
 const TRSM_ROWS: usize = NB;
-/// The block size of the factorization (`CHOL_NB`).
-const NB: usize = 64;
+/// The block size of the factorization and of the solves (`CHOL_NB` in
+/// `kernels/cholesky.cu`).
+pub(super) const NB: usize = 64;
 
-fn cfg(grid: (u32, u32), threads: u32) -> LaunchConfig {
+pub(super) fn cfg(grid: (u32, u32), threads: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (grid.0, grid.1, 1),
         block_dim: (threads, 1, 1),
@@ -32,7 +33,7 @@ fn cfg(grid: (u32, u32), threads: u32) -> LaunchConfig {
 }
 
 /// The kernel `cholesky_{op}_{dtype}` and its name.
-fn kernel<T: CudaElement>(gpu: &Gpu, op: &str) -> Result<(CudaFunction, String)> {
+pub(super) fn kernel<T: CudaElement>(gpu: &Gpu, op: &str) -> Result<(CudaFunction, String)> {
     let name = format!("cholesky_{op}_{}", T::SUFFIX);
     Ok((gpu.function(KernelFile::CHOLESKY, &name)?, name))
 }
@@ -427,80 +428,5 @@ pub(super) fn convert<T: CudaElement>(
                 shared_mem_bytes: 0,
             },
         )
-    }
-}
-
-/// Inverts every 64×64 diagonal block of the n×n factor `l` into `inv` (n/64 rounded up
-/// blocks of 64² elements, row-major, identity past n): one block of threads each.
-pub(super) fn invert_diag<T: CudaElement>(
-    gpu: &Gpu,
-    l: &DeviceMatrix<T>,
-    n: i32,
-    inv: &mut CudaSlice<T>,
-) -> Result<()> {
-    let (f, name) = kernel::<T>(gpu, "invert_diag")?;
-    let nblocks = (n as usize).div_ceil(NB);
-    if inv.len() < nblocks * NB * NB {
-        return Err(Error::invalid(
-            "cholesky_solve",
-            "the inverse buffer is too small",
-        ));
-    }
-    let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; &l.data, &n, inv);
-    // SAFETY: (const T* l, int n, T* inv): l is n×n, inv holds ceil(n/64)·64² elements
-    // (checked above); block b reads rows and columns [64b, min(64b + 64, n)) of l and
-    // writes inv[b·64², (b + 1)·64²).
-    unsafe { go(b, &name, cfg((nblocks as u32, 1), 256)) }
-}
-
-/// Solves rows `[r0, r0 + len)` of the n×nrhs `rhs` in place with the diagonal block of
-/// `l` there (forward, or with its transpose: `back`): r0 a multiple of 64, len ≤
-/// [`LEAF`], `inv` the inverses of the 64×64 diagonal blocks from [`invert_diag`].
-pub(super) fn solve_leaf<T: CudaElement>(
-    gpu: &Gpu,
-    back: bool,
-    l: &DeviceMatrix<T>,
-    inv: &CudaSlice<T>,
-    rhs: &mut DeviceMatrix<T>,
-    (r0, len): (usize, usize),
-) -> Result<()> {
-    let op = if back {
-        "solve_leaf_bwd"
-    } else {
-        "solve_leaf_fwd"
-    };
-    let (f, name) = kernel::<T>(gpu, op)?;
-    let (n, nrhs) = (l.rows, rhs.cols);
-    let inside = r0.is_multiple_of(NB)
-        && len <= LEAF
-        && r0 + len <= n.min(rhs.rows)
-        && inv.len() >= (r0 + len).div_ceil(NB) * NB * NB;
-    if !inside {
-        return Err(Error::invalid(
-            "cholesky_solve",
-            "a leaf outside the matrix",
-        ));
-    }
-    let [n_i, nrhs_i, r0_i, len_i] = [n, nrhs, r0, len].map(|d| d as i32);
-    let mut b = gpu.stream().launch_builder(&f);
-    push_args!(b; &l.data, &n_i, inv, &mut rhs.data, &nrhs_i, &r0_i, &len_i);
-    // SAFETY: (const T* l, int n, const T* inv, T* b, int nrhs, int r0, int len): l is
-    // n×n, b n×nrhs, r0 + len ≤ n, inv holds the blocks up to row r0 + len (checked
-    // above); the kernel reads rows and columns [r0, r0 + len) of l, and rows
-    // [r0, r0 + len) of b in one column slab per block, clipped to nrhs.
-    unsafe { go(b, &name, cfg((blocks(nrhs, leaf_cb::<T>()), 1), 256)) }
-}
-
-/// Rows of B that one [`solve_leaf`] solves (`LEAF_BLOCKS` diagonal blocks).
-pub(super) const LEAF: usize = 4 * NB;
-
-/// Columns of B per leaf block (`LeafCfg<T>::CB`: 16 f32, 4 f64, to keep the slab and one
-/// 64×64 operand within 48 KB of shared memory).
-fn leaf_cb<T>() -> usize {
-    if std::mem::size_of::<T>() == 4 {
-        16
-    } else {
-        4
     }
 }

@@ -13,6 +13,7 @@
 //! every later kernel sees the record and does nothing, and the host reads it once.
 
 mod launch;
+mod order;
 mod solve;
 
 use cudarc::driver::CudaSlice;
@@ -25,7 +26,8 @@ use ndgpu_core::{
 use ndgpu_cuda_runtime::triangle::zero_upper;
 use ndgpu_cuda_runtime::{dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
 
-use launch::Region;
+use launch::{Region, NB};
+use order::{Order, ORDER};
 
 use crate::CudaBackend;
 
@@ -71,7 +73,7 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "cholesky_trsm_panel_f32",
     "cholesky_syrk_lower_f32",
     "cholesky_syrk_lower64_f32",
-    "cholesky_zero_upper_f32",
+    "triangle_zero_upper_f32",
     "cholesky_invert_diag_f32",
     "cholesky_solve_leaf_fwd_f32",
     "cholesky_solve_leaf_bwd_f32",
@@ -86,7 +88,7 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "cholesky_syrk_lower_tc_f64",
     "cholesky_syrk_lower_f64",
     "cholesky_syrk_lower64_f64",
-    "cholesky_zero_upper_f64",
+    "triangle_zero_upper_f64",
     "cholesky_invert_diag_f64",
     "cholesky_solve_leaf_fwd_f64",
     "cholesky_solve_leaf_bwd_f64",
@@ -100,10 +102,6 @@ pub const NOTE: &str = "bitwise reproducible (no atomics in any sum, fixed order
     for every variant: recursive blocked forward and backward solves, the updates by the GEMM \
     ladder's fastest rung on the blocks where they lie, the 64-row diagonal blocks as products \
     with their inverses (computed once per solve, in a fixed order)";
-
-/// The block size of the blocked factorization and of the solves (`CHOL_NB` in
-/// `kernels/cholesky.cu`).
-const NB: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
@@ -348,83 +346,6 @@ fn panel_columns(n: usize) -> usize {
 /// The width of the dataflow factorization's panels, in tiles (2048 columns).
 const PANEL_TILES: usize = 32;
 
-/// The dataflow kernel's tile orders for nt tiles a side, panels of `width` tile columns
-/// and the kernel of `dtype`, with the blocks it can keep resident (asked of the driver
-/// once per order, not per call), uploaded once per order.
-struct Order {
-    nt: usize,
-    dtype: DType,
-    width: usize,
-    blocks: usize,
-    panels: Vec<(launch::DataflowPanel, CudaSlice<u32>)>,
-}
-const ORDER: &str = "cholesky dataflow order";
-
-impl Order {
-    fn new<T: CudaElement>(gpu: &Gpu, nt: usize, width: usize) -> Result<Self> {
-        let blocks = launch::dataflow_blocks::<T>(gpu)?;
-        let mut panels = Vec::new();
-        for j0 in (0..nt).step_by(width.max(1)) {
-            let (rest, nc) = (nt - j0, width.min(nt - j0));
-            let table = ticket_order(rest, nc, blocks)?;
-            let panel = launch::DataflowPanel {
-                c0: dim_i32("cholesky", j0 * NB)?,
-                nc: nc as i32,
-                tiles: table.len(),
-            };
-            let table = gpu
-                .stream()
-                .clone_htod(&table)
-                .map_err(|e| driver("cholesky: uploading the tile order", e))?;
-            panels.push((panel, table));
-        }
-        Ok(Order {
-            nt,
-            dtype: T::DTYPE,
-            width,
-            blocks,
-            panels,
-        })
-    }
-}
-
-/// The tile of each ticket of the dataflow kernel (row | column << 16), for the first nc
-/// tile columns of nt tiles a side and `blocks` resident blocks. Tile (i, j), i > j,
-/// comes at j·W + (i − j); the diagonal tile (j, j), j > 0, whose block sums every column
-/// but the last, just before (j, j − 1), whose block solves and then finishes it; (0, 0)
-/// first. W = blocks/8 (at least 2): the tiles of the diagonal chain start about eight
-/// columns ahead of the bulk of the updates. Every tile comes after the tiles it waits on
-/// (its row's and its diagonal's earlier columns: W ≥ 2 makes j·W + (i − j) grow along
-/// both), so the kernel cannot deadlock.
-fn ticket_order(nt: usize, nc: usize, blocks: usize) -> Result<Vec<u32>> {
-    if nt > 1 << 16 {
-        return Err(Error::invalid(
-            "cholesky",
-            format!("{nt} tiles a side: more than the dataflow kernel numbers"),
-        ));
-    }
-    let w = (blocks / 8).max(2) as i64;
-    let mut keyed: Vec<(i64, usize, usize)> = Vec::with_capacity(nt * (nt + 1) / 2);
-    for j in 0..nc.min(nt) {
-        for i in j..nt {
-            let (ii, jj) = (i as i64, j as i64);
-            let key = if i > j {
-                2 * (jj * w + (ii - jj))
-            } else if j > 0 {
-                2 * ((jj - 1) * w) + 1
-            } else {
-                -1
-            };
-            keyed.push((key, j, i));
-        }
-    }
-    keyed.sort_unstable();
-    Ok(keyed
-        .into_iter()
-        .map(|(_, j, i)| i as u32 | (j as u32) << 16)
-        .collect())
-}
-
 /// Solves `L·Lᵀ·X = B` in place (`b` becomes X) given the factor `l` (only its lower
 /// triangle is read): the recursive blocked solves of [`solve`]. `b` is n×nrhs.
 ///
@@ -461,213 +382,4 @@ impl<T: CudaElement> FactorizeKernels<T> for CudaBackend {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::cell::Cell;
-
-    use ndarray::Array2;
-    use ndgpu_conformance::compare::cholesky_ratio;
-    use ndgpu_core::kmeans::SplitMix64;
-    use ndgpu_core::{tolerance, Backend, Error, Factorize, Family};
-
-    use super::{panel_columns, ticket_order, PANEL_TILES};
-    use crate::CudaBackend;
-    use ndgpu_cuda_runtime::CudaElement;
-
-    thread_local! {
-        /// The panel width this thread's factorizations take instead of the rule's, so
-        /// that the GPU test below runs many panels on small matrices.
-        pub(super) static PANEL_TILES_HERE: Cell<Option<usize>> = const { Cell::new(None) };
-        /// Whether this thread's f32 factorizations are refused the f64 copy, as a device
-        /// without the memory for it refuses it.
-        static NO_F64_COPY_HERE: Cell<bool> = const { Cell::new(false) };
-    }
-
-    /// `copy`, or, where this thread is refused the f64 copy, the error of a device
-    /// without `bytes` free.
-    pub(super) fn refused<T>(copy: ndgpu_core::Result<T>, bytes: usize) -> ndgpu_core::Result<T> {
-        if !NO_F64_COPY_HERE.with(Cell::get) {
-            return copy;
-        }
-        Err(Error::OutOfMemory {
-            op: "cholesky",
-            requested: bytes,
-            free: 0,
-            total: 0,
-        })
-    }
-
-    /// The IEEE f32 default where the device cannot hold its f64 copy: the blocked path
-    /// of `tensor_core`, bit for bit (results and the first failing pivot), within
-    /// LAPACK's ratio; with the copy, a different rounding (the test reaches the other
-    /// path).
-    #[test]
-    #[ignore = "needs a CUDA device"]
-    fn the_f32_default_without_room_for_its_f64_copy_is_the_blocked_path() {
-        let mut b = CudaBackend::new(0).expect("a CUDA device");
-        assert_eq!(b.variant(Family::Cholesky), "dataflow");
-        let bound = tolerance::cholesky_ratio::<f32>(b.precision(Family::Cholesky));
-        let mut rng = SplitMix64::new(11);
-        let factor = |b: &mut CudaBackend, v: &str, refuse: bool, a: &Array2<f32>| {
-            b.set_variant(Family::Cholesky, v).unwrap();
-            NO_F64_COPY_HERE.with(|c| c.set(refuse));
-            let l = b.cholesky(a.view());
-            NO_F64_COPY_HERE.with(|c| c.set(false));
-            l
-        };
-        let bits = |x: &Array2<f32>| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-        for n in [65, 513, 1000] {
-            let a = spd::<f32>(&mut rng, n);
-            let l = factor(&mut b, "dataflow", true, &a).unwrap();
-            let blocked = factor(&mut b, "tensor_core", false, &a).unwrap();
-            assert_eq!(bits(&l), bits(&blocked), "n={n}");
-            let r = cholesky_ratio(a.view(), l.view());
-            assert!(r <= bound, "n={n}: ratio {r:.3e}");
-            let copied = factor(&mut b, "dataflow", false, &a).unwrap();
-            assert_ne!(
-                bits(&copied),
-                bits(&blocked),
-                "n={n}: the copy's path not taken"
-            );
-        }
-        for (n, p) in [(513, 300), (1000, 999)] {
-            let mut a = spd::<f32>(&mut rng, n);
-            a[[p, p]] = -1.0;
-            let want = factor(&mut b, "tensor_core", false, &a);
-            let got = factor(&mut b, "dataflow", true, &a);
-            match (got, want) {
-                (
-                    Err(Error::NotPositiveDefinite { pivot, value }),
-                    Err(Error::NotPositiveDefinite {
-                        pivot: p2,
-                        value: v2,
-                    }),
-                ) => {
-                    assert_eq!((pivot, value.to_bits()), (p2, v2.to_bits()), "n={n}");
-                    assert_eq!(pivot, p, "n={n}");
-                }
-                other => panic!("n={n} p={p}: {other:?}"),
-            }
-        }
-    }
-
-    /// The rule: panels of PANEL_TILES once there would be more than three, smaller
-    /// orders in one launch.
-    #[test]
-    fn panels_only_for_large_orders() {
-        let edge = 3 * PANEL_TILES * 64;
-        assert_eq!(panel_columns(edge), 3 * PANEL_TILES);
-        assert_eq!(panel_columns(edge + 1), PANEL_TILES);
-        assert_eq!(panel_columns(4 * edge), PANEL_TILES);
-        assert_eq!(panel_columns(1), 1);
-    }
-
-    /// The dataflow factorization in panels of one and three tile columns (a panel
-    /// update after each), f64 (`dataflow`) and f32 on 3xTF32 (`dataflow_3x`): LAPACK's
-    /// residual ratio (the variant's threshold) on SPD matrices of orders around the tile
-    /// edges (odd ones in the padded copy), and the first failing pivot where it lies in a
-    /// later panel, as in one launch.
-    #[test]
-    #[ignore = "needs a CUDA device"]
-    fn narrow_panels_keep_lapacks_ratio_and_the_first_pivot() {
-        let mut b = CudaBackend::new(0).expect("a CUDA device");
-        assert_eq!(b.variant(Family::Cholesky), "dataflow");
-        narrow_panels::<f64>(&b);
-        b.set_variant(Family::Cholesky, "dataflow_3x").unwrap();
-        narrow_panels::<f32>(&b);
-    }
-
-    fn narrow_panels<T: CudaElement>(b: &CudaBackend) {
-        let bound = tolerance::cholesky_ratio::<T>(b.precision(Family::Cholesky));
-        let mut rng = SplitMix64::new(7);
-        for width in [1, 3] {
-            PANEL_TILES_HERE.with(|w| w.set(Some(width)));
-            let what = |n| format!("{} width {width} n={n}", T::SUFFIX);
-            for n in [65, 127, 200, 513, 1000] {
-                let a = spd::<T>(&mut rng, n);
-                let l = b.cholesky(a.view()).unwrap();
-                let r = cholesky_ratio(a.view(), l.view());
-                assert!(r <= bound, "{}: ratio {r:.3e}", what(n));
-                assert!(l.iter().all(|x| x.is_finite()), "{}", what(n));
-            }
-            for (n, p) in [(200, 100), (513, 300), (1000, 64 * 9), (1000, 999)] {
-                // The leading minors up to p stay positive; pivot p is below A[p][p] < 0.
-                let mut a = spd::<T>(&mut rng, n);
-                a[[p, p]] = -T::one();
-                match b.cholesky(a.view()) {
-                    Err(Error::NotPositiveDefinite { pivot, value }) => {
-                        assert_eq!(pivot, p, "{}: value {value}", what(n));
-                        assert!(value < 0.0, "{} p={p}: {value}", what(n));
-                    }
-                    other => panic!("{} p={p}: {other:?}", what(n)),
-                }
-            }
-        }
-        PANEL_TILES_HERE.with(|w| w.set(None));
-    }
-
-    /// M·Mᵀ/n + I, M uniform in [-1, 1), rounded to T.
-    fn spd<T: CudaElement>(rng: &mut SplitMix64, n: usize) -> Array2<T> {
-        let m = Array2::from_shape_simple_fn((n, n), || 2.0 * rng.next_f64() - 1.0);
-        (m.dot(&m.t()) / n as f64 + Array2::<f64>::eye(n)).mapv(T::from_f64)
-    }
-
-    /// Every tile of the dataflow kernel's order (the whole matrix, or a panel of its
-    /// first nc tile columns) comes after every tile whose flag it waits on: no block can
-    /// wait on a tile that no running block holds.
-    #[test]
-    fn ticket_order_respects_every_wait() {
-        for (nt, nc) in [
-            (1, 1),
-            (2, 2),
-            (3, 3),
-            (5, 5),
-            (17, 17),
-            (64, 64),
-            (129, 129),
-            (5, 2),
-            (64, 32),
-            (129, 1),
-        ] {
-            for blocks in [1, 16, 264] {
-                let order = ticket_order(nt, nc, blocks).unwrap();
-                assert_eq!(order.len(), (0..nc).map(|j| nt - j).sum::<usize>());
-                let mut at = vec![vec![usize::MAX; nt]; nt];
-                for (t, &o) in order.iter().enumerate() {
-                    let (i, j) = ((o & 0xffff) as usize, (o >> 16) as usize);
-                    assert!(j <= i && i < nt, "nt {nt}: ticket {t} is ({i}, {j})");
-                    assert_eq!(at[i][j], usize::MAX, "nt {nt}: ({i}, {j}) twice");
-                    at[i][j] = t;
-                }
-                // A panel's tiles only: its nc columns, every row.
-                for (i, row) in at.iter().enumerate() {
-                    for (j, &t) in row.iter().enumerate().take(i + 1) {
-                        assert_eq!(t == usize::MAX, j >= nc, "nt {nt} nc {nc}: ({i}, {j})");
-                    }
-                }
-                // The ticket whose block makes the diagonal tile (j, j) final.
-                let final_diag = |j: usize| if j == 0 { at[0][0] } else { at[j][j - 1] };
-                for j in 0..nc {
-                    for i in j..nt {
-                        let t = at[i][j];
-                        let mut waits = Vec::new();
-                        if i == j {
-                            waits.extend((0..j.saturating_sub(1)).map(|k| at[j][k]));
-                        } else {
-                            waits.extend(at[i][..j].iter().chain(&at[j][..j]));
-                            waits.push(final_diag(j));
-                            if i == j + 1 && i < nc {
-                                waits.push(at[i][i]); // the partial sum it finishes
-                            }
-                        }
-                        for w in waits {
-                            assert!(
-                                w < t,
-                                "nt {nt} blocks {blocks}: ({i}, {j}) at {t} waits on ticket {w}"
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+mod tests;

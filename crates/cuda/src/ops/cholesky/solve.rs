@@ -11,11 +11,12 @@
 //! memory, so no kernel steps through rows one barrier at a time, and no GEMM is too
 //! small to fill the device.
 
-use cudarc::driver::CudaSlice;
-use ndgpu_core::Result;
-use ndgpu_cuda_runtime::{dim_i32, CudaElement, DeviceMatrix, Gpu};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use ndgpu_core::{Error, Result};
+use ndgpu_cuda_runtime::launch::go;
+use ndgpu_cuda_runtime::{blocks, dim_i32, push_args, CudaElement, DeviceMatrix, Gpu};
 
-use super::{launch, NB};
+use super::launch::{cfg, kernel, NB};
 use crate::ops::matmul::{gemm_strided, Strided};
 
 /// Solves `L·Lᵀ·X = B` in place (`b` becomes X, n×nrhs) with the lower triangle of the
@@ -32,7 +33,7 @@ pub(super) fn solve<T: CudaElement>(
     let ni = dim_i32("cholesky_solve", n)?;
     dim_i32("cholesky_solve", b.cols)?;
     let mut inv = gpu.alloc::<T>("cholesky_solve", n.div_ceil(NB) * NB * NB)?;
-    launch::invert_diag(gpu, l, ni, &mut inv)?;
+    invert_diag(gpu, l, ni, &mut inv)?;
     let s = Solve { gpu, l, inv };
     s.trsm(b, 0, n, false)?;
     s.trsm(b, 0, n, true)
@@ -50,8 +51,8 @@ impl<T: CudaElement> Solve<'_, T> {
     /// transpose (backward). `r0` is a multiple of 64; so is `len` unless the block ends
     /// at n. Blocks of up to 256 rows are one leaf kernel.
     fn trsm(&self, b: &mut DeviceMatrix<T>, r0: usize, len: usize, back: bool) -> Result<()> {
-        if len <= launch::LEAF {
-            return launch::solve_leaf(self.gpu, back, self.l, &self.inv, b, (r0, len));
+        if len <= LEAF {
+            return solve_leaf(self.gpu, back, self.l, &self.inv, b, (r0, len));
         }
         let (n, nrhs) = (self.l.rows, b.cols);
         let h = (len / 2).next_multiple_of(NB);
@@ -107,5 +108,80 @@ impl<T: CudaElement> Solve<'_, T> {
             )?;
             self.trsm(b, r0, h, true)
         }
+    }
+}
+
+/// Inverts every 64×64 diagonal block of the n×n factor `l` into `inv` (n/64 rounded up
+/// blocks of 64² elements, row-major, identity past n): one block of threads each.
+fn invert_diag<T: CudaElement>(
+    gpu: &Gpu,
+    l: &DeviceMatrix<T>,
+    n: i32,
+    inv: &mut CudaSlice<T>,
+) -> Result<()> {
+    let (f, name) = kernel::<T>(gpu, "invert_diag")?;
+    let nblocks = (n as usize).div_ceil(NB);
+    if inv.len() < nblocks * NB * NB {
+        return Err(Error::invalid(
+            "cholesky_solve",
+            "the inverse buffer is too small",
+        ));
+    }
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; &l.data, &n, inv);
+    // SAFETY: (const T* l, int n, T* inv): l is n×n, inv holds ceil(n/64)·64² elements
+    // (checked above); block b reads rows and columns [64b, min(64b + 64, n)) of l and
+    // writes inv[b·64², (b + 1)·64²).
+    unsafe { go(b, &name, cfg((nblocks as u32, 1), 256)) }
+}
+
+/// Solves rows `[r0, r0 + len)` of the n×nrhs `rhs` in place with the diagonal block of
+/// `l` there (forward, or with its transpose: `back`): r0 a multiple of 64, len ≤
+/// [`LEAF`], `inv` the inverses of the 64×64 diagonal blocks from [`invert_diag`].
+fn solve_leaf<T: CudaElement>(
+    gpu: &Gpu,
+    back: bool,
+    l: &DeviceMatrix<T>,
+    inv: &CudaSlice<T>,
+    rhs: &mut DeviceMatrix<T>,
+    (r0, len): (usize, usize),
+) -> Result<()> {
+    let op = if back {
+        "solve_leaf_bwd"
+    } else {
+        "solve_leaf_fwd"
+    };
+    let (f, name) = kernel::<T>(gpu, op)?;
+    let (n, nrhs) = (l.rows, rhs.cols);
+    let inside = r0.is_multiple_of(NB)
+        && len <= LEAF
+        && r0 + len <= n.min(rhs.rows)
+        && inv.len() >= (r0 + len).div_ceil(NB) * NB * NB;
+    if !inside {
+        return Err(Error::invalid(
+            "cholesky_solve",
+            "a leaf outside the matrix",
+        ));
+    }
+    let [n_i, nrhs_i, r0_i, len_i] = [n, nrhs, r0, len].map(|d| d as i32);
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; &l.data, &n_i, inv, &mut rhs.data, &nrhs_i, &r0_i, &len_i);
+    // SAFETY: (const T* l, int n, const T* inv, T* b, int nrhs, int r0, int len): l is
+    // n×n, b n×nrhs, r0 + len ≤ n, inv holds the blocks up to row r0 + len (checked
+    // above); the kernel reads rows and columns [r0, r0 + len) of l, and rows
+    // [r0, r0 + len) of b in one column slab per block, clipped to nrhs.
+    unsafe { go(b, &name, cfg((blocks(nrhs, leaf_cb::<T>()), 1), 256)) }
+}
+
+/// Rows of B that one [`solve_leaf`] solves (`LEAF_BLOCKS` diagonal blocks).
+const LEAF: usize = 4 * NB;
+
+/// Columns of B per leaf block (`LeafCfg<T>::CB`: 16 f32, 4 f64, to keep the slab and one
+/// 64×64 operand within 48 KB of shared memory).
+fn leaf_cb<T>() -> usize {
+    if std::mem::size_of::<T>() == 4 {
+        16
+    } else {
+        4
     }
 }

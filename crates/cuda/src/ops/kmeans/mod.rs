@@ -272,13 +272,8 @@ impl<T: CudaElement> ClusterKernels<T> for CudaBackend {
         Ok(gpu.matrix(seed(gpu, x, w, config)?))
     }
 
-    fn assign_unchecked(
-        &self,
-        p: Points<T>,
-        c: &Matrix<T>,
-        labels: &mut Indices,
-    ) -> Result<Assignment> {
-        let (x, w) = (p.x, p.weights);
+    fn assign_unchecked(&self, p: Points<T>, c: &Matrix<T>, l: &mut Indices) -> Result<Assignment> {
+        let (x, w, labels) = (p.x, p.weights, l);
         let v = parse(self.variant(Family::KMeans))?;
         let w = weights(self, w)?;
         let (gpu, here) = (self.gpu(), self.here());
@@ -290,13 +285,8 @@ impl<T: CudaElement> ClusterKernels<T> for CudaBackend {
         assign(gpu, v, x, c, w, labels)
     }
 
-    fn update_unchecked(
-        &self,
-        p: Points<T>,
-        labels: &Indices,
-        centroids: &mut Matrix<T>,
-    ) -> Result<()> {
-        let (x, w) = (p.x, p.weights);
+    fn update_unchecked(&self, p: Points<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
+        let (x, w, centroids) = (p.x, p.weights, c);
         let v = parse(self.variant(Family::KMeans))?;
         let w = weights(self, w)?;
         let (gpu, here) = (self.gpu(), self.here());

@@ -23,7 +23,8 @@ use ndgpu_cuda_runtime::launch::{dim_i32, grid_1d, launched};
 use ndgpu_cuda_runtime::push_args;
 use ndgpu_cuda_runtime::{driver, CudaElement, DeviceMatrix, Gpu};
 
-use super::matmul::Product;
+use super::launch::Product;
+use super::table::{Hopper, TF32X3};
 
 /// The dynamic shared memory of both kernels: four stages of 48 KB (`wgmma`) or three of
 /// 64 KB (`wgmma_3x`), and 1 KB to align them to the 128-byte swizzle's 1024-byte
@@ -37,30 +38,6 @@ struct TensorMap(CUtensorMap);
 
 // SAFETY: 128 bytes of plain data, 64-byte aligned, as the kernel's `TensorMap` is.
 unsafe impl DeviceRepr for TensorMap {}
-
-/// The two Hopper rungs: how many TF32 products each term takes, and the tile's width.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Hopper {
-    /// 1 (TF32) or 3 (3xTF32).
-    planes: usize,
-    /// Columns of C per block tile (`Wg<PLANES>::BN`).
-    tile_n: u32,
-    /// The f32 kernel.
-    kernel: &'static str,
-}
-
-/// `wgmma`.
-pub(crate) const TF32: Hopper = Hopper {
-    planes: 1,
-    tile_n: 256,
-    kernel: "gemm_wgmma_f32",
-};
-/// `wgmma_3x`.
-pub(crate) const TF32X3: Hopper = Hopper {
-    planes: 3,
-    tile_n: 128,
-    kernel: "gemm_wgmma_3x_f32",
-};
 
 /// One operand's TF32 planes and the tensor maps of its big and small planes (the same
 /// map twice for TF32), as the kernels read it: `rows` × `k`, K-major.
