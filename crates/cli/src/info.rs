@@ -22,39 +22,41 @@ pub fn info(json_out: bool, plan: &[String], dtype: DTypeArg) -> Result<()> {
     };
     let all = ndgpu::backends();
     let plans: Vec<Vec<(String, String)>> = all.iter().map(|b| plans(b, &shapes, dtype)).collect();
+    let with_plans = all.iter().zip(&plans);
     if json_out {
-        let list: Vec<Value> = all
-            .iter()
-            .zip(&plans)
-            .map(|(b, p)| {
-                let mut v = to_json(b);
-                if !shapes.is_empty() {
-                    let p: Map<String, Value> =
-                        p.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-                    v["plans"] = Value::Object(p);
-                }
-                v
-            })
+        let list: Vec<Value> = with_plans
+            .map(|(b, p)| json_with_plans(b, p, !shapes.is_empty()))
             .collect();
         let text = serde_json::to_string_pretty(&json!({ "backends": list })).unwrap_or_default();
         emit(&format!("{text}\n"))
     } else {
-        let text: Vec<String> = all
-            .iter()
-            .zip(&plans)
-            .map(|(b, p)| {
-                let mut s = to_text(b);
-                if !p.is_empty() {
-                    s.push_str(&format!("  plans ({}):\n", dtype.name()));
-                    for (shape, plan) in p {
-                        s.push_str(&format!("    {shape}: {plan}\n"));
-                    }
-                }
-                s
-            })
+        let text: Vec<String> = with_plans
+            .map(|(b, p)| text_with_plans(b, p, dtype))
             .collect();
         emit(&text.join("\n"))
     }
+}
+
+/// [`to_json`] of a backend, with its `plans` where shapes were asked for.
+fn json_with_plans(b: &BackendInfo, plans: &[(String, String)], asked: bool) -> Value {
+    let mut v = to_json(b);
+    if asked {
+        let p: Map<String, Value> = plans.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        v["plans"] = Value::Object(p);
+    }
+    v
+}
+
+/// [`to_text`] of a backend, followed by its plans (for `dtype`) where it has any.
+fn text_with_plans(b: &BackendInfo, plans: &[(String, String)], dtype: DType) -> String {
+    let mut s = to_text(b);
+    if !plans.is_empty() {
+        s.push_str(&format!("  plans ({}):\n", dtype.name()));
+        for (shape, plan) in plans {
+            s.push_str(&format!("    {shape}: {plan}\n"));
+        }
+    }
+    s
 }
 
 /// A `--plan` spec, FAMILY=DIMS: the family, the dimensions as `Backend::plan` takes

@@ -71,6 +71,12 @@ fn cpu_fails(args: &[&str], code: i32, needle: &str) {
     fails(&on_cpu(args), code, needle)
 }
 
+/// The entry of the backend `name` in the list of `info --json`.
+fn backend<'a>(info: &'a Value, name: &str) -> &'a Value {
+    let list = info["backends"].as_array().unwrap();
+    list.iter().find(|b| b["name"] == name).unwrap()
+}
+
 struct Dir(tempfile::TempDir);
 
 impl Dir {
@@ -139,7 +145,7 @@ fn info_lists_every_backend_with_status() {
             assert!(text.contains(&line), "{text}");
         }
     }
-    let cpu = list.iter().find(|b| b["name"] == "cpu").unwrap();
+    let cpu = backend(&v, "cpu");
     assert_eq!(cpu["available"], true);
 }
 
@@ -511,46 +517,29 @@ fn bad_input_is_one_error_line() {
         "--init",
     );
 
-    // Backends and variants.
-    fails(
-        &["run", "gram", &a, "--backend", "nosuch"],
-        2,
-        "unknown backend 'nosuch'",
-    );
-    fails(
-        &["run", "gram", &a, "--backend", "cpu", "--variant", "nosuch"],
-        2,
-        "available:",
-    );
-    ok(&["run", "gram", &a, "--backend", "cpu", "--precision", "ieee"]);
-    fails(
-        &[
-            "run",
-            "gram",
-            &a,
-            "--backend",
-            "cpu",
-            "--precision",
-            "3xtf32",
-        ],
-        1,
-        "no 3xtf32 variant of gram",
-    );
-    fails(
-        &[
-            "run",
-            "gram",
-            &a,
-            "--backend",
-            "cpu",
-            "--precision",
-            "tf32",
-            "--variant",
-            "x",
-        ],
-        2,
-        "cannot be used with",
-    );
+    // Backends and variants: `run gram A` with these options.
+    let gram = |options: &[&'static str]| [&["run", "gram", a.as_str()][..], options].concat();
+    ok(&gram(&["--backend", "cpu", "--precision", "ieee"]));
+    for (options, code, needle) in [
+        (&["--backend", "nosuch"][..], 2, "unknown backend 'nosuch'"),
+        (
+            &["--backend", "cpu", "--variant", "nosuch"],
+            2,
+            "available:",
+        ),
+        (
+            &["--backend", "cpu", "--precision", "3xtf32"],
+            1,
+            "no 3xtf32 variant of gram",
+        ),
+        (
+            &["--backend", "cpu", "--precision", "tf32", "--variant", "x"],
+            2,
+            "cannot be used with",
+        ),
+    ] {
+        fails(&gram(options), code, needle);
+    }
     let info = json(&["info"]);
     for b in info["backends"].as_array().unwrap() {
         if b["available"] == false {
@@ -949,12 +938,7 @@ fn info_lists_every_backends_variants_even_without_a_gpu() {
             assert_eq!(entry["default"], all[0], "{family}: {b}");
         }
     }
-    let cuda = v["backends"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == "cuda")
-        .unwrap();
+    let cuda = backend(&v, "cuda");
     let matmul = cuda["variants"]["matmul"]["all"].as_array().unwrap();
     assert!(matmul.iter().any(|n| n == "naive"), "{cuda}");
     // The tensor-core rungs declare their precision; every other rung is IEEE.
@@ -970,12 +954,7 @@ fn info_lists_every_backends_variants_even_without_a_gpu() {
     assert!(text.contains("tensor_core_3x [3xtf32]"), "{text}");
     assert!(text.contains("variants (* = default"), "{text}");
     // The vendor's TF32 product is the variant that does not compute in IEEE f32.
-    let cublas = v["backends"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == "cublas")
-        .unwrap();
+    let cublas = backend(&v, "cublas");
     assert_eq!(
         cublas["variants"]["matmul"]["precision"],
         serde_json::json!({ "gemm_tf32": "tf32" })
@@ -1082,32 +1061,20 @@ fn shootout_suite_flag_is_checked() {
         stderr.contains("invalid value 'squares'") && stderr.contains("shapes"),
         "{stderr}"
     );
-    fails(
-        &[
-            "shootout",
-            "--suite",
-            "shapes",
-            "--sizes",
-            "64",
-            "--backends",
-            "cpu",
-        ],
-        2,
-        "--sizes is for the ladders",
-    );
-    fails(
-        &[
-            "shootout",
-            "--suite",
-            "shapes",
-            "--ops",
-            "matmul,cholesky",
-            "--backends",
-            "cpu",
-        ],
-        2,
-        "--suite shapes has no cholesky cases (its ops: matmul, gram, sum, sumsq, argmax)",
-    );
+    for (option, needle) in [
+        (["--sizes", "64"], "--sizes is for the ladders"),
+        (
+            ["--ops", "matmul,cholesky"],
+            "--suite shapes has no cholesky cases (its ops: matmul, gram, sum, sumsq, argmax)",
+        ),
+    ] {
+        let suite = ["shootout", "--suite", "shapes"];
+        fails(
+            &[&suite[..], &option, &["--backends", "cpu"]].concat(),
+            2,
+            needle,
+        );
+    }
 }
 
 #[test]
@@ -1125,12 +1092,7 @@ fn info_plan_says_what_each_default_runs_at_a_shape_and_refuses_bad_specs() {
         "{text}"
     );
     let v = json(&["info", "--plan", "gram=32x1048576", "--dtype", "f64"]);
-    let cpu = v["backends"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == "cpu")
-        .unwrap();
+    let cpu = backend(&v, "cpu");
     assert_eq!(
         cpu["plans"]["gram 32×1048576"], "reference: the same kernels at every shape",
         "{cpu}"

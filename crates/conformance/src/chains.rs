@@ -24,7 +24,7 @@ use crate::compare::{
 };
 use crate::data::{blobs, Rng};
 use crate::report::{Recorder, Verdict};
-use crate::{CaseReport, Sizes};
+use crate::{failed_cases, CaseReport, Sizes};
 
 /// Runs both chains for f32 and f64 on `backend` (its current variants).
 pub fn run_chains(backend: &dyn Backend, sizes: Sizes, seed: u64) -> Vec<CaseReport> {
@@ -36,11 +36,7 @@ pub fn run_chains(backend: &dyn Backend, sizes: Sizes, seed: u64) -> Vec<CaseRep
 
 /// [`run_chains`], panicking with every failing case listed.
 pub fn assert_chains(backend: &dyn Backend, sizes: Sizes) {
-    let failed: Vec<String> = run_chains(backend, sizes, 0xC4A1)
-        .into_iter()
-        .filter(|r| !r.passed)
-        .map(|r| format!("{} {}: {}", r.dtype, r.case, r.detail))
-        .collect();
+    let failed = failed_cases(&run_chains(backend, sizes, 0xC4A1));
     assert!(
         failed.is_empty(),
         "{} failing chain(s):\n{}",

@@ -170,6 +170,15 @@ pub struct CaseReport {
     pub detail: String,
 }
 
+/// The failing cases among `reports`, a line each: `dtype case: detail`.
+pub fn failed_cases<'a>(reports: impl IntoIterator<Item = &'a CaseReport>) -> Vec<String> {
+    reports
+        .into_iter()
+        .filter(|r| !r.passed)
+        .map(|r| format!("{} {}: {}", r.dtype, r.case, r.detail))
+        .collect()
+}
+
 /// A seed for one family and dtype, so that each gets its own inputs.
 fn sub_seed(seed: u64, family: Family, dtype: DType) -> u64 {
     let f = Family::ALL.iter().position(|&x| x == family).unwrap_or(0) as u64;

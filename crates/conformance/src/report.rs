@@ -51,6 +51,14 @@ impl Verdict {
         }
     }
 
+    /// [`Verdict::ok`] of two results: both values, or `None` if either is an error
+    /// (each error fails the verdict).
+    pub fn both<A, B>(&mut self, a: Result<A>, b: Result<B>) -> Option<(A, B)> {
+        let a = self.ok(a);
+        let b = self.ok(b);
+        a.zip(b)
+    }
+
     /// Requires `r` to be an error accepted by `is_expected`; `expected` names it.
     pub fn err<V: std::fmt::Debug>(
         &mut self,

@@ -7,7 +7,7 @@
 
 use ndarray::Axis;
 use ndgpu_conformance::compare::gemm_bound;
-use ndgpu_conformance::{host_memory_of, run_family, Sizes};
+use ndgpu_conformance::{failed_cases, host_memory_of, run_family, Sizes};
 use ndgpu_core::backend::{self, Here, HostStorage};
 use ndgpu_core::{
     tolerance, ArgOp, Assignment, Backend, CholeskyFactor, Cluster, ClusterKernels, Element, Error,
@@ -283,11 +283,7 @@ fn failures(fault: Fault, family: Family) -> Vec<String> {
         cpu: CpuBackend::new(),
         fault,
     };
-    run_family(&backend, family, Sizes::Small, 7)
-        .into_iter()
-        .filter(|r| !r.passed)
-        .map(|r| format!("{} {}: {}", r.dtype, r.case, r.detail))
-        .collect()
+    failed_cases(&run_family(&backend, family, Sizes::Small, 7))
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! Cholesky in f32), is correct and must pass every case.
 
 use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut2, Axis};
-use ndgpu_conformance::{assert_chains, host_memory_of, run_family, Sizes};
+use ndgpu_conformance::{assert_chains, failed_cases, host_memory_of, run_family, Sizes};
 use ndgpu_core::backend::{self, Here, HostStorage};
 use ndgpu_core::{
     ArgOp, Assignment, Backend, CholeskyFactor, ClusterKernels, Element, Error, FactorizeKernels,
@@ -261,11 +261,7 @@ fn a_correct_low_precision_backend_passes_everything() {
     for seed in [1, 2] {
         for family in Family::ALL {
             let reports = run_family(&backend, family, Sizes::Small, seed);
-            let failed: Vec<String> = reports
-                .iter()
-                .filter(|r| !r.passed)
-                .map(|r| format!("{} {}: {}", r.dtype, r.case, r.detail))
-                .collect();
+            let failed = failed_cases(&reports);
             assert!(
                 failed.is_empty(),
                 "{family}, seed {seed}:\n{}",
@@ -290,11 +286,7 @@ fn a_correct_low_precision_backend_passes_the_chains() {
 fn a_correct_low_precision_backend_passes_medium_sizes() {
     let backend = InT(CpuBackend::new());
     for family in Family::ALL {
-        let failed: Vec<String> = run_family(&backend, family, Sizes::Medium, 3)
-            .iter()
-            .filter(|r| !r.passed)
-            .map(|r| format!("{} {}: {}", r.dtype, r.case, r.detail))
-            .collect();
+        let failed = failed_cases(&run_family(&backend, family, Sizes::Medium, 3));
         assert!(failed.is_empty(), "{family}:\n{}", failed.join("\n"));
     }
 }

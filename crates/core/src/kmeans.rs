@@ -2,6 +2,7 @@
 
 use ndarray::{Array1, Array2};
 
+use crate::params::setters;
 use crate::{Element, Indices, Matrix};
 
 /// How the starting centroids are chosen.
@@ -87,40 +88,21 @@ impl KMeansConfig {
             sample_weight: None,
         }
     }
-    /// Sets the weight of each point (scikit-learn's `sample_weight`).
-    pub fn sample_weight(mut self, w: Array1<f64>) -> Self {
-        self.sample_weight = Some(w);
-        self
-    }
-    /// Sets the tolerance on centroid movement (scikit-learn's `tol`).
-    pub fn shift_tol(mut self, shift_tol: f64) -> Self {
-        self.shift_tol = Some(shift_tol);
-        self
-    }
-    /// Sets the number of starts.
-    pub fn n_init(mut self, n_init: usize) -> Self {
-        self.n_init = n_init;
-        self
-    }
-    /// Sets the seed.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-    /// Sets the initialisation.
-    pub fn init(mut self, init: Init) -> Self {
-        self.init = init;
-        self
-    }
-    /// Sets the iteration cap.
-    pub fn max_iter(mut self, max_iter: usize) -> Self {
-        self.max_iter = max_iter;
-        self
-    }
-    /// Sets the tolerance.
-    pub fn tol(mut self, tol: f64) -> Self {
-        self.tol = tol;
-        self
+    setters! {
+        /// Sets the weight of each point (scikit-learn's `sample_weight`).
+        sample_weight: Array1<f64> => Some;
+        /// Sets the tolerance on centroid movement (scikit-learn's `tol`).
+        shift_tol: f64 => Some;
+        /// Sets the number of starts.
+        n_init: usize;
+        /// Sets the seed.
+        seed: u64;
+        /// Sets the initialisation.
+        init: Init;
+        /// Sets the iteration cap.
+        max_iter: usize;
+        /// Sets the tolerance.
+        tol: f64;
     }
 }
 

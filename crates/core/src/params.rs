@@ -4,6 +4,22 @@ use ndarray::ArrayView2;
 
 use crate::Element;
 
+/// Builder setters, in order: `name: Type;` makes `pub fn name(mut self, name: Type) ->
+/// Self` setting the field `name`, with the doc comment written before it; `name: Type
+/// => Some;` sets an optional field to `Some(name)`.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty $(=> $some:ident)?;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(mut self, $name: $ty) -> Self {
+                self.$name = $($some)?($name);
+                self
+            }
+        )*
+    };
+}
+pub(crate) use setters;
+
 /// Whether an operand is used as is or transposed (BLAS `op`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Trans {
@@ -77,25 +93,15 @@ impl<T: Element> Gemm<T> {
             beta: T::zero(),
         }
     }
-    /// Sets α.
-    pub fn alpha(mut self, alpha: T) -> Self {
-        self.alpha = alpha;
-        self
-    }
-    /// Sets β.
-    pub fn beta(mut self, beta: T) -> Self {
-        self.beta = beta;
-        self
-    }
-    /// Sets op of A.
-    pub fn ta(mut self, ta: Trans) -> Self {
-        self.ta = ta;
-        self
-    }
-    /// Sets op of B.
-    pub fn tb(mut self, tb: Trans) -> Self {
-        self.tb = tb;
-        self
+    setters! {
+        /// Sets α.
+        alpha: T;
+        /// Sets β.
+        beta: T;
+        /// Sets op of A.
+        ta: Trans;
+        /// Sets op of B.
+        tb: Trans;
     }
 }
 

@@ -84,36 +84,29 @@ fn transpose_twice_is_identity<T: Element>(a: ArrayView2<T>) -> Result<(), TestC
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(config(48, "proptest-regressions/prop_products.txt"))]
+/// The proptests `$f32` and `$f64`: `$check` of `$arg`, drawn from `$strategy` for that
+/// element type.
+macro_rules! f32_and_f64 {
+    ($($f32:ident, $f64:ident: $arg:ident in $strategy:ident => $check:expr;)*) => {
+        proptest! {
+            #![proptest_config(config(48, "proptest-regressions/prop_products.txt"))]
+            $(
+                #[test]
+                fn $f32($arg in $strategy::<f32>(dim())) {
+                    $check?;
+                }
 
-    #[test]
-    fn gemm_f32(case in gemm_case::<f32>(dim())) {
-        gemm_matches_naive(case)?;
-    }
+                #[test]
+                fn $f64($arg in $strategy::<f64>(dim())) {
+                    $check?;
+                }
+            )*
+        }
+    };
+}
 
-    #[test]
-    fn gemm_f64(case in gemm_case::<f64>(dim())) {
-        gemm_matches_naive(case)?;
-    }
-
-    #[test]
-    fn gram_f32(m in laid_matrix::<f32>(dim())) {
-        gram_is_symmetric_a_at(m.view())?;
-    }
-
-    #[test]
-    fn gram_f64(m in laid_matrix::<f64>(dim())) {
-        gram_is_symmetric_a_at(m.view())?;
-    }
-
-    #[test]
-    fn transpose_f32(a in laid_matrix::<f32>(dim())) {
-        transpose_twice_is_identity(a.view())?;
-    }
-
-    #[test]
-    fn transpose_f64(a in laid_matrix::<f64>(dim())) {
-        transpose_twice_is_identity(a.view())?;
-    }
+f32_and_f64! {
+    gemm_f32, gemm_f64: case in gemm_case => gemm_matches_naive(case);
+    gram_f32, gram_f64: m in laid_matrix => gram_is_symmetric_a_at(m.view());
+    transpose_f32, transpose_f64: a in laid_matrix => transpose_twice_is_identity(a.view());
 }

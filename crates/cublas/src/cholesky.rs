@@ -33,15 +33,16 @@ use crate::{i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 /// Variants, default (fastest measured) first.
 pub const VARIANTS: &[Variant] = &[
     Variant::new(
-        "xupper_trsm",
-        "cuSOLVER's 64-bit cusolverDnXpotrf with uplo = UPPER on the row-major buffer in \
-         place (its column-major upper triangle is our lower one): no copy, no transpose; \
-         solves by two TRSMs",
+        "xlower_trsm",
+        "cusolverDnXpotrf (64-bit API) with uplo = LOWER, as PyTorch calls it: on a \
+         transposed copy (GEAM into a new n×n buffer), transposed back; solves by two TRSMs",
     ),
     Variant::new(
-        "xlower_trsm",
-        "cusolverDnXpotrf with uplo = LOWER, as PyTorch calls it: on a transposed copy \
-         (GEAM into a new n×n buffer), transposed back; solves by two TRSMs",
+        "xupper_trsm",
+        "cusolverDnXpotrf with uplo = UPPER on the row-major buffer in place (its \
+         column-major upper triangle is our lower one): no copy, no transpose, but cuSOLVER's \
+         UPPER factorization measures slower than its LOWER one with the two transposes \
+         (docs/performance.md), so it is not the default; solves by two TRSMs",
     ),
     Variant::new(
         "lower_trsm",

@@ -15,7 +15,7 @@ use ndgpu_core::{
 };
 use ndgpu_cuda_runtime::kmeans::{assign_from_scores, shift, update};
 use ndgpu_cuda_runtime::seed::seed;
-use ndgpu_cuda_runtime::{dim_i32, IndexStorage};
+use ndgpu_cuda_runtime::{dim_i32, DeviceMatrix, IndexStorage};
 
 use crate::matmul::gemm_raw;
 use crate::{ptr, ptr_mut, BlasElement, CublasBackend};
@@ -31,6 +31,20 @@ pub const VARIANTS: &[Variant] = &[Variant::new(
 
 /// What every variant shares.
 pub const NOTE: &str = "";
+
+impl CublasBackend {
+    /// The points of a k-means step and their weights, as device matrices.
+    fn points<'a, T: BlasElement>(
+        &'a self,
+        p: Points<'a, T>,
+    ) -> Result<(&'a DeviceMatrix<T>, Option<&'a DeviceMatrix<T>>)> {
+        let here = self.here();
+        let w = p
+            .weights
+            .map(|w| self.gpu.dm(here, "kmeans", "sample weights", w));
+        Ok((self.gpu.dm(here, "kmeans", "X", p.x)?, w.transpose()?))
+    }
+}
 
 impl<T: BlasElement> ClusterKernels<T> for CublasBackend {
     fn shift_unchecked(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<f64> {
@@ -50,12 +64,9 @@ impl<T: BlasElement> ClusterKernels<T> for CublasBackend {
     }
 
     fn assign_unchecked(&self, p: Points<T>, c: &Matrix<T>, l: &mut Indices) -> Result<Assignment> {
-        let (x, w, labels) = (p.x, p.weights, l);
+        let labels = l;
         let (gpu, here) = (&self.gpu, self.here());
-        let w = w
-            .map(|w| gpu.dm(here, "kmeans", "sample weights", w))
-            .transpose()?;
-        let x = gpu.dm(here, "kmeans", "X", x)?;
+        let (x, w) = self.points(p)?;
         let c = gpu.dm(here, "kmeans", "centroids", c)?;
         let labels = here
             .indices_mut::<IndexStorage>("kmeans", "labels", labels)?
@@ -111,12 +122,9 @@ impl<T: BlasElement> ClusterKernels<T> for CublasBackend {
     }
 
     fn update_unchecked(&self, p: Points<T>, labels: &Indices, c: &mut Matrix<T>) -> Result<()> {
-        let (x, w, centroids) = (p.x, p.weights, c);
+        let centroids = c;
         let (gpu, here) = (&self.gpu, self.here());
-        let w = w
-            .map(|w| gpu.dm(here, "kmeans", "sample weights", w))
-            .transpose()?;
-        let x = gpu.dm(here, "kmeans", "X", x)?;
+        let (x, w) = self.points(p)?;
         let labels = here
             .indices::<IndexStorage>("kmeans", "labels", labels)?
             .labels()?;

@@ -225,7 +225,4 @@ impl Backend for CublasBackend {
     fn variant_table_mut(&mut self) -> &mut Variants {
         &mut self.variants
     }
-    fn arch(&self) -> Option<&str> {
-        Some(self.gpu.arch())
-    }
 }

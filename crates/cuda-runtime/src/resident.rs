@@ -217,6 +217,9 @@ macro_rules! impl_device_memory {
             fn name(&self) -> &'static str {
                 self.here().backend
             }
+            fn arch(&self) -> Option<&str> {
+                Some(self.gpu().arch())
+            }
             fn place(&self) -> $crate::core::Place {
                 self.gpu().place()
             }

@@ -134,9 +134,6 @@ impl Backend for CudaBackend {
     fn variant_table_mut(&mut self) -> &mut Variants {
         &mut self.variants
     }
-    fn arch(&self) -> Option<&str> {
-        Some(self.gpu.arch())
-    }
     /// matmul's `split_k` (whether, and into how many slices, K is cut), gram's
     /// `stream_k` (one block per tile, or how the K-steps are dealt out) and k-means'
     /// `tensor_core` (which kernel, or `fused`).

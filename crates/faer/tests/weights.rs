@@ -52,15 +52,38 @@ fn inertia_slack<T: Element>(
     sums + 2.0 * tolerance::distance::<T>(x.ncols()) * spread
 }
 
-/// Runs `$check` on the reference (whose distances do not depend on where a point is:
-/// `true`) and on faer, for f32 and f64, each from its own seed.
+/// The fit of `x` with the weights `w`, and the unweighted fit of its rows `rows` (the
+/// points repeated or left out), both from the first point of each group with tol 0;
+/// asserts that they have the same centroids and each selected row the label of its
+/// point.
+fn weighted_and_selected<T: Element, B: Cluster<T> + ?Sized>(
+    b: &B,
+    x: &Array2<T>,
+    w: &[f64],
+    rows: &[usize],
+) -> (KMeansResult<T>, KMeansResult<T>) {
+    let config = KMeansConfig::new(3).init(firsts(x)).tol(0.0);
+    let weighted = config.clone().sample_weight(Array1::from(w.to_vec()));
+    let r = b.kmeans(x.view(), &weighted).unwrap();
+    let s = b.kmeans(x.select(Axis(0), rows).view(), &config).unwrap();
+    assert_eq!(r.centroids, s.centroids);
+    let labels: Vec<usize> = rows.iter().map(|&i| r.labels[i]).collect();
+    assert_eq!(labels, s.labels.to_vec());
+    (r, s)
+}
+
+/// The test `$test`: runs `$check` on the reference (whose distances do not depend on
+/// where a point is: `true`) and on faer, for f32 and f64, each from its own seed.
 macro_rules! on_both {
-    ($check:ident) => {
-        let (cpu, faer) = (CpuBackend::new(), FaerBackend::new());
-        $check::<f32, _>(&cpu, true, &mut Rng::new(1));
-        $check::<f64, _>(&cpu, true, &mut Rng::new(2));
-        $check::<f32, _>(&faer, false, &mut Rng::new(3));
-        $check::<f64, _>(&faer, false, &mut Rng::new(4));
+    ($test:ident: $check:ident) => {
+        #[test]
+        fn $test() {
+            let (cpu, faer) = (CpuBackend::new(), FaerBackend::new());
+            $check::<f32, _>(&cpu, true, &mut Rng::new(1));
+            $check::<f64, _>(&cpu, true, &mut Rng::new(2));
+            $check::<f32, _>(&faer, false, &mut Rng::new(3));
+            $check::<f64, _>(&faer, false, &mut Rng::new(4));
+        }
     };
 }
 
@@ -83,10 +106,7 @@ fn ones_are_no_weights<T: Element, B: Cluster<T> + ?Sized>(b: &B, _exact: bool, 
     }
 }
 
-#[test]
-fn all_ones_weights_are_no_weights_to_the_bit() {
-    on_both!(ones_are_no_weights);
-}
+on_both!(all_ones_weights_are_no_weights_to_the_bit: ones_are_no_weights);
 
 fn duplicates<T: Element, B: Cluster<T> + ?Sized>(b: &B, exact: bool, rng: &mut Rng) {
     let n = 120;
@@ -96,16 +116,7 @@ fn duplicates<T: Element, B: Cluster<T> + ?Sized>(b: &B, exact: bool, rng: &mut 
     let copies: Vec<usize> = (0..n)
         .flat_map(|i| std::iter::repeat_n(i, counts[i]))
         .collect();
-    let dup = x.select(Axis(0), &copies);
-    let config = KMeansConfig::new(3).init(firsts(&x)).tol(0.0);
-    let weighted = config.clone().sample_weight(Array1::from(w.clone()));
-    let (r, d) = (
-        b.kmeans(x.view(), &weighted).unwrap(),
-        b.kmeans(dup.view(), &config).unwrap(),
-    );
-    assert_eq!(r.centroids, d.centroids);
-    let dup_labels: Vec<usize> = copies.iter().map(|&i| r.labels[i]).collect();
-    assert_eq!(dup_labels, d.labels.to_vec());
+    let (r, d) = weighted_and_selected(b, &x, &w, &copies);
     assert_eq!(r.iterations, d.iterations);
     let slack = inertia_slack(exact, copies.len(), &x, &w, &r);
     for (a, b) in r.inertia_history.iter().zip(&d.inertia_history) {
@@ -116,10 +127,7 @@ fn duplicates<T: Element, B: Cluster<T> + ?Sized>(b: &B, exact: bool, rng: &mut 
     }
 }
 
-#[test]
-fn integer_weights_are_duplicated_points() {
-    on_both!(duplicates);
-}
+on_both!(integer_weights_are_duplicated_points: duplicates);
 
 fn removals<T: Element, B: Cluster<T> + ?Sized>(b: &B, exact: bool, rng: &mut Rng) {
     let n = 150;
@@ -127,18 +135,7 @@ fn removals<T: Element, B: Cluster<T> + ?Sized>(b: &B, exact: bool, rng: &mut Rn
     // Every fifth point (none of the three given centroids) weighs 0.
     let w: Vec<f64> = (0..n).map(|i| f64::from(u8::from(i % 5 != 4))).collect();
     let kept: Vec<usize> = (0..n).filter(|&i| w[i] > 0.0).collect();
-    let xk = x.select(Axis(0), &kept);
-    let config = KMeansConfig::new(3).init(firsts(&x)).tol(0.0);
-    let r = b
-        .kmeans(
-            x.view(),
-            &config.clone().sample_weight(Array1::from(w.clone())),
-        )
-        .unwrap();
-    let k = b.kmeans(xk.view(), &config).unwrap();
-    assert_eq!(r.centroids, k.centroids);
-    let kept_labels: Vec<usize> = kept.iter().map(|&i| r.labels[i]).collect();
-    assert_eq!(kept_labels, k.labels.to_vec());
+    let (r, k) = weighted_and_selected(b, &x, &w, &kept);
     // The same terms, and zeros: within the sums' bound (the distances of faer's
     // blocks aside).
     let slack = inertia_slack(exact, n, &x, &w, &r);
@@ -150,10 +147,7 @@ fn removals<T: Element, B: Cluster<T> + ?Sized>(b: &B, exact: bool, rng: &mut Rn
     );
 }
 
-#[test]
-fn weight_zero_is_a_removed_point() {
-    on_both!(removals);
-}
+on_both!(weight_zero_is_a_removed_point: removals);
 
 fn starts<T: Element, B: Cluster<T> + ?Sized>(b: &B, _exact: bool, rng: &mut Rng) {
     let n = 200;
@@ -192,7 +186,4 @@ fn starts<T: Element, B: Cluster<T> + ?Sized>(b: &B, _exact: bool, rng: &mut Rng
     }
 }
 
-#[test]
-fn no_start_holds_a_point_of_weight_zero() {
-    on_both!(starts);
-}
+on_both!(no_start_holds_a_point_of_weight_zero: starts);

@@ -159,22 +159,11 @@ impl<T: MultiElement> ClusterKernels<T> for MultiBackend {
                 partials.iter_mut().map(|p| p.slice_mut(..)).collect();
             self.comms.gather_pieces(&mut views, &scale(k * d))?;
             if weighted {
-                let mut views: Vec<CudaViewMut<'_, T>> = counts
-                    .iter_mut()
-                    .filter_map(|m| match m {
-                        Masses::Weights(m) => Some(m.slice_mut(..)),
-                        Masses::Counts(_) => None,
-                    })
-                    .collect();
+                let mut views: Vec<_> =
+                    counts.iter_mut().filter_map(Masses::weights_view).collect();
                 self.comms.gather_pieces(&mut views, &scale(k))?;
             } else {
-                let mut views: Vec<CudaViewMut<'_, i32>> = counts
-                    .iter_mut()
-                    .filter_map(|m| match m {
-                        Masses::Counts(m) => Some(m.slice_mut(..)),
-                        Masses::Weights(_) => None,
-                    })
-                    .collect();
+                let mut views: Vec<_> = counts.iter_mut().filter_map(Masses::counts_view).collect();
                 self.comms.gather_pieces(&mut views, &scale(k))?;
             }
         }

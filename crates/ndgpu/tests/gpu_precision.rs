@@ -47,6 +47,14 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// A·B in f64, and |A|·|B| (from the IEEE bound (k + 2)·ε·|A|·|B|).
+fn exact_and_scale(a: &Array2<f32>, b: &Array2<f32>) -> (Array2<f64>, Array2<f64>) {
+    let g = Gemm::<f32>::new();
+    let exact = gemm_f64(&g, a.view(), b.view(), None);
+    let ieee = product_tolerance::<f32>(a.ncols(), Precision::Ieee);
+    (exact, gemm_bound(&g, a.view(), b.view(), None) / ieee)
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn every_f32_gemm_path_is_within_its_precisions_bound_on_badly_scaled_inputs() {
@@ -66,11 +74,8 @@ fn every_f32_gemm_path_is_within_its_precisions_bound_on_badly_scaled_inputs() {
     );
     for (name, a, b) in cases() {
         let g = Gemm::<f32>::new();
-        let exact = gemm_f64(&g, a.view(), b.view(), None);
+        let (exact, scale) = exact_and_scale(&a, &b);
         let k = a.ncols();
-        // |A|·|B|, from the IEEE bound (k + 2)·ε·|A|·|B|.
-        let scale =
-            gemm_bound(&g, a.view(), b.view(), None) / product_tolerance::<f32>(k, Precision::Ieee);
         let mut row = Vec::new();
         let mut worsts = Vec::new();
         for (kind, variant) in paths {
@@ -113,10 +118,8 @@ fn every_f32_gemm_path_is_within_its_precisions_bound_on_badly_scaled_inputs() {
 fn a_precision_setting_selects_a_variant_that_runs_here() {
     let (_, a, b) = cases().remove(0);
     let g = Gemm::<f32>::new();
-    let exact = gemm_f64(&g, a.view(), b.view(), None);
+    let (exact, scale) = exact_and_scale(&a, &b);
     let k = a.ncols();
-    let scale =
-        gemm_bound(&g, a.view(), b.view(), None) / product_tolerance::<f32>(k, Precision::Ieee);
     let hopper = ndgpu::CudaBackend::new(0).unwrap().gpu().arch() == "sm_90";
     for (kind, p, want) in [
         ("cuda", Precision::Tf32, ["wgmma", "tensor_core"]),
@@ -143,14 +146,21 @@ fn a_precision_setting_selects_a_variant_that_runs_here() {
         assert_eq!(be.variant(Family::MatMul), be.variants(Family::MatMul)[0]);
     }
     let mut cublas = backend("cublas").expect("a CUDA device");
-    match cublas.set_precision(Family::MatMul, Precision::Tf32x3) {
+    let refused = cublas.set_precision(Family::MatMul, Precision::Tf32x3);
+    unavailable_naming(refused, ["3xtf32", "matmul"], "cublas 3xtf32");
+}
+
+/// Requires `r` to be [`ndgpu::Error::Unavailable`] with a reason that names both
+/// `words` (`what` says which setting, if it is not).
+fn unavailable_naming<V: std::fmt::Debug>(r: ndgpu::Result<V>, words: [&str; 2], what: &str) {
+    match r {
         Err(ndgpu::Error::Unavailable { reason, .. }) => {
             assert!(
-                reason.contains("3xtf32") && reason.contains("matmul"),
+                reason.contains(words[0]) && reason.contains(words[1]),
                 "{reason}"
             )
         }
-        other => panic!("cublas 3xtf32: {other:?}"),
+        other => panic!("{what}: {other:?}"),
     }
 }
 
@@ -202,13 +212,6 @@ fn cholesky_on_3xtf32_is_chosen_by_precision_and_keeps_lapacks_ratio() {
     cuda.set_precision(Family::Cholesky, Precision::Ieee)
         .unwrap();
     assert_eq!(cuda.variant(Family::Cholesky), "dataflow");
-    match cuda.set_precision(Family::Cholesky, Precision::Tf32) {
-        Err(ndgpu::Error::Unavailable { reason, .. }) => {
-            assert!(
-                reason.contains("tf32") && reason.contains("cholesky"),
-                "{reason}"
-            )
-        }
-        other => panic!("cuda cholesky tf32: {other:?}"),
-    }
+    let refused = cuda.set_precision(Family::Cholesky, Precision::Tf32);
+    unavailable_naming(refused, ["tf32", "cholesky"], "cuda cholesky tf32");
 }

@@ -13,19 +13,14 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
+from clock import wall_samples
+
 
 def best(f, reps=5):
-    f()
-    out = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        out.append(time.perf_counter() - t)
-    return min(out)
+    return min(wall_samples(f, reps))
 
 
 def ours(binary, args, reps=5):

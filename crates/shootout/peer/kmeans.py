@@ -16,6 +16,8 @@ import time
 import numpy as np
 import torch
 
+from clock import wall_samples
+
 torch.backends.cuda.matmul.allow_tf32 = False
 ITER = 20
 N = 1 << 20
@@ -43,15 +45,13 @@ def end_to_end(xh, k):
     return c.cpu().numpy(), lab.cpu().numpy()
 
 
-def wall(f, reps=5):
-    f()
-    t = []
-    for _ in range(reps):
-        s = time.perf_counter()
-        f()
-        t.append((time.perf_counter() - s) * 1e3)
-    t.sort()
+def median_min_max(t):
+    t = sorted(t)
     return t[len(t) // 2], t[0], t[-1]
+
+
+def wall(f, reps=5):
+    return median_min_max(s * 1e3 for s in wall_samples(f, reps))
 
 
 def events(f, reps=20):
@@ -65,8 +65,7 @@ def events(f, reps=20):
         b.record()
         b.synchronize()
         t.append(a.elapsed_time(b))
-    t.sort()
-    return t[len(t) // 2], t[0], t[-1]
+    return median_min_max(t)
 
 
 def row(who, what, t, iterations=""):

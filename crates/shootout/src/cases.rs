@@ -1,9 +1,6 @@
 //! What is measured: the operations, their shapes, and the work (FLOPs or bytes) that
 //! turns a time into a rate.
 
-use std::fmt;
-use std::str::FromStr;
-
 use ndgpu_core::{ArgOp, Family, ReduceOp};
 
 use crate::shape::Shape;
@@ -73,11 +70,32 @@ impl Unit {
     }
 }
 
-impl fmt::Display for Unit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+/// `Display` as the type's `name()`; with a noun, also `FromStr` of the name of one of
+/// the type's `ALL` (else `unknown NOUN 'x' (known: ...)`), as the command line takes it.
+macro_rules! named {
+    ($t:ident) => {
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+    ($t:ident, $noun:literal) => {
+        $crate::cases::named!($t);
+        impl std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<$t, String> {
+                $t::ALL.into_iter().find(|x| x.name() == s).ok_or_else(|| {
+                    let known: Vec<_> = $t::ALL.iter().map(|x| x.name()).collect();
+                    format!("unknown {} '{s}' (known: {})", $noun, known.join(", "))
+                })
+            }
+        }
+    };
 }
+pub(crate) use named;
+
+named!(Unit);
 
 /// Which default size ladder to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,18 +128,19 @@ impl Op {
     /// The ops of the default run (the size ladders), in report order: every op but the
     /// reductions that only the shape suite runs unless asked for by name (`sumsq`,
     /// `argmax`).
-    pub const LADDERS: [Op; 10] = [
-        Op::Matmul,
-        Op::Gram,
-        Op::Transpose,
-        Op::Sum,
-        Op::Dot,
-        Op::Cholesky,
-        Op::Solve,
-        Op::KMeans,
-        Op::Chain,
-        Op::Transfer,
-    ];
+    pub const LADDERS: [Op; 10] = {
+        let mut ladders = [Op::Matmul; 10];
+        let (mut i, mut j) = (0, 0);
+        while i < Op::ALL.len() {
+            if !matches!(Op::ALL[i], Op::SumSq | Op::Argmax) {
+                ladders[j] = Op::ALL[i];
+                j += 1;
+            }
+            i += 1;
+        }
+        assert!(j == ladders.len());
+        ladders
+    };
 
     /// Lowercase name, as the CLI takes it and the files are named.
     pub fn name(self) -> &'static str {
@@ -349,21 +368,7 @@ impl Op {
     }
 }
 
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Op {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Op, String> {
-        Op::from_name(s).ok_or_else(|| {
-            let known: Vec<_> = Op::ALL.iter().map(|o| o.name()).collect();
-            format!("unknown op '{s}' (known: {})", known.join(", "))
-        })
-    }
-}
+named!(Op, "op");
 
 #[cfg(test)]
 mod tests;

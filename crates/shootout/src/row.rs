@@ -237,24 +237,44 @@ pub fn annotate(rows: &mut [Row]) {
     }
 }
 
+/// A row of f32 on `device`, without transfers, not yet measured (for the tests).
+#[cfg(test)]
+pub(crate) fn test_row(
+    op: Op,
+    shape: Shape,
+    backend: &str,
+    variant: &str,
+    default: bool,
+    device: &str,
+) -> Row {
+    Row::new(
+        op,
+        backend,
+        variant,
+        default,
+        DType::F32,
+        shape,
+        false,
+        device,
+    )
+}
+
+#[cfg(test)]
+impl Row {
+    /// Marks it measured at `samples` seconds, one run each, of the work of its op at
+    /// its shape in f32 (for the tests).
+    pub(crate) fn timed_at(self, samples: &[f64]) -> Row {
+        let work = self.op.work(self.shape, 4);
+        self.timed(Stats::of(samples).unwrap(), 1, work)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn ok(op: Op, backend: &str, variant: &str, default: bool, size: usize, secs: f64) -> Row {
-        let stats = Stats::of(&[secs]).unwrap();
-        let shape = op.shape(size);
-        Row::new(
-            op,
-            backend,
-            variant,
-            default,
-            DType::F32,
-            shape,
-            false,
-            "GPU",
-        )
-        .timed(stats, 1, op.work(shape, 4))
+        test_row(op, op.shape(size), backend, variant, default, "GPU").timed_at(&[secs])
     }
 
     #[test]
@@ -276,17 +296,7 @@ mod tests {
             ok(Op::Matmul, VENDOR, "tf32", false, 1000, 0.1),
             ok(Op::Sum, "cuda", "tree", true, 1000, 2e-6),
             ok(Op::Sum, COPY, "d2d", true, 1000, 1e-6),
-            Row::new(
-                Op::Sum,
-                VENDOR,
-                "dot",
-                true,
-                DType::F32,
-                Op::Sum.shape(1000),
-                false,
-                "GPU",
-            )
-            .failed("wrong"),
+            test_row(Op::Sum, Op::Sum.shape(1000), VENDOR, "dot", true, "GPU").failed("wrong"),
         ];
         annotate(&mut rows);
         assert_eq!(rows[0].vs_vendor, Some(0.25));
@@ -332,17 +342,7 @@ mod tests {
     #[test]
     fn ratios_are_per_shape() {
         let at = |shape: Shape, backend: &str, secs: f64| {
-            Row::new(
-                Op::Matmul,
-                backend,
-                "v",
-                true,
-                DType::F32,
-                shape,
-                false,
-                "GPU",
-            )
-            .timed(Stats::of(&[secs]).unwrap(), 1, Op::Matmul.work(shape, 4))
+            test_row(Op::Matmul, shape, backend, "v", true, "GPU").timed_at(&[secs])
         };
         let (tall, wide) = (Shape::gemm(1 << 20, 32, 128), Shape::gemm(64, 8192, 64));
         let mut rows = vec![

@@ -2,10 +2,7 @@
 //! for the matrix ops), or the shape suite (the squares and the rectangular shapes of
 //! real workloads, and reductions of square, tall-thin and short-wide matrices).
 
-use std::fmt;
-use std::str::FromStr;
-
-use crate::cases::{Op, Target};
+use crate::cases::{named, Op, Target};
 use crate::shape::Shape;
 
 /// A set of cases.
@@ -136,21 +133,7 @@ fn shape_suite(op: Op, target: Target) -> Vec<Shape> {
     }
 }
 
-impl fmt::Display for Suite {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Suite {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Suite, String> {
-        Suite::ALL
-            .into_iter()
-            .find(|x| x.name() == s)
-            .ok_or_else(|| format!("unknown suite '{s}' (known: ladders, shapes)"))
-    }
-}
+named!(Suite, "suite");
 
 #[cfg(test)]
 mod tests;

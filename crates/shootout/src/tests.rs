@@ -1,11 +1,16 @@
 use super::*;
 
+/// `dir` (and the process) under the temporary folder, for the reports.
+fn temp_out(dir: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("{dir}-{}", std::process::id()))
+}
+
 fn cpu_options(dir: &str) -> ShootoutOptions {
     ShootoutOptions {
         // One small size for every op keeps this test fast in CI.
         sizes: Some(vec![160]),
         backends: vec!["cpu".into()],
-        out_dir: std::env::temp_dir().join(format!("{dir}-{}", std::process::id())),
+        out_dir: temp_out(dir),
         reps: 3,
         progress: false,
         // The rows of the backend alone, whether or not this machine has numpy.
@@ -157,29 +162,42 @@ fn the_shape_suite_refuses_sizes_and_ops_it_has_no_shapes_of() {
     assert!(err.contains("no cholesky cases"), "{err}");
 }
 
+/// The quick run on the GPU, 5 reps, its reports under `dir`.
+fn quick_gpu_options(dir: &str) -> ShootoutOptions {
+    ShootoutOptions {
+        quick: true,
+        reps: 5,
+        out_dir: temp_out(dir),
+        ..ShootoutOptions::default()
+    }
+}
+
+/// Runs `opts` and asserts that no row is a problem by `bad` (listing those that are).
+fn run_without_problems(opts: &ShootoutOptions, bad: impl Fn(&Row) -> bool) -> Vec<Row> {
+    let rows = run(opts).unwrap();
+    let problems: Vec<String> = rows
+        .iter()
+        .filter(|r| bad(r))
+        .map(|r| format!("{} {} {}: {:?}", r.op, r.shape, r.label(), r.status))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    rows
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn quick_gpu_shape_suite_is_correct_and_positive() {
     let opts = ShootoutOptions {
         suite: Suite::Shapes,
-        quick: true,
-        reps: 5,
-        out_dir: std::env::temp_dir().join(format!("ndgpu-shapes-gpu-{}", std::process::id())),
-        ..ShootoutOptions::default()
+        ..quick_gpu_options("ndgpu-shapes-gpu")
     };
-    let rows = run(&opts).unwrap();
     // Skips are allowed (a variant that refuses a shape by design, such as the stripes
     // grams beyond 1024 rows); a wrong result or an error is not.
-    let problems: Vec<String> = rows
-        .iter()
-        .filter(|r| match r.status {
-            Status::Ok => !(r.rate > 0.0 && r.rate.is_finite()),
-            Status::Failed(_) => true,
-            Status::Skipped(_) => false,
-        })
-        .map(|r| format!("{} {} {}: {:?}", r.op, r.shape, r.label(), r.status))
-        .collect();
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let rows = run_without_problems(&opts, |r| match r.status {
+        Status::Ok => !(r.rate > 0.0 && r.rate.is_finite()),
+        Status::Failed(_) => true,
+        Status::Skipped(_) => false,
+    });
     for op in Suite::Shapes.ops() {
         for shape in Suite::Shapes.shapes(op, Target::GpuQuick) {
             let ok = |b: &str| {
@@ -197,19 +215,12 @@ fn quick_gpu_shape_suite_is_correct_and_positive() {
 #[ignore = "needs a CUDA device"]
 fn quick_gpu_run_is_correct_and_positive() {
     let opts = ShootoutOptions {
-        quick: true,
         transfers: true,
-        reps: 5,
-        out_dir: std::env::temp_dir().join(format!("ndgpu-shootout-gpu-{}", std::process::id())),
-        ..ShootoutOptions::default()
+        ..quick_gpu_options("ndgpu-shootout-gpu")
     };
-    let rows = run(&opts).unwrap();
-    let problems: Vec<String> = rows
-        .iter()
-        .filter(|r| !(r.is_ok() && r.rate > 0.0 && r.rate.is_finite()))
-        .map(|r| format!("{} {} {}: {:?}", r.op, r.shape, r.label(), r.status))
-        .collect();
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let rows = run_without_problems(&opts, |r| {
+        !(r.is_ok() && r.rate > 0.0 && r.rate.is_finite())
+    });
     for op in Op::LADDERS {
         let of_op: Vec<&Row> = rows.iter().filter(|r| r.op == op).collect();
         assert!(

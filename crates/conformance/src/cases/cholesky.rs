@@ -268,9 +268,9 @@ fn pivots<T: Element, B: Ops<T> + ?Sized>(
 
 /// Bad input of both operations.
 fn errors<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
-    let not_square = |e: &Error| matches!(e, Error::NotSquare { .. });
-    let non_finite = |e: &Error| matches!(e, Error::NonFinite { .. });
-    let shape = |e: &Error| matches!(e, Error::ShapeMismatch { .. });
+    let not_square: fn(&Error) -> bool = |e| matches!(e, Error::NotSquare { .. });
+    let non_finite: fn(&Error) -> bool = |e| matches!(e, Error::NonFinite { .. });
+    let shape: fn(&Error) -> bool = |e| matches!(e, Error::ShapeMismatch { .. });
     for (r, c) in [(3, 5), (5, 3), (0, 2)] {
         let a = rng.matrix::<T>(r, c);
         rec.case(format!("cholesky error: {r}x{c} is not square"), |v| {
@@ -278,16 +278,13 @@ fn errors<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
         });
     }
     for (what, bad) in [("NaN", T::nan()), ("Inf", T::infinity())] {
-        let mut a = spd::<T>(rng, 7);
-        a[[5, 2]] = bad;
-        rec.case(format!("cholesky error: {what} below the diagonal"), |v| {
-            v.err(b.cholesky(a.view()), "NonFinite", non_finite);
-        });
-        let mut a = spd::<T>(rng, 7);
-        a[[4, 4]] = bad;
-        rec.case(format!("cholesky error: {what} on the diagonal"), |v| {
-            v.err(b.cholesky(a.view()), "NonFinite", non_finite);
-        });
+        for (at, place) in [([5, 2], "below the diagonal"), ([4, 4], "on the diagonal")] {
+            let mut a = spd::<T>(rng, 7);
+            a[at] = bad;
+            rec.case(format!("cholesky error: {what} {place}"), |v| {
+                v.err(b.cholesky(a.view()), "NonFinite", non_finite);
+            });
+        }
     }
     let empty = Array2::<T>::zeros((0, 0));
     rec.case("cholesky 0x0 gives 0x0", |v| {
@@ -307,52 +304,48 @@ fn errors<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
         return;
     };
     let b42 = rng.matrix::<T>(4, 2);
-    rec.case("cholesky_solve error: L 3x3, B 4x2", |v| {
-        v.err(
-            b.cholesky_solve(l.view(), b42.view()),
-            "ShapeMismatch",
-            shape,
-        );
-    });
     let l34 = rng.matrix::<T>(3, 4);
     let b32 = rng.matrix::<T>(3, 2);
-    rec.case("cholesky_solve error: L 3x4", |v| {
-        v.err(
-            b.cholesky_solve(l34.view(), b32.view()),
-            "NotSquare",
-            not_square,
-        );
-    });
     let mut bnan = b32.clone();
     bnan[[1, 1]] = T::nan();
-    rec.case("cholesky_solve error: NaN in B", |v| {
-        v.err(
-            b.cholesky_solve(l.view(), bnan.view()),
-            "NonFinite",
-            non_finite,
-        );
-    });
     let mut lzero = l.clone();
     lzero[[1, 1]] = T::zero();
-    rec.case("cholesky_solve error: zero on the diagonal of L", |v| {
-        v.err(
-            b.cholesky_solve(lzero.view(), b32.view()),
+    let refused = [
+        ("L 3x3, B 4x2", &l, &b42, "ShapeMismatch", shape),
+        ("L 3x4", &l34, &b32, "NotSquare", not_square),
+        ("NaN in B", &l, &bnan, "NonFinite", non_finite),
+        (
+            "zero on the diagonal of L",
+            &lzero,
+            &b32,
             "NonFinite",
             non_finite,
-        );
-    });
-    let b03 = Array2::<T>::zeros((0, 3));
-    rec.case("cholesky_solve 0x0 with B 0x3 gives 0x3", |v| {
-        let x = v.ok(b.cholesky_solve(empty.view(), b03.view()));
-        v.require(x.as_ref().is_some_and(|x| x.dim() == (0, 3)), || {
-            format!("got {x:?}")
+        ),
+    ];
+    for (what, lm, rhs, expected, is_expected) in refused {
+        rec.case(format!("cholesky_solve error: {what}"), |v| {
+            v.err(
+                b.cholesky_solve(lm.view(), rhs.view()),
+                expected,
+                is_expected,
+            );
         });
-    });
-    let b30 = Array2::<T>::zeros((3, 0));
-    rec.case("cholesky_solve with B 3x0 gives 3x0", |v| {
-        let x = v.ok(b.cholesky_solve(l.view(), b30.view()));
-        v.require(x.as_ref().is_some_and(|x| x.dim() == (3, 0)), || {
-            format!("got {x:?}")
+    }
+    let (b03, b30) = (Array2::<T>::zeros((0, 3)), Array2::<T>::zeros((3, 0)));
+    for (name, lm, rhs, dim) in [
+        (
+            "cholesky_solve 0x0 with B 0x3 gives 0x3",
+            &empty,
+            &b03,
+            (0, 3),
+        ),
+        ("cholesky_solve with B 3x0 gives 3x0", &l, &b30, (3, 0)),
+    ] {
+        rec.case(name, |v| {
+            let x = v.ok(b.cholesky_solve(lm.view(), rhs.view()));
+            v.require(x.as_ref().is_some_and(|x| x.dim() == dim), || {
+                format!("got {x:?}")
+            });
         });
-    });
+    }
 }

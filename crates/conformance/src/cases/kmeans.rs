@@ -130,6 +130,17 @@ pub(crate) fn recovers(labels: &[usize], blob: &[usize], k: usize) -> bool {
     true
 }
 
+/// The fits of `x` on `b` and on the CPU reference (a failure of either recorded), if
+/// both succeed.
+pub(crate) fn fits<T: Element, B: Ops<T> + ?Sized>(
+    v: &mut Verdict,
+    b: &B,
+    x: ArrayView2<T>,
+    config: &KMeansConfig,
+) -> Option<(KMeansResult<T>, KMeansResult<T>)> {
+    v.both(b.kmeans(x, config), CpuBackend::new().kmeans(x, config))
+}
+
 /// One run on `b` and on the CPU, both checked; with `compare` the two trajectories
 /// must also agree.
 pub(crate) fn run_case<T: Element, B: Ops<T> + ?Sized>(
@@ -139,14 +150,29 @@ pub(crate) fn run_case<T: Element, B: Ops<T> + ?Sized>(
     config: &KMeansConfig,
     compare: bool,
 ) {
-    let cpu = CpuBackend::new();
-    let (Some(r), Some(c)) = (v.ok(b.kmeans(x, config)), v.ok(cpu.kmeans(x, config))) else {
+    let Some((r, c)) = fits(v, b, x, config) else {
         return;
     };
     check_properties(v, b, x, config, &r);
     if v.passed() && compare {
         check_same_as_cpu(v, x, config, &r, &c);
     }
+}
+
+/// [`run_case`] on blobs (`blob`: the blob of each point, of `k`), compared with the
+/// reference only when its first assignment already puts each blob in its own cluster:
+/// then no step has a point near a tie. (A start with two centroids in one blob splits
+/// it through dense data, where rounding may legitimately send points either way.)
+pub(crate) fn run_blobs_case<T: Element, B: Ops<T> + ?Sized>(
+    v: &mut Verdict,
+    b: &B,
+    x: ArrayView2<T>,
+    config: &KMeansConfig,
+    (blob, k): (&[usize], usize),
+) {
+    let first = CpuBackend::new().kmeans(x, &config.clone().max_iter(1));
+    let compare = first.is_ok_and(|f| recovers(&f.labels.to_vec(), blob, k));
+    run_case(v, b, x, config, compare);
 }
 
 /// Every k-means case.
@@ -181,13 +207,7 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
                 layout.name()
             );
             rec.case(name, |v| {
-                // Compared with the reference only when its first assignment already
-                // puts each blob in its own cluster: then no step has a point near a
-                // tie. (A start with two centroids in one blob splits it through dense
-                // data, where rounding may legitimately send points either way.)
-                let first = CpuBackend::new().kmeans(laid.view(), &config.clone().max_iter(1));
-                let compare = first.is_ok_and(|f| recovers(&f.labels.to_vec(), &blob, k));
-                run_case(v, b, laid.view(), &config, compare);
+                run_blobs_case(v, b, laid.view(), &config, (&blob, k))
             });
         }
     }

@@ -5,16 +5,18 @@
 //! [`Error::WrongPlace`]. The results themselves are checked by the host cases, which
 //! run through the resident forms.
 
+use std::fmt::Debug;
+
 use ndarray::{Array2, Axis};
 use ndgpu_core::backend::{self, Storage};
 use ndgpu_core::{
     tolerance, ArgOp, Element, Error, Family, Gemm, Init, KMeansConfig, Matrix, Ops, Place,
-    ReduceOp, Trans,
+    ReduceOp, Result, Trans,
 };
 
 use crate::compare::{describe_ratio, gemm_bound, gemm_f64, max_ratio, product_tolerance};
 use crate::data::{spd, Rng};
-use crate::report::Recorder;
+use crate::report::{Recorder, Verdict};
 
 /// A storage that lives nowhere a backend computes: every backend must refuse it.
 #[derive(Debug)]
@@ -49,12 +51,14 @@ fn same_bits<'a, T: Element>(
         .all(|(x, y)| x.as_f64().to_bits() == y.as_f64().to_bits())
 }
 
-fn is_shape(e: &Error) -> bool {
-    matches!(e, Error::ShapeMismatch { .. })
+/// Requires `r` to be [`Error::ShapeMismatch`] (`what`: the case, for the report).
+fn shape_mismatch<V: Debug>(v: &mut Verdict, r: Result<V>, what: &str) {
+    v.err(r, what, |e| matches!(e, Error::ShapeMismatch { .. }));
 }
 
-fn is_wrong_place(e: &Error) -> bool {
-    matches!(e, Error::WrongPlace { .. })
+/// Requires `r` to be [`Error::WrongPlace`] (`what`: the case, for the report).
+fn wrong_place<V: Debug>(v: &mut Verdict, r: Result<V>, what: &str) {
+    v.err(r, what, |e| matches!(e, Error::WrongPlace { .. }));
 }
 
 /// The resident cases of `family`.
@@ -127,13 +131,13 @@ fn gemm<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder
             };
             let plain = Gemm::new();
             let r = b.gemm_dev(plain.ta(Trans::Yes), &da, &db, &mut c32);
-            v.err(r, "ShapeMismatch ((3x4)ᵀ times 4x2)", is_shape);
+            shape_mismatch(v, r, "ShapeMismatch ((3x4)ᵀ times 4x2)");
             let r = b.gemm_dev(plain, &da, &db, &mut c22);
-            v.err(r, "ShapeMismatch (C 2x2 for a 3x2 product)", is_shape);
+            shape_mismatch(v, r, "ShapeMismatch (C 2x2 for a 3x2 product)");
             let r = b.gemm_dev(plain, &foreign_of(3, 4), &db, &mut c32);
-            v.err(r, "WrongPlace (A from elsewhere)", is_wrong_place);
+            wrong_place(v, r, "WrongPlace (A from elsewhere)");
             let r = b.matmul_dev(&da, &da);
-            v.err(r, "ShapeMismatch (matmul_dev 3x4 times 3x4)", is_shape);
+            shape_mismatch(v, r, "ShapeMismatch (matmul_dev 3x4 times 3x4)");
         },
     );
 }
@@ -168,7 +172,7 @@ fn copies<T: Element, B: Ops<T> + ?Sized>(
                 Family::Gram => b.gram_dev(&foreign()),
                 _ => b.transpose_dev(&foreign()),
             };
-            v.err(r, "WrongPlace", is_wrong_place);
+            wrong_place(v, r, "WrongPlace");
         },
     );
 }
@@ -232,13 +236,9 @@ fn transfers_into<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mu
         let Some(mut m) = v.ok(b.upload(a.view())) else {
             return;
         };
-        v.err(b.upload_into(a.t(), &mut m), "ShapeMismatch", is_shape);
+        shape_mismatch(v, b.upload_into(a.t(), &mut m), "ShapeMismatch");
         let mut out = Array2::<T>::zeros((4, 6));
-        v.err(
-            b.download_into(&m, out.view_mut()),
-            "ShapeMismatch",
-            is_shape,
-        );
+        shape_mismatch(v, b.download_into(&m, out.view_mut()), "ShapeMismatch");
         v.require(out.iter().all(|x| *x == T::zero()), || {
             "a refused download wrote into the array".to_string()
         });
@@ -247,16 +247,16 @@ fn transfers_into<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mu
                 "a refused upload changed the matrix".to_string()
             });
         }
-        v.err(
+        wrong_place(
+            v,
             b.upload_into(a.view(), &mut foreign_of(6, 4)),
             "WrongPlace",
-            is_wrong_place,
         );
         let mut out = Array2::<T>::zeros((6, 4));
-        v.err(
+        wrong_place(
+            v,
             b.download_into(&foreign_of(6, 4), out.view_mut()),
             "WrongPlace",
-            is_wrong_place,
         );
     });
 }
@@ -271,10 +271,8 @@ fn reduce<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
             };
             for (axis, shape) in [(Axis(0), (1, 5)), (Axis(1), (7, 1))] {
                 for op in ReduceOp::ALL {
-                    let (Some(r), Some(host)) = (
-                        v.ok(b.reduce_axis_dev(op, &da, axis)),
-                        v.ok(b.reduce_axis(op, a.view(), axis)),
-                    ) else {
+                    let dev = b.reduce_axis_dev(op, &da, axis);
+                    let Some((r, host)) = v.both(dev, b.reduce_axis(op, a.view(), axis)) else {
                         continue;
                     };
                     v.require(r.dim() == shape, || {
@@ -289,10 +287,8 @@ fn reduce<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
                     }
                 }
                 for op in ArgOp::ALL {
-                    let (Some(i), Some(host)) = (
-                        v.ok(b.arg_reduce_axis_dev(op, &da, axis)),
-                        v.ok(b.arg_reduce_axis(op, a.view(), axis)),
-                    ) else {
+                    let dev = b.arg_reduce_axis_dev(op, &da, axis);
+                    let Some((i, host)) = v.both(dev, b.arg_reduce_axis(op, a.view(), axis)) else {
                         continue;
                     };
                     let got = v.ok(b.download_indices(&i));
@@ -316,11 +312,11 @@ fn reduce<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
             v.err(b.reduce_dev(ReduceOp::Min, &e), "Empty", is_empty);
             v.err(b.reduce_dev(ReduceOp::Max, &e), "Empty", is_empty);
             v.err(b.arg_reduce_dev(ArgOp::ArgMin, &e), "Empty", is_empty);
-            v.err(b.dot_dev(&x, &y), "ShapeMismatch (7x5 with 5x7)", is_shape);
+            shape_mismatch(v, b.dot_dev(&x, &y), "ShapeMismatch (7x5 with 5x7)");
             let r = b.reduce_dev(ReduceOp::Sum, &foreign());
-            v.err(r, "WrongPlace", is_wrong_place);
+            wrong_place(v, r, "WrongPlace");
             let r = b.arg_reduce_axis_dev(ArgOp::ArgMax, &foreign(), Axis(0));
-            v.err(r, "WrongPlace", is_wrong_place);
+            wrong_place(v, r, "WrongPlace");
         },
     );
 }
@@ -335,9 +331,9 @@ fn cholesky<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Reco
             let Some(da) = v.ok(b.upload(a.view())) else {
                 return;
             };
-            let (Some(f), Some(g)) = (
-                v.ok(b.cholesky_dev(&da)),
-                v.ok(b.cholesky_in_place_dev(b.upload(a.view()).expect("uploaded above"))),
+            let Some((f, g)) = v.both(
+                b.cholesky_dev(&da),
+                b.cholesky_in_place_dev(b.upload(a.view()).expect("uploaded above")),
             ) else {
                 return;
             };
@@ -391,12 +387,12 @@ fn cholesky<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Reco
                 let same = same_bits(kept.iter(), bad.iter());
                 v.require(same, || "B changed by a refused solve".into());
             }
-            v.err(b.cholesky_solve_dev(&f, &short), "ShapeMismatch", is_shape);
+            shape_mismatch(v, b.cholesky_solve_dev(&f, &short), "ShapeMismatch");
             let r = b.cholesky_in_place_dev(foreign_of(n, n));
-            v.err(r, "WrongPlace", is_wrong_place);
+            wrong_place(v, r, "WrongPlace");
             let mut elsewhere = foreign_of(n, 4);
             let r = b.cholesky_solve_in_place_dev(&f, &mut elsewhere);
-            v.err(r, "WrongPlace (B from elsewhere)", is_wrong_place);
+            wrong_place(v, r, "WrongPlace (B from elsewhere)");
         },
     );
 }
@@ -411,10 +407,8 @@ fn kmeans<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
             let Some(dx) = v.ok(b.upload(x.view())) else {
                 return;
             };
-            let (Some(fit), Some(host)) = (
-                v.ok(b.kmeans_dev(&dx, &config)),
-                v.ok(b.kmeans(x.view(), &config)),
-            ) else {
+            let dev = b.kmeans_dev(&dx, &config);
+            let Some((fit, host)) = v.both(dev, b.kmeans(x.view(), &config)) else {
                 return;
             };
             let Some(labels) = v.ok(b.download_indices(&fit.labels)) else {
@@ -447,10 +441,10 @@ fn kmeans<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
         ) else {
             return;
         };
-        v.err(
+        shape_mismatch(
+            v,
             b.assign_dev(&dx, &dc, &mut wrong),
             "ShapeMismatch (labels)",
-            is_shape,
         );
         v.err(
             b.download_indices(&labels),
@@ -460,15 +454,11 @@ fn kmeans<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
         let Some(c2) = v.ok(b.zeros(4, 2)) else {
             return;
         };
-        v.err(
-            b.assign_dev(&dx, &c2, &mut labels),
-            "ShapeMismatch (D)",
-            is_shape,
-        );
-        v.err(
+        shape_mismatch(v, b.assign_dev(&dx, &c2, &mut labels), "ShapeMismatch (D)");
+        shape_mismatch(
+            v,
             b.update_dev(&dx, &labels, &mut wrong_c(b)),
             "ShapeMismatch (D)",
-            is_shape,
         );
         let mut bad = x.clone();
         bad[[9, 1]] = T::nan();
@@ -478,7 +468,7 @@ fn kmeans<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
             });
         }
         let r = b.predict_dev(&foreign_of(64, 3), &dc);
-        v.err(r, "WrongPlace", is_wrong_place);
+        wrong_place(v, r, "WrongPlace");
     });
 }
 

@@ -160,12 +160,17 @@ pub fn kmeans_config(n: usize, d: usize, config: &KMeansConfig) -> Result<()> {
 /// [`Error::InvalidArgument`] for no centroids, [`Error::ShapeMismatch`] for a
 /// dimension mismatch.
 pub fn predict_dims(x: (usize, usize), c: (usize, usize)) -> Result<()> {
+    centroids_dims("predict", x, c)
+}
+
+/// Checks that `op` has centroids (K×D, K ≥ 1) of the points' D (N×D).
+fn centroids_dims(op: &'static str, x: (usize, usize), c: (usize, usize)) -> Result<()> {
     if c.0 == 0 {
-        return Err(Error::invalid("predict", "no centroids"));
+        return Err(Error::invalid(op, "no centroids"));
     }
     if x.1 != c.1 {
         return Err(Error::shape(
-            "predict",
+            op,
             format!("points have {} dimensions, centroids {}", x.1, c.1),
         ));
     }
@@ -186,15 +191,7 @@ pub fn kmeans_step(
     if let Some(w) = w {
         weights_dim(x.0, w)?;
     }
-    if c.0 == 0 {
-        return Err(Error::invalid("kmeans", "no centroids"));
-    }
-    if x.1 != c.1 {
-        return Err(Error::shape(
-            "kmeans",
-            format!("points have {} dimensions, centroids {}", x.1, c.1),
-        ));
-    }
+    centroids_dims("kmeans", x, c)?;
     if labels != x.0 {
         return Err(Error::shape(
             "kmeans",

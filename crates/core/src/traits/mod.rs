@@ -48,6 +48,12 @@ pub trait Device: Send + Sync {
     /// Short name (`cpu`, `cuda`, `cublas`, `cuda:0,1`).
     fn name(&self) -> &'static str;
 
+    /// The architecture of the device the backend computes on (`sm_90`), or `None` on
+    /// the host: what a variant's [`Needs`](crate::Needs) is held against.
+    fn arch(&self) -> Option<&str> {
+        None
+    }
+
     /// Where this backend's resident arrays live. Arrays from elsewhere are refused with
     /// [`Error::WrongPlace`](crate::Error::WrongPlace).
     fn place(&self) -> Place;
@@ -239,12 +245,6 @@ pub trait Backend: Ops<f32> + Ops<f64> {
     /// [`Error::UnknownVariant`](crate::Error::UnknownVariant).
     fn set_variant(&mut self, family: Family, name: &str) -> Result<()> {
         self.variant_table_mut().set(family, name)
-    }
-
-    /// The architecture of the device the backend computes on (`sm_90`), or `None` on
-    /// the host: what a variant's [`Needs`](crate::Needs) is held against.
-    fn arch(&self) -> Option<&str> {
-        None
     }
 
     /// Whether variant `name` of `family` runs on this backend's device: whether the

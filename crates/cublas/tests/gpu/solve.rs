@@ -70,7 +70,13 @@ fn cholesky_and_solve_meet_the_lapack_ratios_in_every_variant() {
     let mut b = backend();
     assert_eq!(
         b.variants(Family::Cholesky),
-        ["xlower_trsm", "lower_trsm", "upper_trsm", "upper_potrs"]
+        [
+            "xupper_trsm",
+            "xlower_trsm",
+            "lower_trsm",
+            "upper_trsm",
+            "upper_potrs"
+        ]
     );
     every_variant(&mut b, Family::Cholesky, |b, v| {
         cholesky_checks::<f32>(b);

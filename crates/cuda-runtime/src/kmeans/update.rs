@@ -3,7 +3,7 @@
 //! the masses ([`finalize`]).
 
 use crate::push_args;
-use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, PushKernelArg};
 use ndgpu_core::{Error, Result};
 
 use super::launch::{cfg, kernel};
@@ -24,6 +24,22 @@ pub enum Masses<T> {
 }
 
 impl<T: CudaElement> Masses<T> {
+    /// The sums of weights, as a view, if these are weights.
+    pub fn weights_view(&mut self) -> Option<CudaViewMut<'_, T>> {
+        match self {
+            Masses::Weights(m) => Some(m.slice_mut(..)),
+            Masses::Counts(_) => None,
+        }
+    }
+
+    /// The counts, as a view, if these are counts.
+    pub fn counts_view(&mut self) -> Option<CudaViewMut<'_, i32>> {
+        match self {
+            Masses::Counts(m) => Some(m.slice_mut(..)),
+            Masses::Weights(_) => None,
+        }
+    }
+
     /// `len` masses of the kind of `weighted`.
     ///
     /// # Errors

@@ -37,41 +37,52 @@ struct Rung {
     tile: u32,
 }
 
+impl Rung {
+    const fn new(v: Variant, kernel: Kernel, block: (u32, u32), tile: u32) -> Rung {
+        Rung {
+            v,
+            kernel,
+            block,
+            tile,
+        }
+    }
+}
+
 /// The ladder, expected fastest first: one row per variant.
 const RUNGS: [Rung; 5] = [
-    Rung {
-        v: Variant::new(
+    Rung::new(
+        Variant::new(
             "tile64_ilp",
             "64×65 tile, 32×8 threads moving 16 elements each",
         ),
-        kernel: kernel!("transpose_tile64_ilp"),
-        block: (32, 8),
-        tile: 64,
-    },
-    Rung {
-        v: Variant::new("padded", "32×33 tile (padded against bank conflicts)"),
-        kernel: kernel!("transpose_padded"),
-        block: (32, 8),
-        tile: 32,
-    },
-    Rung {
-        v: Variant::new("tile64", "64×65 tile, 64×16 threads moving 4 elements each"),
-        kernel: kernel!("transpose_tile64"),
-        block: (64, 16),
-        tile: 64,
-    },
-    Rung {
-        v: Variant::new("smem", "32×32 shared-memory tile with bank conflicts"),
-        kernel: kernel!("transpose_smem"),
-        block: (32, 8),
-        tile: 32,
-    },
-    Rung {
-        v: Variant::new("naive", "one thread per element, strided writes"),
-        kernel: kernel!("transpose_naive"),
-        block: (32, 8),
-        tile: 0,
-    },
+        kernel!("transpose_tile64_ilp"),
+        (32, 8),
+        64,
+    ),
+    Rung::new(
+        Variant::new("padded", "32×33 tile (padded against bank conflicts)"),
+        kernel!("transpose_padded"),
+        (32, 8),
+        32,
+    ),
+    Rung::new(
+        Variant::new("tile64", "64×65 tile, 64×16 threads moving 4 elements each"),
+        kernel!("transpose_tile64"),
+        (64, 16),
+        64,
+    ),
+    Rung::new(
+        Variant::new("smem", "32×32 shared-memory tile with bank conflicts"),
+        kernel!("transpose_smem"),
+        (32, 8),
+        32,
+    ),
+    Rung::new(
+        Variant::new("naive", "one thread per element, strided writes"),
+        kernel!("transpose_naive"),
+        (32, 8),
+        0,
+    ),
 ];
 
 /// The variant table's rows, default first.
@@ -167,6 +178,9 @@ mod tests {
             assert!(bx * by <= 1024 && bx % 32 == 0, "{}", r.v.name);
         }
         assert!(rung("nope").is_err());
+        for r in RUNGS {
+            assert_eq!(r.kernel.f64, format!("transpose_{}_f64", r.v.name));
+        }
         assert!(DEFAULT_KERNELS
             .iter()
             .all(|k| [RUNGS[0].kernel.f32, RUNGS[0].kernel.f64].contains(k)));

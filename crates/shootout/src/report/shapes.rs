@@ -55,20 +55,15 @@ pub(super) fn table(rows: &[&Row], problems: &mut Vec<String>) -> String {
                         .map_or(String::new(), |c| format!("{:.1}%", 100.0 * c));
                     [format_rate(r.rate), vs, format_time(r.median_s), spread, of]
                 }
-                Status::Failed(why) => {
-                    problems.push(format!("{} at {shape}: failed: {why}", r.label()));
+                Status::Failed(why) | Status::Skipped(why) => {
+                    let status = r.status.name();
+                    problems.push(format!("{} at {shape}: {status}: {why}", r.label()));
+                    let cell = match r.status {
+                        Status::Failed(_) => "FAILED",
+                        _ => "skipped",
+                    };
                     [
-                        "FAILED".into(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                    ]
-                }
-                Status::Skipped(why) => {
-                    problems.push(format!("{} at {shape}: skipped: {why}", r.label()));
-                    [
-                        "skipped".into(),
+                        cell.into(),
                         String::new(),
                         String::new(),
                         String::new(),

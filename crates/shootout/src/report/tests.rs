@@ -1,25 +1,33 @@
-use ndgpu_core::DType;
+use std::path::PathBuf;
 
 use super::*;
+use crate::row::test_row;
 use crate::shape::Shape;
-use crate::timing::Stats;
 
+const DEVICE: &str = "Test GPU";
+
+/// A row at `shape` timed at `secs` (and 10% either side).
+fn at(op: Op, shape: Shape, backend: &str, variant: &str, default: bool, secs: f64) -> Row {
+    test_row(op, shape, backend, variant, default, DEVICE).timed_at(&[secs, secs * 1.1, secs * 0.9])
+}
+
+/// A default variant's row at the ladder's size `size`.
 fn row(op: Op, backend: &str, variant: &str, size: usize, secs: f64) -> Row {
-    Row::new(
-        op,
-        backend,
-        variant,
-        true,
-        DType::F32,
-        op.shape(size),
-        false,
-        "Test GPU",
-    )
-    .timed(
-        Stats::of(&[secs, secs * 1.1, secs * 0.9]).unwrap(),
-        1,
-        op.work(op.shape(size), 4),
-    )
+    at(op, op.shape(size), backend, variant, true, secs)
+}
+
+/// Asserts that `text` holds every one of `needles`.
+fn assert_contains(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} not in:\n{text}");
+    }
+}
+
+/// An empty folder of this name (and the process) under the temporary folder.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
 }
 
 fn sample() -> Vec<Row> {
@@ -32,28 +40,24 @@ fn sample() -> Vec<Row> {
             .with_ceiling(Some((60_000.0, "FP32 FMA, CUDA cores"))),
         row(Op::Matmul, VENDOR, "sgemm", 512, 2e-3)
             .with_ceiling(Some((60_000.0, "FP32 FMA, CUDA cores"))),
-        Row::new(
+        test_row(
             Op::Matmul,
+            Op::Matmul.shape(256),
             "cuda",
             "broken",
             false,
-            DType::F32,
-            Op::Matmul.shape(256),
-            false,
-            "Test GPU",
+            DEVICE,
         )
         .failed("C[0, 1] = 3, reference 2, error 1 above the bound 1e-5"),
         row(Op::Sum, "cuda", "tree", 1 << 20, 2e-5),
         row(Op::Sum, COPY, "d2d", 1 << 20, 1e-5),
-        Row::new(
+        test_row(
             Op::Sum,
+            Op::Sum.shape(1 << 22),
             "cuda",
             "naive",
             false,
-            DType::F32,
-            Op::Sum.shape(1 << 22),
-            false,
-            "Test GPU",
+            DEVICE,
         )
         .skipped("too slow, \"predicted\" 20 s"),
     ];
@@ -64,36 +68,26 @@ fn sample() -> Vec<Row> {
 #[test]
 fn markdown_tables_per_op() {
     let md = markdown(&sample());
-    assert!(md.contains("## matmul (f32, Test GPU)"), "{md}");
-    assert!(md.contains("## sum (f32, Test GPU)"), "{md}");
-    assert!(md.contains("2n³ FLOPs"), "{md}");
-    assert!(
-        md.contains("| backend/variant | 256 | 512 | best of ceiling |"),
-        "{md}"
+    assert_contains(
+        &md,
+        &[
+            "## matmul (f32, Test GPU)",
+            "## sum (f32, Test GPU)",
+            "2n³ FLOPs",
+            "| backend/variant | 256 | 512 | best of ceiling |",
+            // 2·256³ FLOPs in 1 ms = 33.6 GFLOP/s, half of the vendor's.
+            "| cuda/tiled | 33.6 (0.50×) ±10.0% | 67.1 (0.50×) ±10.0% |",
+            "| cublas/sgemm | 67.1 ±",
+            "| cuda/broken | FAILED |  |",
+            "- cuda/broken at 256: failed: C[0, 1] = 3",
+            "(SMs × FLOPs per SM and clock × the clock attribute): 60000 GFLOP/s (FP32 FMA, CUDA cores).",
+            // The sum at half the copy's rate.
+            "| backend/variant | 2²⁰ | 2²² | best of ceiling |",
+            "| cuda/tree | 210 ±",
+            "|  | 50.0% |",
+            "skipped: too slow",
+        ],
     );
-    // 2·256³ FLOPs in 1 ms = 33.6 GFLOP/s, half of the vendor's.
-    assert!(
-        md.contains("| cuda/tiled | 33.6 (0.50×) ±10.0% | 67.1 (0.50×) ±10.0% |"),
-        "{md}"
-    );
-    assert!(md.contains("| cublas/sgemm | 67.1 ±"), "{md}");
-    assert!(md.contains("| cuda/broken | FAILED |  |"), "{md}");
-    assert!(
-        md.contains("- cuda/broken at 256: failed: C[0, 1] = 3"),
-        "{md}"
-    );
-    assert!(
-        md.contains("(SMs × FLOPs per SM and clock × the clock attribute): 60000 GFLOP/s (FP32 FMA, CUDA cores)."),
-        "{md}"
-    );
-    // The sum at half the copy's rate.
-    assert!(
-        md.contains("| backend/variant | 2²⁰ | 2²² | best of ceiling |"),
-        "{md}"
-    );
-    assert!(md.contains("| cuda/tree | 210 ±"), "{md}");
-    assert!(md.contains("|  | 50.0% |"), "{md}");
-    assert!(md.contains("skipped: too slow"), "{md}");
 }
 
 #[test]
@@ -134,8 +128,7 @@ fn rates_are_formatted_to_three_digits() {
 
 #[test]
 fn reports_are_written() {
-    let dir = std::env::temp_dir().join(format!("ndgpu-shootout-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = fresh_dir("ndgpu-shootout-test");
     write_reports(&sample(), &dir).unwrap();
     let md = std::fs::read_to_string(dir.join("shootout.md")).unwrap();
     assert!(md.starts_with("# ndgpu shootout"));
@@ -168,29 +161,7 @@ fn the_vendors_routines_are_named_only_where_the_vendor_ran() {
         row(Op::Transpose, VENDOR, "geam", 256, 1e-5),
         row(Op::Sum, VENDOR, "gemv", 256, 1e-5),
     ];
-    let md = markdown(&gpu);
-    assert!(
-        md.contains("cuBLAS GEAM") && md.contains("cuBLAS GEMV"),
-        "{md}"
-    );
-}
-
-fn at(op: Op, shape: Shape, backend: &str, variant: &str, default: bool, secs: f64) -> Row {
-    Row::new(
-        op,
-        backend,
-        variant,
-        default,
-        DType::F32,
-        shape,
-        false,
-        "Test GPU",
-    )
-    .timed(
-        Stats::of(&[secs, secs * 1.1, secs * 0.9]).unwrap(),
-        1,
-        op.work(shape, 4),
-    )
+    assert_contains(&markdown(&gpu), &["cuBLAS GEAM", "cuBLAS GEMV"]);
 }
 
 #[test]
@@ -198,71 +169,33 @@ fn other_shapes_get_a_line_per_shape_and_variant() {
     let km = Shape::gemm(1 << 20, 32, 1024);
     let inner = Shape::gemm(64, 8192, 64);
     let mut rows = vec![
-        at(
-            Op::Matmul,
-            Op::Matmul.shape(256),
-            "cuda",
-            "split_k",
-            true,
-            1e-3,
-        ),
+        row(Op::Matmul, "cuda", "split_k", 256, 1e-3),
         at(Op::Matmul, km, "cuda", "split_k", true, 2e-3),
         at(Op::Matmul, km, "cuda", "naive", false, 1e-1),
         at(Op::Matmul, km, VENDOR, "sgemm", true, 1e-3),
         at(Op::Matmul, inner, "cuda", "split_k", true, 1e-4)
             .planned(Some("K in 128 slices of 64 (C in 1 tile)".into())),
-        Row::new(
-            Op::Matmul,
-            "cuda",
-            "tiled",
-            false,
-            DType::F32,
-            inner,
-            false,
-            "Test GPU",
-        )
-        .failed("C[0, 1] = 3"),
+        test_row(Op::Matmul, inner, "cuda", "tiled", false, DEVICE).failed("C[0, 1] = 3"),
         at(Op::Matmul, km, "torch", "2.11", true, 4e-3),
     ];
     crate::row::annotate(&mut rows);
     let md = markdown(&rows);
-    // The square stays in its ladder's table; the other shapes get theirs.
-    assert!(
-        md.contains("| backend/variant | 256 | best of ceiling |"),
-        "{md}"
-    );
-    assert!(
-        md.contains(
-            "| shape | backend/variant | GFLOP/s | × best vendor | median | ± | of ceiling |"
-        ),
-        "{md}"
-    );
-    assert!(
-        md.contains("2·m·n·k FLOPs (m×k×n: A m×k times B k×n)"),
-        "{md}"
-    );
-    // 2·2^20·32·1024 FLOPs in 2 ms = 34360 GFLOP/s, half the vendor's.
-    assert!(
-        md.contains("| 1048576×32×1024 | cuda/split_k (default) | 34360 | 0.50× | 2.00 ms |"),
-        "{md}"
-    );
-    assert!(
-        md.contains("| 1048576×32×1024 | cuda/naive | 687 | 0.01× |"),
-        "{md}"
-    );
-    assert!(
-        md.contains("| 1048576×32×1024 | cublas/sgemm (default) | 68719 | best |"),
-        "{md}"
-    );
-    assert!(
-        md.contains("| 1048576×32×1024 | torch/2.11 | 17180 | 0.25× |"),
-        "{md}"
-    );
-    assert!(md.contains("| 64×8192×64 | cuda/tiled | FAILED |"), "{md}");
-    // What the default chose at that shape follows its name, and goes to the CSV.
-    assert!(
-        md.contains("| 64×8192×64 | cuda/split_k (default): K in 128 slices of 64 (C in 1 tile) |"),
-        "{md}"
+    assert_contains(
+        &md,
+        &[
+            // The square stays in its ladder's table; the other shapes get theirs.
+            "| backend/variant | 256 | best of ceiling |",
+            "| shape | backend/variant | GFLOP/s | × best vendor | median | ± | of ceiling |",
+            "2·m·n·k FLOPs (m×k×n: A m×k times B k×n)",
+            // 2·2^20·32·1024 FLOPs in 2 ms = 34360 GFLOP/s, half the vendor's.
+            "| 1048576×32×1024 | cuda/split_k (default) | 34360 | 0.50× | 2.00 ms |",
+            "| 1048576×32×1024 | cuda/naive | 687 | 0.01× |",
+            "| 1048576×32×1024 | cublas/sgemm (default) | 68719 | best |",
+            "| 1048576×32×1024 | torch/2.11 | 17180 | 0.25× |",
+            "| 64×8192×64 | cuda/tiled | FAILED |",
+            // What the default chose at that shape follows its name, and goes to the CSV.
+            "| 64×8192×64 | cuda/split_k (default): K in 128 slices of 64 (C in 1 tile) |",
+        ],
     );
     let table = csv(&rows);
     assert!(
@@ -291,45 +224,26 @@ fn other_shapes_get_a_line_per_shape_and_variant() {
 
 #[test]
 fn figures_are_drawn_for_ladders_only() {
-    let dir = std::env::temp_dir().join(format!("ndgpu-shootout-shapes-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = fresh_dir("ndgpu-shootout-shapes");
+    let (wide, axis1) = (
+        Shape::gemm(1024, 1024, 64),
+        Shape::matrix(16, 1 << 20, Some(1)),
+    );
     let rows = vec![
-        at(
-            Op::Matmul,
-            Op::Matmul.shape(256),
-            "cuda",
-            "split_k",
-            true,
-            1e-3,
-        ),
-        at(
-            Op::Matmul,
-            Shape::gemm(1024, 1024, 64),
-            "cuda",
-            "split_k",
-            true,
-            1e-3,
-        ),
-        at(
-            Op::SumSq,
-            Shape::matrix(16, 1 << 20, Some(1)),
-            "cuda",
-            "shuffle",
-            true,
-            1e-4,
-        ),
+        row(Op::Matmul, "cuda", "split_k", 256, 1e-3),
+        at(Op::Matmul, wide, "cuda", "split_k", true, 1e-3),
+        at(Op::SumSq, axis1, "cuda", "shuffle", true, 1e-4),
     ];
     write_reports(&rows, &dir).unwrap();
     assert!(dir.join("matmul.svg").exists());
     assert!(!dir.join("sumsq.svg").exists());
     let md = std::fs::read_to_string(dir.join("shootout.md")).unwrap();
-    assert!(
-        md.contains("| 16×1048576 axis 1 | cuda/shuffle (default) |"),
-        "{md}"
-    );
-    assert!(
-        md.contains("Along an axis, `cuda` runs the same kernels"),
-        "{md}"
+    assert_contains(
+        &md,
+        &[
+            "| 16×1048576 axis 1 | cuda/shuffle (default) |",
+            "Along an axis, `cuda` runs the same kernels",
+        ],
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

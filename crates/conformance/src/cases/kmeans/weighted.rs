@@ -4,11 +4,10 @@
 //! no start holds a point of weight 0; bad weights are refused alike.
 
 use ndarray::{Array1, Array2};
-use ndgpu_core::{init_centroids, Cluster, Element, Error, Init, KMeansConfig, Ops};
-use ndgpu_cpu::CpuBackend;
+use ndgpu_core::{init_centroids, Element, Error, Init, KMeansConfig, Ops};
 
 use super::seeding::{inits, same_start, MEDIUM, SMALL};
-use super::{recovers, run_case, Shapes};
+use super::{run_blobs_case, run_case, Shapes};
 use crate::data::{blobs, uniform_points, Rng};
 use crate::report::{Recorder, Verdict};
 use crate::Sizes;
@@ -40,6 +39,29 @@ fn no_zero_weight_pick<T: Element>(v: &mut Verdict, x: &Array2<T>, w: &Array1<f6
     }
 }
 
+/// k clusters from `init` and `seed`, with the sample weights `w`.
+fn weighted(k: usize, init: Init, seed: u64, w: &Array1<f64>) -> KMeansConfig {
+    KMeansConfig::new(k)
+        .init(init)
+        .seed(seed)
+        .sample_weight(w.clone())
+}
+
+/// Requires the start of `config` to equal the reference's and to hold no point of
+/// weight 0 (`w`: the weights of `config`).
+fn start_of_positive_weight<T: Element, B: Ops<T> + ?Sized>(
+    v: &mut Verdict,
+    b: &B,
+    x: &Array2<T>,
+    w: &Array1<f64>,
+    config: &KMeansConfig,
+) {
+    same_start(v, b, x, config);
+    if let Some(c) = v.ok(init_centroids(x.view(), config)) {
+        no_zero_weight_pick(v, x, w, &c);
+    }
+}
+
 /// Every weighted case.
 pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
     b: &B,
@@ -57,19 +79,14 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
             Init::kmeans_parallel(),
             Init::Random,
         ] {
-            let config = KMeansConfig::new(k)
-                .init(init)
-                .seed(30 + i as u64)
-                .sample_weight(w.clone());
+            let config = weighted(k, init, 30 + i as u64, &w);
             let name = format!(
                 "kmeans weighted blobs k={k} N={} d={d} init={}",
                 k * per,
                 config.init.name()
             );
             rec.case(name, |v| {
-                let first = CpuBackend::new().kmeans(x.view(), &config.clone().max_iter(1));
-                let compare = first.is_ok_and(|f| recovers(&f.labels.to_vec(), &blob, k));
-                run_case(v, b, x.view(), &config, compare);
+                run_blobs_case(v, b, x.view(), &config, (&blob, k))
             });
         }
     }
@@ -98,10 +115,7 @@ fn seeding<T: Element, B: Ops<T> + ?Sized>(b: &B, sizes: Sizes, rng: &mut Rng, r
         let positive = w.iter().filter(|&&v| v > 0.0).count();
         let fits = |init: &Init| !matches!(init, Init::Random) || positive >= k;
         for init in inits().into_iter().filter(fits) {
-            let config = KMeansConfig::new(k)
-                .init(init)
-                .seed(41 + i as u64)
-                .sample_weight(w.clone());
+            let config = weighted(k, init, 41 + i as u64, &w);
             let name = format!(
                 "kmeans weighted seeding N={n} d={d} k={k} init={} equals the reference",
                 config.init.name()
@@ -120,36 +134,20 @@ fn seeding<T: Element, B: Ops<T> + ?Sized>(b: &B, sizes: Sizes, rng: &mut Rng, r
         ("12 points, 10 of weight 0", &few, only(&[4, 9])),
     ] {
         for init in [Init::KMeansPlusPlus, Init::kmeans_parallel()] {
-            let config = KMeansConfig::new(3)
-                .init(init)
-                .seed(4)
-                .sample_weight(w.clone());
+            let config = weighted(3, init, 4, &w);
             let name = format!(
                 "kmeans weighted seeding: {what}, k=3, init={}",
                 config.init.name()
             );
-            rec.case(name, |v| {
-                same_start(v, b, x, &config);
-                if let Some(c) = v.ok(init_centroids(x.view(), &config)) {
-                    no_zero_weight_pick(v, x, &w, &c);
-                }
-            });
+            rec.case(name, |v| start_of_positive_weight(v, b, x, &w, &config));
         }
     }
     let x = uniform_points::<T>(rng, 40, 2);
     let w = Array1::from_shape_fn(40, |i| f64::from(u8::from(i % 4 == 1)));
-    let config = KMeansConfig::new(8)
-        .init(Init::Random)
-        .seed(5)
-        .sample_weight(w.clone());
+    let config = weighted(8, Init::Random, 5, &w);
     rec.case(
         "kmeans weighted seeding: random among 10 of 40 points",
-        |v| {
-            same_start(v, b, &x, &config);
-            if let Some(c) = v.ok(init_centroids(x.view(), &config)) {
-                no_zero_weight_pick(v, &x, &w, &c);
-            }
-        },
+        |v| start_of_positive_weight(v, b, &x, &w, &config),
     );
 }
 

@@ -3,8 +3,10 @@
 //! Each matrix also goes through every reduction against the generic definition; the
 //! answers written out here guard that definition itself.
 
-use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
-use ndgpu_core::{ArgOp, Element, Error, Ops, ReduceOp};
+use std::fmt::Debug;
+
+use ndarray::{Array1, Array2, ArrayView1, Axis};
+use ndgpu_core::{ArgOp, Element, Error, Ops, ReduceOp, Result};
 
 use super::{all_reductions, from_rows};
 use crate::data::{Laid, Layout, Rng};
@@ -14,48 +16,35 @@ use crate::Sizes;
 const NAN: f64 = f64::NAN;
 const INF: f64 = f64::INFINITY;
 
-/// Requires a value reduction to give exactly `want` (NaN matching NaN).
-fn expect_values<T: Element, B: Ops<T> + ?Sized>(
-    v: &mut Verdict,
-    b: &B,
-    op: ReduceOp,
-    a: ArrayView2<T>,
+/// The results of a reduction: `whole`'s one, or `along` `axis`.
+fn whole_or_along<R: Clone>(
     axis: Option<Axis>,
-    want: &[f64],
-) {
-    let got: Option<Vec<T>> = match axis {
-        None => v.ok(b.reduce(op, a)).map(|x| vec![x]),
-        Some(ax) => v.ok(b.reduce_axis(op, a, ax)).map(|a| a.to_vec()),
-    };
-    let Some(got) = got else { return };
-    let same = got.len() == want.len()
-        && got
-            .iter()
-            .zip(want)
-            .all(|(g, w)| g.as_f64() == *w || (g.is_nan() && w.is_nan()));
-    v.require(same, || {
-        format!("{}: got {got:?}, expected {want:?}", op.name())
-    });
+    whole: impl FnOnce() -> Result<R>,
+    along: impl FnOnce(Axis) -> Result<Array1<R>>,
+) -> Result<Vec<R>> {
+    match axis {
+        None => whole().map(|x| vec![x]),
+        Some(ax) => along(ax).map(|a| a.to_vec()),
+    }
 }
 
-/// Requires an index reduction to give exactly `want`.
-fn expect_args<T: Element, B: Ops<T> + ?Sized>(
+/// Requires the results `got` of the reduction `name` to be exactly `want`, each as
+/// `is` compares a result with its answer.
+fn expect_exactly<G: Debug, W: Debug>(
     v: &mut Verdict,
-    b: &B,
-    op: ArgOp,
-    a: ArrayView2<T>,
-    axis: Option<Axis>,
-    want: &[usize],
+    name: &str,
+    got: Result<Vec<G>>,
+    want: &[W],
+    is: impl Fn(&G, &W) -> bool,
 ) {
-    let got: Option<Vec<usize>> = match axis {
-        None => v.ok(b.arg_reduce(op, a)).map(|x| vec![x]),
-        Some(ax) => v.ok(b.arg_reduce_axis(op, a, ax)).map(|a| a.to_vec()),
-    };
-    if let Some(got) = got {
-        v.require(got == want, || {
-            format!("{}: got {got:?}, expected {want:?}", op.name())
-        });
-    }
+    let Some(got) = v.ok(got) else { return };
+    let same = got.len() == want.len() && got.iter().zip(want).all(|(g, w)| is(g, w));
+    v.require(same, || format!("{name}: got {got:?}, expected {want:?}"));
+}
+
+/// Whether a value is the answer `w`, NaN matching NaN.
+fn same_value<T: Element>(g: &T, w: &f64) -> bool {
+    g.as_f64() == *w || (g.is_nan() && w.is_nan())
 }
 
 /// Known answers of one matrix: `(op, axis, values)` and `(op, axis, indices)`.
@@ -73,12 +62,17 @@ fn known<T: Element, B: Ops<T> + ?Sized>(
     for layout in [Layout::C, Layout::Transposed, Layout::Strided] {
         let laid = Laid::new(a, layout);
         let name = format!("known answers: {what} A:{}", layout.name());
+        let view = laid.view();
         rec.case(name, |v| {
             for &(op, axis, want) in values {
-                expect_values(v, b, op, laid.view(), axis, want);
+                let along = |ax| b.reduce_axis(op, view, ax);
+                let got = whole_or_along(axis, || b.reduce(op, view), along);
+                expect_exactly(v, op.name(), got, want, same_value);
             }
             for &(op, axis, want) in indices {
-                expect_args(v, b, op, laid.view(), axis, want);
+                let along = |ax| b.arg_reduce_axis(op, view, ax);
+                let got = whole_or_along(axis, || b.arg_reduce(op, view), along);
+                expect_exactly(v, op.name(), got, want, usize::eq);
             }
         });
     }
@@ -197,8 +191,10 @@ fn placed<T: Element, B: Ops<T> + ?Sized>(
         );
         rec.case(name, |v| {
             let flat = |(i, j): (usize, usize)| i * n + j;
-            expect_args(v, b, ArgOp::ArgMax, laid.view(), None, &[flat(first_max)]);
-            expect_args(v, b, ArgOp::ArgMin, laid.view(), None, &[flat(first_min)]);
+            for (op, first) in [(ArgOp::ArgMax, first_max), (ArgOp::ArgMin, first_min)] {
+                let got = b.arg_reduce(op, laid.view()).map(|i| vec![i]);
+                expect_exactly(v, op.name(), got, &[flat(first)], usize::eq);
+            }
             if what == "NaN" {
                 let cols = b.arg_reduce_axis(ArgOp::ArgMax, laid.view(), Axis(0));
                 if let Some(cols) = v.ok(cols) {

@@ -239,3 +239,17 @@ pub fn gram_row_limit(variant: &str) -> Option<usize> {
         Grid::Full(..) | Grid::Upper(_) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_rung_launches_its_own_kernel_and_wgmma_tensor_cores_for_f64() {
+        for r in RUNGS {
+            let stem = if r.hopper { "tensor_core" } else { r.v.name };
+            assert_eq!(r.kernel.f32, format!("gram_{stem}_f32"), "{}", r.v.name);
+            assert_eq!(r.kernel.f64, format!("gram_{stem}_f64"), "{}", r.v.name);
+        }
+    }
+}

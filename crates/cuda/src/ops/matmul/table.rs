@@ -55,22 +55,18 @@ impl Rung {
         }
     }
 
-    const fn tensor(v: Variant) -> Rung {
+    const fn tensor(v: Variant, kernel: Kernel) -> Rung {
         Rung {
             tensor_cores: true,
-            ..Rung::new(
-                v.needs(Needs::Sm80),
-                kernel!("gemm_tensor_core"),
-                (128, 128),
-                (256, 1),
-            )
+            ..Rung::new(v.needs(Needs::Sm80), kernel, (128, 128), (256, 1))
         }
     }
 
+    /// A Hopper rung: its f32 kernel is `h`'s; f64 runs [`TENSOR_CORE`]'s.
     const fn hopper(v: Variant, h: Hopper) -> Rung {
         Rung {
             hopper: Some(h),
-            ..Rung::tensor(v.needs(Needs::Sm90))
+            ..Rung::tensor(v.needs(Needs::Sm90), kernel!("gemm_tensor_core"))
         }
     }
 }
@@ -98,6 +94,7 @@ pub(crate) const TENSOR_CORE: Rung = Rung::tensor(
          f64 on FP64 tensor cores (DMMA, IEEE)",
     )
     .precision(Precision::Tf32),
+    kernel!("gemm_tensor_core"),
 );
 
 /// The small rung, which split_k runs for small outputs with a short K.
@@ -205,6 +202,7 @@ pub(crate) const RUNGS: [Rung; 13] = [
              products), close to f32's own error; f64 as tensor_core",
         )
         .precision(Precision::Tf32x3),
+        kernel!("gemm_tensor_core_3x"),
     ),
     Rung::hopper(
         Variant::new(
@@ -302,3 +300,24 @@ pub(crate) const TF32X3: Hopper = Hopper {
     tile_n: 128,
     kernel: "gemm_wgmma_3x_f32",
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_rung_launches_its_own_kernel_and_the_hopper_rungs_their_own_f32_kernels() {
+        for r in RUNGS.iter().chain([&SMALL_32]) {
+            let stem = match r.hopper {
+                // f64 runs tensor_core's DMMA kernel; f32 the Hopper kernel.
+                Some(h) => {
+                    assert_eq!(h.kernel, format!("gemm_{}_f32", r.v.name));
+                    "tensor_core"
+                }
+                None => r.v.name,
+            };
+            assert_eq!(r.kernel.f32, format!("gemm_{stem}_f32"), "{}", r.v.name);
+            assert_eq!(r.kernel.f64, format!("gemm_{stem}_f64"), "{}", r.v.name);
+        }
+    }
+}
