@@ -71,8 +71,8 @@ fn cholesky_and_solve_meet_the_lapack_ratios_in_every_variant() {
     assert_eq!(
         b.variants(Family::Cholesky),
         [
-            "xupper_trsm",
             "xlower_trsm",
+            "xupper_trsm",
             "lower_trsm",
             "upper_trsm",
             "upper_potrs"
