@@ -8,10 +8,12 @@
 //! `auto`: never a panic.
 //!
 //! ```
-//! use ndgpu::{MatMul, Reduce, ReduceOp};
-//! use ndarray::array;
+//! use ndgpu::ndarray::array;
+//! use ndgpu::prelude::*;
+//! use ndgpu::ReduceOp;
 //!
-//! // "auto" picks the fastest available backend (NDGPU_BACKEND overrides it).
+//! // "auto" picks the fastest available backend (NDGPU_BACKEND overrides it); "cpu" is
+//! // the reference, the same on every machine.
 //! let backend = ndgpu::backend("cpu")?;
 //! let a = array![[1.0f64, 2.0], [3.0, 4.0]];
 //! let c = backend.matmul(a.view(), a.t())?;
