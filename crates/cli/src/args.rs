@@ -119,8 +119,8 @@ pub struct Common {
     /// picks).
     #[arg(long, default_value = "auto")]
     pub backend: String,
-    /// Element type (float32 and float64 are accepted too). Inputs of another dtype
-    /// are converted, with a note on stderr. Default: f64 if any input is f64, else f32
+    /// Element type (float32 and float64 are accepted too). Inputs of the other float
+    /// dtype are converted, with a note on stderr; integer .npy files are refused. Default: f64 if any input is f64, else f32
     /// (as NumPy promotes).
     #[arg(long, value_enum)]
     pub dtype: Option<DTypeArg>,

@@ -17,11 +17,14 @@ pub const FAILED: u8 = 1;
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success
-  1  the operation refused its input (shapes that do not fit, NaN or Inf, a matrix
-     that is not positive definite, k larger than the number of points), the backend
-     cannot run here or failed, or `verify` found a mismatch
+  1  the operation refused its input (shapes that do not fit; NaN or Inf in the input
+     of cholesky, solve, kmeans or predict, while matmul, gram, transpose and reduce
+     pass NaN through as NumPy does; a matrix that is not positive definite; k larger
+     than the number of points), the backend cannot run here or failed, or `verify`
+     found a mismatch
   2  usage or I/O: bad arguments, unknown backend or variant names, a file that cannot
-     be read as an f32/f64 .npy or cannot be written, a failed write to stdout";
+     be read as an f32/f64 .npy (integer files are refused) or cannot be written, a
+     failed or truncated write to stdout";
 
 /// A failed command: what to print after `error: `, and the exit code.
 #[derive(Debug)]

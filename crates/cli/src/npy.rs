@@ -390,11 +390,21 @@ where
 {
     use ndarray_npy::{WriteNpyError, WriteNpyExt};
     if is_stdout(path) {
+        use std::io::Write;
         let mut out = std::io::stdout().lock();
-        return match array.write_npy(&mut out) {
-            Ok(()) => Ok(()),
-            Err(WriteNpyError::Io(e)) => crate::error::stdout_result(Err(e)),
-            Err(e) => Err(Failure::usage(format!("cannot write to stdout: {e}"))),
+        // A reader that closes early leaves a truncated .npy: unlike a text summary cut
+        // short, that is a failure.
+        let truncated = |e: &std::io::Error| e.kind() == std::io::ErrorKind::BrokenPipe;
+        let written = match array.write_npy(&mut out) {
+            Ok(()) => out.flush(),
+            Err(WriteNpyError::Io(e)) => Err(e),
+            Err(e) => return Err(Failure::usage(format!("cannot write to stdout: {e}"))),
+        };
+        return match written {
+            Err(e) if truncated(&e) => Err(Failure::usage(
+                "stdout was closed before the whole .npy was written: the output is truncated",
+            )),
+            r => crate::error::stdout_result(r),
         };
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -493,6 +493,20 @@ fn bad_input_is_one_error_line() {
     let nan = d.put("nan.npy", &array![[1.0f64, 0.0], [f64::NAN, 1.0]]);
     cpu_fails(&["cholesky", &nan], 1, "non-finite");
     cpu_fails(&["kmeans", &nan, "--k", "1"], 1, "non-finite");
+    // The products, the transpose and the reductions pass NaN through, as NumPy does
+    // (the exit-code table says so).
+    for op in [
+        &["gram", &nan][..],
+        &["transpose", &nan],
+        &["reduce", &nan, "--op", "sum"],
+    ] {
+        let mut args = op.to_vec();
+        args.extend(["-o", "-"]);
+        let out = ndgpu(&on_cpu(&args));
+        assert!(out.status.success(), "{op:?}");
+        let r: ndarray::ArrayD<f64> = parse_npy(&out.stdout);
+        assert!(r.iter().any(|v| v.is_nan()), "{op:?}: NaN passed through");
+    }
     let indefinite = d.put("ind.npy", &array![[1.0f64, 2.0], [2.0, 1.0]]);
     cpu_fails(&["cholesky", &indefinite], 1, "pivot 1");
     cpu_fails(&["solve", &indefinite, &vec], 1, "pivot");
@@ -862,6 +876,29 @@ fn dash_o_writes_npy_to_stdout() {
         2,
         "only one output can go to stdout",
     );
+}
+
+/// A reader that closes stdout before the whole .npy is written gets exit 2 and an
+/// error that says the output is truncated, never a success.
+#[test]
+fn a_npy_cut_short_on_stdout_is_an_error() {
+    use std::io::Read;
+    let d = Dir::new();
+    // 512×512 f64: 2 MiB, more than a pipe holds.
+    let a = d.put("a.npy", &Array2::<f64>::ones((512, 512)));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ndgpu"))
+        .args(["run", "transpose", &a, "-o", "-", "--backend", "cpu"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("truncated"), "{stderr}");
+    assert!(!stderr.contains("wrote output"), "{stderr}");
 }
 
 #[cfg(target_os = "linux")]
