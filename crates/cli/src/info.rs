@@ -1,5 +1,5 @@
-//! `ndgpu info`: what each compiled-in backend is, whether it can run here and why
-//! not, its variants per family (default first, with the precision of those that do
+//! `ndgpu info`: which backend `auto` picks here, then what each compiled-in backend is
+//! (those that run here first), whether it can run here and why not, its variants per family (default first, with the precision of those that do
 //! not compute in IEEE arithmetic) and its notes.
 //! The GPU backends' variants are listed also where they cannot open. With `--plan`,
 //! what each available backend's default variant runs at the shapes given
@@ -20,20 +20,30 @@ pub fn info(json_out: bool, plan: &[String], dtype: DTypeArg) -> Result<()> {
         DTypeArg::F32 => DType::F32,
         DTypeArg::F64 => DType::F64,
     };
-    let all = ndgpu::backends();
+    // Those that run here first (in the order `auto` tries them), then the others.
+    let mut all = ndgpu::backends();
+    all.sort_by_key(|b| b.status.is_err());
+    let auto = match ndgpu::backend("auto") {
+        Ok(b) => b.name().to_string(),
+        Err(e) => format!("none ({e})"),
+    };
     let plans: Vec<Vec<(String, String)>> = all.iter().map(|b| plans(b, &shapes, dtype)).collect();
     let with_plans = all.iter().zip(&plans);
     if json_out {
         let list: Vec<Value> = with_plans
             .map(|(b, p)| json_with_plans(b, p, !shapes.is_empty()))
             .collect();
-        let text = serde_json::to_string_pretty(&json!({ "backends": list })).unwrap_or_default();
+        let text = serde_json::to_string_pretty(&json!({ "auto": auto, "backends": list }))
+            .unwrap_or_default();
         emit(&format!("{text}\n"))
     } else {
         let text: Vec<String> = with_plans
             .map(|(b, p)| text_with_plans(b, p, dtype))
             .collect();
-        emit(&text.join("\n"))
+        let head = format!(
+            "auto: {auto} (what --backend auto, the default, runs here; NDGPU_BACKEND overrides)\n\n"
+        );
+        emit(&(head + &text.join("\n")))
     }
 }
 

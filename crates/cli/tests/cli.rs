@@ -147,6 +147,15 @@ fn info_lists_every_backend_with_status() {
     }
     let cpu = backend(&v, "cpu");
     assert_eq!(cpu["available"], true);
+    // What `auto` picks comes first, and the backends that run here before the others.
+    let auto = v["auto"].as_str().unwrap();
+    assert!(text.starts_with(&format!("auto: {auto} (")), "{text}");
+    assert_eq!(backend(&v, auto)["available"], true);
+    let available: Vec<bool> = list
+        .iter()
+        .map(|b| b["available"].as_bool().unwrap())
+        .collect();
+    assert!(available.windows(2).all(|w| w[0] >= w[1]), "{available:?}");
 }
 
 #[test]

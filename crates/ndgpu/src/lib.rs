@@ -28,12 +28,10 @@
 //! are the backend-author API.
 #![warn(missing_docs)]
 
-// Not inlined: rustdoc would print the inlined signatures with ndarray's aliases
-// expanded (`ArrayBase<ViewRepr<&T>, …>`); the links lead to the core crate's pages,
-// which keep `ArrayView2<T>`.
+// Inlined, so that `cargo doc -p ndgpu --no-deps` has a page for every item a user
+// calls (rustdoc then spells ndarray's view aliases out as `ArrayBase<ViewRepr<&T>, …>`).
 pub use ndgpu_core::prelude;
 use ndgpu_core::Precision as RowPrecision;
-#[doc(no_inline)]
 pub use ndgpu_core::{
     init_centroids, ndarray, ArgOp, Assignment, Backend, BackendElement, CholeskyFactor, Cluster,
     DType, Device, Element, Error, Factorize, Family, Gemm, Indices, Init, KMeansConfig, KMeansFit,
