@@ -152,6 +152,15 @@ pub fn unary<T: Float, B: ?Sized + Ops<T>>(
     out: Option<&Path>,
     rep: &mut Report,
 ) -> Result<()> {
+    if let Unary::Transpose = op {
+        // NumPy: the transpose of a 1-D array is the array itself.
+        let (m, vector) = read_operand::<T>(path, Vector::Row)?;
+        if vector {
+            let v = m.row(0).to_owned();
+            rep.shape("a", v.shape());
+            return rep.deliver("output", &v, out, "-o");
+        }
+    }
     let m = read_matrix::<T>(path, false)?;
     rep.shape(if matches!(op, Unary::Gram) { "m" } else { "a" }, m.shape());
     let r = timed(rep, || match op {

@@ -228,6 +228,16 @@ fn gram_transpose_and_text_output() {
     // Without -o and --json the result is printed.
     let text = cpu_ok(&["transpose", &mp]);
     assert!(text.contains("transpose on cpu"), "{text}");
+    // A 1-D array is its own transpose, as in NumPy.
+    let v = d.put("v.npy", &array![1.0f64, 2.0, 3.0]);
+    let out = ndgpu(&on_cpu(&["transpose", &v, "-o", "-"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Array1<f64> = parse_npy(&out.stdout);
+    assert_eq!(r, array![1.0, 2.0, 3.0]);
     assert!(text.contains("[[1, 4],"), "{text}");
 }
 
