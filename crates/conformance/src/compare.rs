@@ -6,9 +6,11 @@
 use ndarray::{Array2, ArrayView2, Zip};
 use ndgpu_core::{tolerance, DType, Element, Error, Gemm, Precision};
 
+mod factors;
 mod kmeans;
 pub mod sampled;
 
+pub use factors::*;
 pub use kmeans::*;
 
 /// The exact f64 copy of a view of any layout, in C order.
@@ -210,7 +212,7 @@ pub fn solve_ratio<T: Element>(a: ArrayView2<T>, x: ArrayView2<T>, b: ArrayView2
 }
 
 /// The kind of an error, for reports (`ShapeMismatch`, `Empty`, ...), with the
-/// pivot for `NotPositiveDefinite`.
+/// pivot for `NotPositiveDefinite` and `Singular` and the column for `RankDeficient`.
 pub fn error_kind(e: &Error) -> String {
     match e {
         Error::ShapeMismatch { .. } => "ShapeMismatch".into(),
@@ -218,6 +220,8 @@ pub fn error_kind(e: &Error) -> String {
         Error::NotSquare { .. } => "NotSquare".into(),
         Error::NonFinite { .. } => "NonFinite".into(),
         Error::NotPositiveDefinite { pivot, .. } => format!("NotPositiveDefinite(pivot {pivot})"),
+        Error::Singular { pivot, .. } => format!("Singular(pivot {pivot})"),
+        Error::RankDeficient { column, .. } => format!("RankDeficient(column {column})"),
         Error::InvalidArgument { .. } => "InvalidArgument".into(),
         other => format!("{other}"),
     }

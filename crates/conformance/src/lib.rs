@@ -15,6 +15,9 @@
 //! | transpose | exact, NaN and ±Inf carried through; transposing twice gives A |
 //! | reduce | every op whole and along both axes, dot: sums within `tolerance::sum(n)·Σ|x|`, min/max and indices exact; NaN, ±Inf and tie cases with known answers; empty inputs; errors |
 //! | cholesky | LAPACK's ratios (factor and solve) on random SPD matrices, L exactly lower triangular, only the lower triangle read, the first failing pivot, errors |
+//! | trsm | all eight triangle × transpose × unit combinations, LAPACK's xTRT02 ratio, only the triangle used read, a zero diagonal as `Singular`, errors |
+//! | lu | LAPACK's xGET01/xGET02 ratios on square, tall, wide and empty shapes, \|Lᵢⱼ\| ≤ 1, exactly and nearly singular matrices, `solve`, `inv`, `det`/`slogdet` within their error bound, errors |
+//! | qr | LAPACK's xQRT01 ratios (factorization and orthogonality) in both modes, least squares' normal-equation ratio, rank deficiency naming the column, errors |
 //! | kmeans | on blobs, the CPU's trajectory (labels, iterations, convergence, centroids) when the CPU's first assignment already separates the blobs; on any data, nearest-centroid labels (near-ties within `tolerance::distance` either way), the inertia of the labels, a history that never increases beyond rounding, `predict` agreeing; exact ties, an empty cluster, d = 0; errors |
 //!
 //! Shapes include 0, 1, primes and non-multiples of 32 and 64 (plus a few of 256–1000

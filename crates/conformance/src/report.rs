@@ -31,6 +31,12 @@ impl Verdict {
         self
     }
 
+    /// Folds in the ratio `r` over `limit`: above it (or NaN) fails with
+    /// `what = r > limit` (`what`: the quantity measured).
+    pub fn within(&mut self, r: f64, limit: f64, what: &str) -> &mut Self {
+        self.ratio(r / limit, || format!("{what} = {r:.3e} > {limit}"))
+    }
+
     /// Folds in an exact check; false fails with `detail` (ratio ∞).
     pub fn require(&mut self, ok: bool, detail: impl FnOnce() -> String) -> &mut Self {
         if !ok {

@@ -10,9 +10,10 @@ use ndgpu_conformance::compare::gemm_bound;
 use ndgpu_conformance::{failed_cases, host_memory_of, run_family, Sizes};
 use ndgpu_core::backend::{self, Here, HostStorage};
 use ndgpu_core::{
-    tolerance, ArgOp, Assignment, Backend, CholeskyFactor, Cluster, ClusterKernels, Element, Error,
-    Factorize, FactorizeKernels, Family, Gemm, Indices, MatMul, MatMulKernels, Matrix, Place,
-    Points, Reduce, ReduceKernels, ReduceOp, Result, Transpose, TransposeKernels, Variants,
+    tolerance, ArgOp, Assignment, Backend, CholeskyFactor, Cluster, ClusterKernels, Device,
+    Element, Error, Factorize, FactorizeKernels, Family, Gemm, Indices, LuFactor, MatMul,
+    MatMulKernels, Matrix, Memory, Place, Points, QrFactor, Reduce, ReduceKernels, ReduceOp,
+    Result, Trans, Transpose, TransposeKernels, Triangular, Variants,
 };
 use ndgpu_cpu::CpuBackend;
 
@@ -53,6 +54,24 @@ enum Fault {
     UpdateIgnoresWeights,
     /// The inertia is unweighted, whatever the sample weights.
     InertiaIgnoresWeights,
+    /// A transposed triangle solved as is.
+    TrsmIgnoresTrans,
+    /// A unit diagonal read all the same.
+    TrsmReadsDiagonal,
+    /// The zero on the diagonal reported one too late.
+    TrsmPivotOffByOne,
+    /// The first row swap left out of the factor.
+    LuDropsFirstSwap,
+    /// An exactly zero pivot not recorded.
+    LuMissesZeroPivot,
+    /// Aᵀ·X = B solved as A·X = B.
+    LuSolveIgnoresTrans,
+    /// Every τ of the reflections 0.1% too large.
+    QrTauOff,
+    /// Qᵀ applied for Q, and Q for Qᵀ.
+    QrApplyTransposed,
+    /// The dependent column reported one too late.
+    LstsqColumnOffByOne,
 }
 
 struct Faulty {
@@ -203,6 +222,93 @@ impl<T: Element> FactorizeKernels<T> for Faulty {
         }
         Ok(())
     }
+
+    fn trsm_unchecked(&self, a: &Matrix<T>, tri: Triangular, b: &mut Matrix<T>) -> Result<()> {
+        let tri = match self.fault {
+            Fault::TrsmIgnoresTrans => tri.trans(Trans::No),
+            Fault::TrsmReadsDiagonal => tri.unit(false),
+            _ => tri,
+        };
+        match (
+            self.fault,
+            self.cpu.solve_triangular_in_place_dev(a, tri, b),
+        ) {
+            (Fault::TrsmPivotOffByOne, Err(Error::Singular { op, pivot })) => {
+                Err(Error::Singular {
+                    op,
+                    pivot: pivot + 1,
+                })
+            }
+            (_, r) => r,
+        }
+    }
+    fn lu_unchecked(&self, a: Matrix<T>) -> Result<LuFactor<T>> {
+        let f = self.cpu.lu_in_place_dev(a)?;
+        let mut pivots = self.cpu.download_indices(f.pivots())?.to_vec();
+        let zero_pivot = match self.fault {
+            Fault::LuMissesZeroPivot => None,
+            _ => f.zero_pivot(),
+        };
+        if self.fault == Fault::LuDropsFirstSwap && !pivots.is_empty() {
+            pivots[0] = 0;
+        }
+        let pivots = backend::indices(pivots.len(), HostStorage { data: pivots });
+        let packed = self.cpu.copy(f.packed())?;
+        Ok(backend::lu_factor(
+            packed,
+            pivots,
+            f.layout(),
+            f.dim(),
+            zero_pivot,
+        ))
+    }
+    fn lu_solve_unchecked(&self, f: &LuFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        let trans = match self.fault {
+            Fault::LuSolveIgnoresTrans => Trans::No,
+            _ => trans,
+        };
+        self.cpu.lu_solve_in_place_dev(f, trans, b)
+    }
+    fn qr_unchecked(&self, a: Matrix<T>) -> Result<QrFactor<T>> {
+        let f = self.cpu.qr_in_place_dev(a)?;
+        let mut tau = self.cpu.copy(f.tau())?;
+        if self.fault == Fault::QrTauOff {
+            data(&mut tau)
+                .iter_mut()
+                .for_each(|t| *t = *t * T::from_f64(1.001));
+        }
+        let packed = self.cpu.copy(f.packed())?;
+        Ok(backend::qr_factor(packed, tau, f.layout(), f.dim()))
+    }
+    fn qr_apply_unchecked(&self, f: &QrFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        let trans = match self.fault {
+            Fault::QrApplyTransposed => trans.flip(),
+            _ => trans,
+        };
+        self.cpu.qr_apply_in_place_dev(f, trans, b)
+    }
+    fn qr_solve_unchecked(&self, f: &QrFactor<T>, b: Matrix<T>) -> Result<Matrix<T>> {
+        match (self.fault, self.cpu.qr_solve_unchecked(f, b)) {
+            (
+                Fault::LstsqColumnOffByOne,
+                Err(Error::RankDeficient {
+                    op,
+                    column,
+                    value,
+                    tol,
+                }),
+            ) => {
+                let column = column + 1;
+                Err(Error::RankDeficient {
+                    op,
+                    column,
+                    value,
+                    tol,
+                })
+            }
+            (_, r) => r,
+        }
+    }
 }
 
 impl<T: Element> ClusterKernels<T> for Faulty {
@@ -315,6 +421,15 @@ fn every_injected_fault_is_caught() {
         (UpdateMovesEmpty, Family::KMeans),
         (UpdateIgnoresWeights, Family::KMeans),
         (InertiaIgnoresWeights, Family::KMeans),
+        (TrsmIgnoresTrans, Family::Trsm),
+        (TrsmReadsDiagonal, Family::Trsm),
+        (TrsmPivotOffByOne, Family::Trsm),
+        (LuDropsFirstSwap, Family::Lu),
+        (LuMissesZeroPivot, Family::Lu),
+        (LuSolveIgnoresTrans, Family::Lu),
+        (QrTauOff, Family::Qr),
+        (QrApplyTransposed, Family::Qr),
+        (LstsqColumnOffByOne, Family::Qr),
     ];
     let mut missed = Vec::new();
     for (fault, family) in faults {

@@ -1,15 +1,17 @@
 //! The tolerances must not be stricter than the error analysis: a backend that does
 //! everything in its element type, the way a GPU kernel does (f32 accumulation, the
 //! expanded distance form `‖x‖² − 2x·c + ‖c‖²`, centroid sums in f32, a right-looking
-//! Cholesky in f32), is correct and must pass every case.
+//! Cholesky in f32, LU and Householder QR in f32 with their factors column-major as
+//! LAPACK's), is correct and must pass every case.
 
 use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut2, Axis};
 use ndgpu_conformance::{assert_chains, failed_cases, host_memory_of, run_family, Sizes};
 use ndgpu_core::backend::{self, Here, HostStorage};
 use ndgpu_core::{
-    ArgOp, Assignment, Backend, CholeskyFactor, ClusterKernels, Element, Error, FactorizeKernels,
-    Family, Gemm, Indices, MatMulKernels, Matrix, Place, Points, Reduce, ReduceKernels, ReduceOp,
-    Result, Transpose, TransposeKernels, Variants,
+    ArgOp, Assignment, Backend, CholeskyFactor, ClusterKernels, Element, Error, FactorLayout,
+    FactorizeKernels, Family, Gemm, Indices, LuFactor, MatMulKernels, Matrix, Place, Points,
+    QrFactor, Reduce, ReduceKernels, ReduceOp, Result, Trans, Transpose, TransposeKernels,
+    Triangular, Variants,
 };
 use ndgpu_cpu::CpuBackend;
 
@@ -121,6 +123,68 @@ impl<T: Element> ReduceKernels<T> for InT {
     }
 }
 
+/// Solves `M·X = Y` in place in `T` (Y in, X out), M triangular with entries `m(i, k)`: lower when
+/// `forward`, upper otherwise; ones on the diagonal when `unit`.
+fn substitute<T: Element>(
+    x: &mut ArrayViewMut2<T>,
+    forward: bool,
+    unit: bool,
+    m: impl Fn(usize, usize) -> T,
+) {
+    let n = x.nrows();
+    for c in 0..x.ncols() {
+        for step in 0..n {
+            let i = if forward { step } else { n - 1 - step };
+            let done = if forward { 0..i } else { i + 1..n };
+            let s = seq_sum(done.map(|k| m(i, k) * x[[k, c]]));
+            let r = x[[i, c]] - s;
+            x[[i, c]] = if unit { r } else { r / m(i, i) };
+        }
+    }
+}
+
+/// A factor computed as the m×n `w`, stored column-major (resident n×m), as LAPACK's;
+/// NaN or ±Inf in it is `NonFinite` naming the entry.
+fn packed<T: Element>(op: &'static str, w: &Array2<T>) -> Result<Matrix<T>> {
+    ndgpu_core::check::finite(op, "A", &w.view())?;
+    Ok(backend::host_matrix(
+        w.t().as_standard_layout().into_owned(),
+    ))
+}
+
+/// A column-major factor's m×n matrix.
+fn unpacked<'a, T: Element>(op: &'static str, m: &'a Matrix<T>) -> Result<ArrayView2<'a, T>> {
+    Ok(HERE.host_view(op, "factor", m)?.reversed_axes())
+}
+
+/// `Y ← (I − τ·v·vᵀ)·Y` in `T` on rows j.. of `y`, v[0] = 1 and v[1..] = `v`.
+fn reflect<T: Element>(y: &mut ArrayViewMut2<T>, j: usize, v: &[T], tau: T) {
+    for c in 0..y.ncols() {
+        let s = y[[j, c]] + seq_sum(v.iter().enumerate().map(|(t, &vt)| vt * y[[j + 1 + t, c]]));
+        let f = tau * s;
+        y[[j, c]] = y[[j, c]] - f;
+        for (t, &vt) in v.iter().enumerate() {
+            y[[j + 1 + t, c]] = y[[j + 1 + t, c]] - f * vt;
+        }
+    }
+}
+
+/// `op(Q)·Y` in `T` from a column-major QR factor.
+fn apply_q<T: Element>(f: &QrFactor<T>, trans: Trans, y: &mut ArrayViewMut2<T>) -> Result<()> {
+    let qr = unpacked("qr_apply", f.packed())?;
+    let tau = HERE.host_view("qr_apply", "tau", f.tau())?;
+    let k = tau.len();
+    let order: Vec<usize> = match trans {
+        Trans::No => (0..k).rev().collect(),
+        Trans::Yes => (0..k).collect(),
+    };
+    for j in order {
+        let v: Vec<T> = qr.column(j).iter().skip(j + 1).copied().collect();
+        reflect(y, j, &v, tau[[j, 0]]);
+    }
+    Ok(())
+}
+
 impl<T: Element> FactorizeKernels<T> for InT {
     /// Right-looking: after each pivot, the trailing lower triangle is updated in `T`.
     fn cholesky_unchecked(&self, mut a: Matrix<T>) -> Result<CholeskyFactor<T>> {
@@ -169,6 +233,142 @@ impl<T: Element> FactorizeKernels<T> for InT {
         }
         Ok(())
     }
+
+    fn trsm_unchecked(&self, a: &Matrix<T>, tri: Triangular, b: &mut Matrix<T>) -> Result<()> {
+        let a = HERE.host_view("solve_triangular", "A", a)?;
+        if let Some(pivot) = (0..a.nrows()).find(|&i| !tri.unit && a[[i, i]] == T::zero()) {
+            return Err(Error::Singular {
+                op: "solve_triangular",
+                pivot,
+            });
+        }
+        let at = |i: usize, k: usize| match tri.trans {
+            Trans::No => a[[i, k]],
+            Trans::Yes => a[[k, i]],
+        };
+        substitute(&mut view_mut("B", b)?, tri.forward(), tri.unit, at);
+        Ok(())
+    }
+
+    /// Right-looking, as LAPACK's `getf2`, in `T`.
+    fn lu_unchecked(&self, a: Matrix<T>) -> Result<LuFactor<T>> {
+        let mut w = HERE.host_view("lu", "A", &a)?.to_owned();
+        let (m, n) = w.dim();
+        let mut pivots = Vec::new();
+        for j in 0..m.min(n) {
+            let mut p = j;
+            for i in j + 1..m {
+                if w[[i, j]].abs() > w[[p, j]].abs() {
+                    p = i;
+                }
+            }
+            pivots.push(p);
+            if w[[p, j]] == T::zero() {
+                continue;
+            }
+            for c in 0..n {
+                w.swap([j, c], [p, c]);
+            }
+            for i in j + 1..m {
+                let l = w[[i, j]] / w[[j, j]];
+                w[[i, j]] = l;
+                for c in j + 1..n {
+                    w[[i, c]] = w[[i, c]] - l * w[[j, c]];
+                }
+            }
+        }
+        let zero = (0..pivots.len()).find(|&i| w[[i, i]] == T::zero());
+        let ipiv = backend::indices(pivots.len(), HostStorage { data: pivots });
+        let lu = packed("lu", &w)?;
+        Ok(backend::lu_factor(
+            lu,
+            ipiv,
+            FactorLayout::ColMajor,
+            (m, n),
+            zero,
+        ))
+    }
+
+    fn lu_solve_unchecked(&self, f: &LuFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        let lu = unpacked("lu_solve", f.packed())?;
+        let piv = &HERE
+            .indices::<HostStorage<usize>>("lu_solve", "pivots", f.pivots())?
+            .data;
+        let mut x = view_mut("B", b)?;
+        let swap = |x: &mut ArrayViewMut2<T>, i: usize, p: usize| {
+            for c in 0..x.ncols() {
+                x.swap([i, c], [p, c]);
+            }
+        };
+        let at = |i: usize, k: usize| lu[[i, k]];
+        let tr = |i: usize, k: usize| lu[[k, i]];
+        match trans {
+            Trans::No => {
+                piv.iter()
+                    .enumerate()
+                    .for_each(|(i, &p)| swap(&mut x, i, p));
+                substitute(&mut x, true, true, at);
+                substitute(&mut x, false, false, at);
+            }
+            Trans::Yes => {
+                substitute(&mut x, true, false, tr);
+                substitute(&mut x, false, true, tr);
+                piv.iter()
+                    .enumerate()
+                    .rev()
+                    .for_each(|(i, &p)| swap(&mut x, i, p));
+            }
+        }
+        Ok(())
+    }
+
+    /// Householder, as LAPACK's `geqr2`, in `T` (norms as square roots of sums of
+    /// squares, as a GPU kernel forms them).
+    fn qr_unchecked(&self, a: Matrix<T>) -> Result<QrFactor<T>> {
+        let mut w = HERE.host_view("qr", "A", &a)?.to_owned();
+        let (m, n) = w.dim();
+        let k = m.min(n);
+        let mut tau = Array2::zeros((k, 1));
+        for j in 0..k {
+            let alpha = w[[j, j]];
+            let below = seq_sum((j + 1..m).map(|i| w[[i, j]] * w[[i, j]]));
+            if below == T::zero() {
+                continue;
+            }
+            let norm = (alpha * alpha + below).sqrt();
+            let beta = if alpha >= T::zero() { -norm } else { norm };
+            for i in j + 1..m {
+                w[[i, j]] = w[[i, j]] / (alpha - beta);
+            }
+            w[[j, j]] = beta;
+            tau[[j, 0]] = (beta - alpha) / beta;
+            let v: Vec<T> = (j + 1..m).map(|i| w[[i, j]]).collect();
+            let mut rest = w.slice_mut(ndarray::s![.., j + 1..]);
+            reflect(&mut rest, j, &v, tau[[j, 0]]);
+        }
+        let qr = packed("qr", &w)?;
+        Ok(backend::qr_factor(
+            qr,
+            backend::host_matrix(tau),
+            FactorLayout::ColMajor,
+            (m, n),
+        ))
+    }
+
+    fn qr_apply_unchecked(&self, f: &QrFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        apply_q(f, trans, &mut view_mut("B", b)?)
+    }
+
+    fn qr_solve_unchecked(&self, f: &QrFactor<T>, mut b: Matrix<T>) -> Result<Matrix<T>> {
+        let (m, n) = f.dim();
+        let qr = unpacked("lstsq", f.packed())?;
+        backend::full_rank("lstsq", &qr.diag().to_vec(), (m, n))?;
+        apply_q(f, Trans::Yes, &mut view_mut("B", &mut b)?)?;
+        let y = HERE.host_view("lstsq", "B", &b)?;
+        let mut x = y.slice(ndarray::s![..n, ..]).to_owned();
+        substitute(&mut x.view_mut(), false, false, |i, k| qr[[i, k]]);
+        Ok(backend::host_matrix(x))
+    }
 }
 
 /// Nearest centroid by the expanded form in `T`, and that (rounded) distance.
@@ -201,10 +401,8 @@ fn weights<T: Element>(n: usize, w: Option<&Matrix<T>>) -> Result<Vec<T>> {
 impl<T: Element> ClusterKernels<T> for InT {
     fn assign_unchecked(&self, p: Points<T>, c: &Matrix<T>, l: &mut Indices) -> Result<Assignment> {
         let (x, w, labels) = (p.x, p.weights, l);
-        let (x, c) = (
-            HERE.host_view("kmeans", "X", x)?,
-            HERE.host_view("kmeans", "C", c)?,
-        );
+        let x = HERE.host_view("kmeans", "X", x)?;
+        let c = HERE.host_view("kmeans", "C", c)?;
         let w = weights(x.nrows(), w)?;
         let labels: &mut HostStorage<usize> = HERE.indices_mut("kmeans", "labels", labels)?;
         let (mut changed, mut inertia) = (0, 0.0);

@@ -10,9 +10,11 @@ use ndarray::{Array2, ArrayView2};
 
 use crate::array::{self, any, any_mut};
 pub use crate::array::{HostStorage, Storage};
+pub use crate::factors::{first_zero_diagonal, full_rank};
 pub use crate::host_memory::UNLABELED;
 use crate::{
-    check, CholeskyFactor, Element, Error, Indices, Matrix, Place, Reduce, ReduceOp, Result,
+    check, CholeskyFactor, Element, Error, FactorLayout, Indices, LuFactor, Matrix, Place,
+    QrFactor, Result,
 };
 
 /// A rows×cols matrix around `storage`, which must hold its elements row-major.
@@ -30,6 +32,42 @@ pub fn indices(len: usize, storage: impl Storage) -> Indices {
 /// diagonal.
 pub fn cholesky_factor<T: Element>(l: Matrix<T>) -> CholeskyFactor<T> {
     array::factor(l)
+}
+
+/// Declares `packed` (m×n in `layout`: resident n×m when column-major) and `pivots`
+/// (min(m, n) row swaps, 0-based, as LAPACK's `ipiv` less one) an LU factor of an m×n
+/// matrix, whose first exactly zero pivot is `zero_pivot`. The caller guarantees what
+/// [`LuFactor`] promises, and that no entry is NaN or ±Inf.
+pub fn lu_factor<T: Element>(
+    packed: Matrix<T>,
+    pivots: Indices,
+    layout: FactorLayout,
+    dim: (usize, usize),
+    zero_pivot: Option<usize>,
+) -> LuFactor<T> {
+    LuFactor {
+        packed,
+        pivots,
+        layout,
+        dim,
+        zero_pivot,
+    }
+}
+
+/// Declares `packed` (m×n in `layout`) and `tau` a QR factor of an m×n matrix, in a
+/// representation of Q that the same backend's kernels read.
+pub fn qr_factor<T: Element>(
+    packed: Matrix<T>,
+    tau: Matrix<T>,
+    layout: FactorLayout,
+    dim: (usize, usize),
+) -> QrFactor<T> {
+    QrFactor {
+        packed,
+        tau,
+        layout,
+        dim,
+    }
 }
 
 /// The length of a per-axis reduction's result over a matrix of shape `dim`: the
@@ -51,25 +89,6 @@ pub fn host_matrix<T: Element>(a: Array2<T>) -> Matrix<T> {
         a.iter().copied().collect()
     };
     matrix(rows, cols, HostStorage { data })
-}
-
-/// Checks a resident matrix for NaN and ±Inf where it lives, in one pass: its sum is
-/// finite when every element is (NaN and ±Inf propagate through a sum); only when the
-/// sum is not does the matrix come back to the host, to name the first offending entry
-/// (or to find none: a sum of finite values can overflow).
-///
-/// # Errors
-/// [`Error::NonFinite`]; those of the reduction.
-pub fn finite_dev<T: Element, B: Reduce<T> + ?Sized>(
-    b: &B,
-    op: &'static str,
-    what: &'static str,
-    m: &Matrix<T>,
-) -> Result<()> {
-    if m.is_empty() || b.reduce_dev(ReduceOp::Sum, m)?.is_finite() {
-        return Ok(());
-    }
-    check::finite(op, what, &b.download(m)?.view())
 }
 
 /// A backend asking for its operands' storage: its name and where it computes.
@@ -183,12 +202,11 @@ impl Here {
     }
 
     /// The operands of a host solve with a Cholesky factor: B's number of right-hand
-    /// sides and L as a view, once B's shape is checked against L and its entries are
-    /// found finite.
+    /// sides and L as a view, once B's shape is checked against L. B's entries are not
+    /// looked at (NaN or ±Inf in a column of B gives the same in that column of X).
     ///
     /// # Errors
-    /// As [`check::solve_dims`] and [`Here::matrix`];
-    /// [`Error::NonFinite`] for NaN/Inf in B.
+    /// As [`check::solve_dims`] and [`Here::matrix`].
     pub fn solve_inputs<'a, T: Element>(
         &self,
         l: &'a CholeskyFactor<T>,
@@ -196,7 +214,7 @@ impl Here {
     ) -> Result<(usize, ArrayView2<'a, T>)> {
         let nrhs = check::solve_dims(l.order(), b.dim())?;
         let op = "cholesky_solve";
-        check::finite(op, "B", &self.host_view(op, "B", b)?)?;
+        self.host_view(op, "B", b)?;
         Ok((nrhs, self.host_view(op, "L", l.l())?))
     }
 

@@ -103,15 +103,7 @@ pub fn square<T>(op: &'static str, a: &ArrayView2<T>) -> Result<usize> {
 /// # Errors
 /// [`Error::NonFinite`].
 pub fn finite<T: Element>(op: &'static str, what: &'static str, a: &ArrayView2<T>) -> Result<()> {
-    match a.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        Some((index, v)) => Err(Error::NonFinite {
-            op,
-            what,
-            value: v.as_f64(),
-            index,
-        }),
-        None => Ok(()),
-    }
+    finite_where(op, what, a, |_, _| true)
 }
 
 /// Checks the lower triangle (diagonal included) of a square matrix for NaN/Inf.
@@ -155,13 +147,71 @@ pub fn cholesky<T: Element>(a: &ArrayView2<T>) -> Result<usize> {
 /// # Errors
 /// [`Error::ShapeMismatch`].
 pub fn solve_dims(n: usize, b: (usize, usize)) -> Result<usize> {
+    rhs("cholesky_solve", n, b)
+}
+
+/// Checks that a right-hand side of shape `b` has the `n` rows of `op`'s matrix.
+/// Returns its number of columns.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`].
+pub fn rhs(op: &'static str, n: usize, b: (usize, usize)) -> Result<usize> {
     if b.0 != n {
         return Err(Error::shape(
-            "cholesky_solve",
-            format!("L is {n}x{n} but B has {} rows", b.0),
+            op,
+            format!("A has {n} rows but B has {} rows", b.0),
         ));
     }
     Ok(b.1)
+}
+
+/// Checks the entries of `a` that `keep(i, j)` selects for NaN/Inf (row-major order).
+///
+/// # Errors
+/// [`Error::NonFinite`].
+pub fn finite_where<T: Element>(
+    op: &'static str,
+    what: &'static str,
+    a: &ArrayView2<T>,
+    keep: impl Fn(usize, usize) -> bool,
+) -> Result<()> {
+    match a
+        .indexed_iter()
+        .find(|&((i, j), v)| keep(i, j) && !v.is_finite())
+    {
+        Some((index, v)) => Err(Error::NonFinite {
+            op,
+            what,
+            value: v.as_f64(),
+            index,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Checks a host triangular solve: A square, B with its rows, the triangle of A that is
+/// read and all of B finite, no zero on a diagonal that is read. Returns n.
+///
+/// # Errors
+/// [`Error::NotSquare`], [`Error::ShapeMismatch`], [`Error::NonFinite`],
+/// [`Error::Singular`].
+pub fn triangular<T: Element>(
+    a: &ArrayView2<T>,
+    tri: crate::Triangular,
+    b: &ArrayView2<T>,
+) -> Result<usize> {
+    let op = "solve_triangular";
+    let n = square(op, a)?;
+    rhs(op, n, b.dim())?;
+    let upper = tri.uplo == crate::Uplo::Upper;
+    finite_where(op, "A", a, |i, j| {
+        (if upper { j >= i } else { j <= i }) && !(tri.unit && i == j)
+    })?;
+    finite(op, "B", b)?;
+    match (0..n).find(|&i| !tri.unit && a[[i, i]] == T::zero()) {
+        Some(pivot) => Err(Error::Singular { op, pivot }),
+        None => Ok(n),
+    }
 }
 
 /// Checks a host array given as a Cholesky factor: square, lower triangle finite, the

@@ -64,6 +64,32 @@ pub enum Error {
         /// forms, which do not look at the data on the host first) or the sums overflowed.
         value: f64,
     },
+    /// A square matrix is singular: its LU factorization met an exactly zero pivot (the
+    /// factor's `U[pivot, pivot]`), or a triangular matrix has a zero on its diagonal.
+    #[error("{op}: matrix is singular: {}", singular_text(*pivot))]
+    Singular {
+        /// The operation.
+        op: &'static str,
+        /// 0-based index of the first zero pivot.
+        pivot: usize,
+    },
+    /// A least-squares problem whose matrix does not have full column rank: column
+    /// `column` of A is (to working precision) a combination of the columns before it.
+    #[error(
+        "{op}: A does not have full column rank: column {column} is a combination of the \
+         columns before it (|R[{column},{column}]| = {value:e}, at most {tol:e}); \
+         remove it, or regularize"
+    )]
+    RankDeficient {
+        /// The operation.
+        op: &'static str,
+        /// 0-based index of the first dependent column.
+        column: usize,
+        /// |R[column, column]|.
+        value: f64,
+        /// The threshold: ε·max(m, n)·max |R[i, i]|, as NumPy's default `rcond`.
+        tol: f64,
+    },
     /// An argument out of its domain (k = 0, k > points, a tolerance outside [0, 1], ...).
     #[error("{op}: invalid argument: {detail}")]
     InvalidArgument {
@@ -246,17 +272,26 @@ pub enum Family {
     Cholesky,
     /// k-means clustering.
     KMeans,
+    /// Triangular solves with many right-hand sides (`solve_triangular`).
+    Trsm,
+    /// LU factorization with partial pivoting, and its solves.
+    Lu,
+    /// Householder QR factorization, its products with Q, and least squares.
+    Qr,
 }
 
 impl Family {
     /// Every family, in a fixed order.
-    pub const ALL: [Family; 6] = [
+    pub const ALL: [Family; 9] = [
         Family::MatMul,
         Family::Gram,
         Family::Transpose,
         Family::Reduce,
         Family::Cholesky,
         Family::KMeans,
+        Family::Trsm,
+        Family::Lu,
+        Family::Qr,
     ];
 
     /// The lowercase name used by the CLI (`matmul`, `gram`, ...).
@@ -268,6 +303,9 @@ impl Family {
             Family::Reduce => "reduce",
             Family::Cholesky => "cholesky",
             Family::KMeans => "kmeans",
+            Family::Trsm => "trsm",
+            Family::Lu => "lu",
+            Family::Qr => "qr",
         }
     }
 
@@ -296,6 +334,13 @@ fn pivot_text(pivot: usize, value: f64) -> String {
              or ±Inf, or the factorization overflowed"
         )
     }
+}
+
+fn singular_text(pivot: usize) -> String {
+    format!(
+        "the pivot in row and column {pivot} (0-based) is exactly zero: A has no inverse, and \
+         A·X = B no unique solution"
+    )
 }
 
 fn host_bytes(requested: Option<usize>) -> String {

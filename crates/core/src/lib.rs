@@ -10,7 +10,7 @@
 //! | [`MatMul`] | `gemm` (α·op(A)·op(B) + β·C), `matmul`, `gram` (M·Mᵀ) |
 //! | [`Transpose`] | out-of-place transpose |
 //! | [`Reduce`] | sum, sum of squares, min, max, argmin, argmax (whole or per axis), dot |
-//! | [`Factorize`] | Cholesky `A = L·Lᵀ`, solve `A·X = B` with the factor |
+//! | [`Factorize`] | Cholesky `A = L·Lᵀ`, LU `P·A = L·U`, QR `A = Q·R`, and what they solve: `solve`, `lstsq`, `solve_triangular`, `det`, `slogdet`, `inv` |
 //! | [`Cluster`] | k-means (Lloyd), predict, and the two steps of an iteration |
 //!
 //! The family traits are written once, here, over [`Kernels`]: they check the input,
@@ -35,6 +35,7 @@ pub mod backend;
 pub mod check;
 mod element;
 mod error;
+mod factors;
 pub mod host;
 mod host_array;
 mod host_memory;
@@ -48,10 +49,11 @@ mod variants;
 pub use array::{CholeskyFactor, Indices, Matrix, Place};
 pub use element::{DType, Element};
 pub use error::{Error, Family, Result};
+pub use factors::{FactorLayout, LuFactor, QrFactor};
 pub use host_array::HostArray;
 pub use init::init_centroids;
 pub use kmeans::{Assignment, Init, KMeansConfig, KMeansFit, KMeansResult, SplitMix64};
-pub use params::{ArgOp, Gemm, ReduceOp, Trans};
+pub use params::{ArgOp, Gemm, QrMode, ReduceOp, Trans, Triangular, Uplo};
 pub use traits::{
     Backend, BackendElement, Cluster, ClusterKernels, Device, Factorize, FactorizeKernels, Kernels,
     MatMul, MatMulKernels, Memory, Ops, Points, Reduce, ReduceKernels, Transpose, TransposeKernels,

@@ -162,3 +162,67 @@ impl ArgOp {
         }
     }
 }
+
+/// Which triangle of a square matrix holds a triangular one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Uplo {
+    /// On and below the diagonal.
+    #[default]
+    Lower,
+    /// On and above the diagonal.
+    Upper,
+}
+
+/// A triangular operand of a solve (BLAS `trsm` with side = left): which triangle of
+/// the square matrix is read, whether it is used transposed, and whether its diagonal is
+/// taken as ones (and not read). The default is the lower triangle, as is, diagonal read.
+///
+/// ```
+/// use ndgpu_core::{Triangular, Trans, Uplo};
+/// let t = Triangular::upper().trans(Trans::Yes);
+/// assert_eq!((t.uplo, t.trans, t.unit), (Uplo::Upper, Trans::Yes, false));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Triangular {
+    /// The triangle read.
+    pub uplo: Uplo,
+    /// op of the triangle.
+    pub trans: Trans,
+    /// Unit diagonal: the diagonal is taken as ones and never read.
+    pub unit: bool,
+}
+
+impl Triangular {
+    /// The lower triangle, as is, its diagonal read.
+    pub fn lower() -> Self {
+        Triangular::default()
+    }
+    /// The upper triangle, as is, its diagonal read.
+    pub fn upper() -> Self {
+        Triangular {
+            uplo: Uplo::Upper,
+            ..Triangular::default()
+        }
+    }
+    setters! {
+        /// Sets op of the triangle.
+        trans: Trans;
+        /// Sets whether the diagonal is taken as ones.
+        unit: bool;
+    }
+    /// Whether op(triangle) is lower triangular: the solve runs top to bottom.
+    pub fn forward(&self) -> bool {
+        (self.uplo == Uplo::Lower) == (self.trans == Trans::No)
+    }
+}
+
+/// Which Q and R a QR factorization of an m×n matrix returns, as `numpy.linalg.qr`'s
+/// `mode` (k = min(m, n)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum QrMode {
+    /// Q is m×k with orthonormal columns, R is k×n.
+    #[default]
+    Reduced,
+    /// Q is m×m orthogonal, R is m×n.
+    Complete,
+}

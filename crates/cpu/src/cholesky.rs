@@ -6,7 +6,10 @@
 
 use ndarray::ArrayView2;
 use ndgpu_core::backend::{self, HostStorage};
-use ndgpu_core::{CholeskyFactor, Element, Error, FactorizeKernels, Matrix, Result};
+use ndgpu_core::{
+    CholeskyFactor, Element, Error, FactorizeKernels, LuFactor, Matrix, QrFactor, Result, Trans,
+    Triangular,
+};
 
 use crate::{CpuBackend, HERE};
 
@@ -85,6 +88,32 @@ impl<T: Element> FactorizeKernels<T> for CpuBackend {
             *o = T::from_f64(v);
         }
         Ok(())
+    }
+
+    // The other factorizations live in their own modules.
+
+    fn trsm_unchecked(&self, a: &Matrix<T>, tri: Triangular, b: &mut Matrix<T>) -> Result<()> {
+        crate::trsm::solve(a, tri, b)
+    }
+
+    fn lu_unchecked(&self, a: Matrix<T>) -> Result<LuFactor<T>> {
+        crate::lu::factor(a)
+    }
+
+    fn lu_solve_unchecked(&self, f: &LuFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        crate::lu::solve(f, trans, b)
+    }
+
+    fn qr_unchecked(&self, a: Matrix<T>) -> Result<QrFactor<T>> {
+        crate::qr::factor(a)
+    }
+
+    fn qr_apply_unchecked(&self, f: &QrFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        crate::qr::apply(f, trans, b)
+    }
+
+    fn qr_solve_unchecked(&self, f: &QrFactor<T>, b: Matrix<T>) -> Result<Matrix<T>> {
+        crate::qr::solve(f, b)
     }
 }
 

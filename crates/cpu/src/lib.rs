@@ -16,6 +16,9 @@
 //! | transpose | element copy into a C-ordered array |
 //! | reduce | sums, sums of squares and dot products accumulated in f64 in row-major order; min/max/arg with NumPy's NaN policy |
 //! | cholesky | unblocked left-looking (Cholesky–Crout) in f64, reading the lower triangle only; solve by forward then backward substitution |
+//! | trsm | forward or backward substitution in f64, reading only the triangle used |
+//! | lu | right-looking unblocked LU with partial pivoting in f64 (LAPACK's getf2: the first largest pivot, a zero pivot recorded and its column left unscaled) |
+//! | qr | Householder QR in f64 (LAPACK's geqr2); Q applied reflector by reflector; lstsq by Qᵀ·B and back substitution |
 //! | kmeans | the two steps of Lloyd's iteration documented on [`Cluster`](ndgpu_core::Cluster); distances as direct squared differences in f64 |
 //!
 //! Each family has one variant, `reference`.
@@ -44,9 +47,12 @@
 
 mod cholesky;
 mod kmeans;
+mod lu;
 mod matmul;
 mod memory;
+mod qr;
 mod reduce;
+mod trsm;
 
 use ndarray::{Array2, ArrayView2};
 use ndgpu_core::backend::Here;
@@ -103,4 +109,22 @@ impl Backend for CpuBackend {
 /// An f64 copy of a view of any layout, in C order.
 pub(crate) fn to_f64<T: Element>(a: &ArrayView2<T>) -> Array2<f64> {
     Array2::from_shape_fn(a.dim(), |ix| a[ix].as_f64())
+}
+
+/// Whether `a` and `b` have one shape and agree within `tol` entry by entry (tests).
+#[cfg(test)]
+pub(crate) fn close(a: &ndarray::Array2<f64>, b: &ndarray::Array2<f64>, tol: f64) -> bool {
+    a.dim() == b.dim() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol)
+}
+
+/// A row, a column, a tall and a wide matrix (tests).
+#[cfg(test)]
+pub(crate) fn thin_and_rectangular() -> [ndarray::Array2<f64>; 4] {
+    use ndarray::array;
+    [
+        array![[1.0f64, -2.0, 0.5, 3.0]],
+        array![[0.5f64], [-3.0], [2.0]],
+        array![[1.0f64, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 9.0]],
+        array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 7.0]],
+    ]
 }

@@ -34,9 +34,9 @@ pub use ndgpu_core::prelude;
 use ndgpu_core::Precision as RowPrecision;
 pub use ndgpu_core::{
     init_centroids, ndarray, ArgOp, Assignment, Backend, BackendElement, CholeskyFactor, Cluster,
-    DType, Device, Element, Error, Factorize, Family, Gemm, Indices, Init, KMeansConfig, KMeansFit,
-    KMeansResult, MatMul, Matrix, Memory, Ops, Place, Precision, Reduce, ReduceOp, Result, Trans,
-    Transpose, Variants,
+    DType, Device, Element, Error, FactorLayout, Factorize, Family, Gemm, Indices, Init,
+    KMeansConfig, KMeansFit, KMeansResult, LuFactor, MatMul, Matrix, Memory, Ops, Place, Precision,
+    QrFactor, QrMode, Reduce, ReduceOp, Result, Trans, Transpose, Triangular, Uplo, Variants,
 };
 pub use ndgpu_cpu::CpuBackend;
 #[cfg(feature = "cublas")]

@@ -6,7 +6,7 @@ use ndarray::{Array2, ArrayView2};
 use ndgpu_core::{tolerance, Element, Error, Factorize, Ops, Result};
 use ndgpu_cpu::CpuBackend;
 
-use super::Shapes;
+use super::{Shapes, Suite};
 use crate::compare::{cholesky_ratio, error_kind, solve_ratio};
 use crate::data::{spd, spd_with_condition, Laid, Layout, Rng};
 use crate::report::{Recorder, Verdict};
@@ -68,13 +68,8 @@ fn check_factor<T: Element>(v: &mut Verdict, a: &Array2<T>, l: &Array2<T>, limit
 }
 
 /// Every Cholesky case.
-pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
-    b: &B,
-    sizes: Sizes,
-    rng: &mut Rng,
-    rec: &mut Recorder,
-) {
-    let cpu = CpuBackend::new();
+pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(b: &B, s: Suite<'_>) {
+    let Suite(sizes, rng, rec, cpu) = s;
     let limit = tolerance::cholesky_ratio::<T>(rec.precision());
     for (i, &[n]) in super::shapes(sizes, SMALL, MEDIUM).iter().enumerate() {
         let a = spd::<T>(rng, n);
@@ -126,7 +121,7 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
         });
     }
     near_singular(b, sizes, rng, rec);
-    pivots(b, sizes, rng, rec, &cpu);
+    pivots(b, sizes, rng, rec, cpu);
     errors(b, rng, rec);
 }
 

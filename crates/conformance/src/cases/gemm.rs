@@ -9,7 +9,7 @@ use ndarray::Array2;
 use ndgpu_core::{tolerance, Element, Error, Gemm, MatMul, Ops, Trans};
 use ndgpu_cpu::CpuBackend;
 
-use super::Shapes;
+use super::{Shapes, Suite};
 use crate::compare::{
     abs_f64, describe_ratio, gemm_bound, gemm_f64, max_ratio, product_tolerance, to_f64,
 };
@@ -18,21 +18,12 @@ use crate::report::{Recorder, Verdict};
 use crate::Sizes;
 
 /// (m, n, k): empty, tiny, primes, non-multiples of 32 and 64, one exact tile.
+#[rustfmt::skip]
 const SMALL: Shapes<3> = &[
-    [0, 0, 0],
-    [0, 5, 3],
-    [4, 0, 3],
-    [3, 4, 0],
-    [1, 1, 1],
-    [2, 3, 1],
-    [7, 31, 97],
-    [33, 65, 100],
-    [65, 33, 129],
-    [100, 129, 65],
-    [97, 1, 33],
-    [1, 97, 7],
-    [64, 64, 64],
-    [32, 33, 31],
+    [0, 0, 0], [0, 5, 3], [4, 0, 3], [3, 4, 0],
+    [1, 1, 1], [2, 3, 1],
+    [7, 31, 97], [33, 65, 100], [65, 33, 129], [100, 129, 65], [97, 1, 33], [1, 97, 7],
+    [64, 64, 64], [32, 33, 31],
 ];
 const MEDIUM: Shapes<3> = &[[257, 511, 300], [511, 257, 129], [1000, 65, 513]];
 
@@ -63,14 +54,12 @@ const TRANS: [(Trans, Trans); 4] = [
 ];
 
 /// α, β, and what C holds: `None` = no C, `Some(true)` = NaN (β = 0 must not read
-/// it), `Some(false)` = random values.
+/// it), `Some(false)` = random values. One row each: β = 0, general α and β, α or β of 1 or 0.
+#[rustfmt::skip]
 const SCALES: [(f64, f64, Option<bool>); 6] = [
-    (1.0, 0.0, None),
-    (1.0, 0.0, Some(true)),
-    (-1.5, 0.5, Some(false)),
-    (0.5, -2.0, Some(false)),
-    (1.0, 1.0, Some(false)),
-    (0.0, 1.0, Some(false)),
+    (1.0, 0.0, None), (1.0, 0.0, Some(true)),
+    (-1.5, 0.5, Some(false)), (0.5, -2.0, Some(false)),
+    (1.0, 1.0, Some(false)), (0.0, 1.0, Some(false)),
 ];
 
 fn tname(t: Trans) -> &'static str {
@@ -103,13 +92,8 @@ fn check_product<T: Element>(
 }
 
 /// Every gemm and matmul case.
-pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
-    b: &B,
-    sizes: Sizes,
-    rng: &mut Rng,
-    rec: &mut Recorder,
-) {
-    let cpu = CpuBackend::new();
+pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(b: &B, s: Suite<'_>) {
+    let Suite(sizes, rng, rec, cpu) = s;
     let shapes = super::shapes(sizes, SMALL, MEDIUM);
     for (i, &[m, n, k]) in shapes.iter().enumerate() {
         // `gemm_bound` uses tolerance::gemm; a variant on TF32 gets its own tolerance.

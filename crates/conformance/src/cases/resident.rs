@@ -4,61 +4,24 @@
 //! their dimensions; in-place and copying forms agree; an array from another place is
 //! [`Error::WrongPlace`]. The results themselves are checked by the host cases, which
 //! run through the resident forms.
-
-use std::fmt::Debug;
+//!
+//! The resident cases of the triangular solve, LU and QR live with their families
+//! (`trsm`, `lu`, `qr`); the helpers they share with these are in `common`.
 
 use ndarray::{Array2, Axis};
-use ndgpu_core::backend::{self, Storage};
 use ndgpu_core::{
-    tolerance, ArgOp, Element, Error, Family, Gemm, Init, KMeansConfig, Matrix, Ops, Place,
-    ReduceOp, Result, Trans,
+    tolerance, ArgOp, Element, Error, Family, Gemm, Init, KMeansConfig, Matrix, Ops, ReduceOp,
+    Trans,
 };
 
+use super::common::{agree_and_kept, foreign_of, same_bits, shape_mismatch, wrong_place};
 use crate::compare::{describe_ratio, gemm_bound, gemm_f64, max_ratio, product_tolerance};
 use crate::data::{spd, Rng};
-use crate::report::{Recorder, Verdict};
-
-/// A storage that lives nowhere a backend computes: every backend must refuse it.
-#[derive(Debug)]
-struct Elsewhere;
-
-impl Storage for Elsewhere {
-    fn place(&self) -> Place {
-        Place::Cuda {
-            device: usize::MAX,
-            runtime: u64::MAX,
-        }
-    }
-}
+use crate::report::Recorder;
 
 /// A 2×2 matrix from nowhere (for operations that take any shape).
 fn foreign<T: Element>() -> Matrix<T> {
     foreign_of(2, 2)
-}
-
-/// A rows×cols matrix from nowhere: of the shape the operation wants, so that the
-/// place is what it refuses.
-fn foreign_of<T: Element>(rows: usize, cols: usize) -> Matrix<T> {
-    backend::matrix(rows, cols, Elsewhere)
-}
-
-/// Whether two sequences hold the same values to the bit (NaN included).
-fn same_bits<'a, T: Element>(
-    a: impl Iterator<Item = &'a T>,
-    b: impl Iterator<Item = &'a T>,
-) -> bool {
-    a.zip(b)
-        .all(|(x, y)| x.as_f64().to_bits() == y.as_f64().to_bits())
-}
-
-/// Requires `r` to be [`Error::ShapeMismatch`] (`what`: the case, for the report).
-fn shape_mismatch<V: Debug>(v: &mut Verdict, r: Result<V>, what: &str) {
-    v.err(r, what, |e| matches!(e, Error::ShapeMismatch { .. }));
-}
-
-/// Requires `r` to be [`Error::WrongPlace`] (`what`: the case, for the report).
-fn wrong_place<V: Debug>(v: &mut Verdict, r: Result<V>, what: &str) {
-    v.err(r, what, |e| matches!(e, Error::WrongPlace { .. }));
 }
 
 /// The resident cases of `family`.
@@ -78,6 +41,9 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
         Family::Reduce => reduce(b, rng, rec),
         Family::Cholesky => cholesky(b, rng, rec),
         Family::KMeans => kmeans(b, rng, rec),
+        Family::Trsm => super::trsm::resident(b, rng, rec),
+        Family::Lu => super::lu::resident(b, rng, rec),
+        Family::Qr => super::qr::resident(b, rng, rec),
     }
 }
 
@@ -344,10 +310,7 @@ fn cholesky<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Reco
             ) else {
                 return;
             };
-            v.require(l1 == l2, || {
-                "the copying and in-place factors differ".into()
-            });
-            v.require(a2 == a, || "cholesky_dev changed its input".into());
+            agree_and_kept(v, l1 == l2, a2 == a, "cholesky_dev");
             let upper = l1
                 .indexed_iter()
                 .any(|((i, j), x)| j > i && *x != T::zero());
@@ -368,7 +331,7 @@ fn cholesky<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Reco
         },
     );
     rec.case(
-        "cholesky_solve_dev: NaN in B refused and B kept; shapes; places",
+        "cholesky_solve_dev: Inf in a column of B stays in it; shapes; places",
         |v| {
             let Some(f) = v.ok(b.cholesky_dev(&b.upload(a.view()).expect("upload"))) else {
                 return;
@@ -379,13 +342,14 @@ fn cholesky<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Reco
             else {
                 return;
             };
-            let r = b.cholesky_solve_in_place_dev(&f, &mut db);
-            v.err(r, "NonFinite at (3, 1)", |e| {
-                matches!(e, Error::NonFinite { index: (3, 1), .. })
-            });
-            if let Some(kept) = v.ok(b.download(&db)) {
-                let same = same_bits(kept.iter(), bad.iter());
-                v.require(same, || "B changed by a refused solve".into());
+            let r = b
+                .cholesky_solve_in_place_dev(&f, &mut db)
+                .and_then(|()| b.download(&db));
+            if let Some(x) = v.ok(r) {
+                let finite = |c: usize| x.column(c).iter().all(|x| x.is_finite());
+                v.require(!finite(1), || "the Inf of column 1 of B is gone".into());
+                let others = [0, 2, 3].iter().all(|&c| finite(c));
+                v.require(others, || "Inf in one column of B reached another".into());
             }
             shape_mismatch(v, b.cholesky_solve_dev(&f, &short), "ShapeMismatch");
             let r = b.cholesky_in_place_dev(foreign_of(n, n));
