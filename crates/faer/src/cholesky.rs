@@ -14,7 +14,10 @@ use faer::linalg::triangular_solve::{
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::Accum;
 use ndgpu_core::backend::{self, HostStorage};
-use ndgpu_core::{CholeskyFactor, Element, Error, FactorizeKernels, Matrix, Result};
+use ndgpu_core::{
+    CholeskyFactor, Element, Error, FactorizeKernels, LuFactor, Matrix, QrFactor, Result, Trans,
+    Triangular,
+};
 
 use crate::{mat, mat_mut, par, FaerBackend, FaerElement, HERE};
 
@@ -110,6 +113,30 @@ impl<T: FaerElement> FactorizeKernels<T> for FaerBackend {
         solve_lower_triangular_in_place(l, x.rb_mut(), par());
         solve_upper_triangular_in_place(l.transpose(), x.rb_mut(), par());
         Ok(())
+    }
+
+    fn trsm_unchecked(&self, a: &Matrix<T>, tri: Triangular, b: &mut Matrix<T>) -> Result<()> {
+        self.trsm_kernel((a, tri, b))
+    }
+
+    fn lu_unchecked(&self, a: Matrix<T>) -> Result<LuFactor<T>> {
+        self.lu_kernel(a)
+    }
+
+    fn lu_solve_unchecked(&self, f: &LuFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        self.lu_solve_kernel(f, (trans, b))
+    }
+
+    fn qr_unchecked(&self, a: Matrix<T>) -> Result<QrFactor<T>> {
+        self.qr_kernel(a)
+    }
+
+    fn qr_apply_unchecked(&self, f: &QrFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        self.qr_apply_kernel((f, trans), b)
+    }
+
+    fn qr_solve_unchecked(&self, f: &QrFactor<T>, b: Matrix<T>) -> Result<Matrix<T>> {
+        self.qr_solve_kernel(f, b)
     }
 }
 

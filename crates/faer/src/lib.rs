@@ -16,6 +16,9 @@
 //! | transpose | 64×64 tiles, rows of tiles in parallel |
 //! | reduce | sums and dot products accumulate in f64 over fixed chunks in parallel, combined in chunk order (the same bits every run); min/max/arg with NumPy's NaN policy; per-axis reductions per lane in parallel |
 //! | cholesky | right-looking blocked: each diagonal block factored unblocked in f64 (so the failing pivot and its value are exact), the panel by faer's triangular solve, the trailing lower triangle by faer's triangular GEMM; solves by two triangular solves |
+//! | trsm | faer's triangular solves on views of the triangle used, no copy |
+//! | lu | LAPACK's recursive getrf2 on the row-major matrix in place: panels of up to 16 columns unblocked (a zero pivot left unscaled), faer's GEMM and triangular solves between them, row swaps in parallel over columns |
+//! | qr | faer's blocked Householder QR on a column-major copy; Q applied as faer's block reflectors; lstsq by Qᵀ·B and back substitution |
 //! | kmeans | ‖x‖² − 2·x·c + ‖c‖² with x·c from a GEMM over blocks of points in parallel, argmin per point; centroid sums per block in f64, combined in block order |
 //!
 //! Each family has one variant, `faer`.
@@ -36,8 +39,11 @@
 
 mod cholesky;
 mod kmeans;
+mod lu;
 mod products;
+mod qr;
 mod reduce;
+mod trsm;
 
 use faer::traits::RealField;
 use ndgpu_core::backend::Here;
@@ -47,8 +53,8 @@ use ndgpu_core::{Backend, Element, Place, Variant, Variants};
 pub const VARIANTS: &[Variant] = &[Variant::new(
     "faer",
     "reductions and k-means combine their parallel parts in a fixed order (the same bits \
-     every run on one machine); products and Cholesky use faer's kernels, whose summation \
-     order depends on the number of threads",
+     every run on one machine); products, Cholesky, LU, QR and the triangular solve use \
+     faer's kernels, whose summation order depends on the number of threads",
 )];
 
 /// Where the backend computes, for the place check of every resident operand.
@@ -116,4 +122,16 @@ pub(crate) fn mat<T>(data: &[T], rows: usize, cols: usize) -> faer::MatRef<'_, T
 /// A row-major rows×cols slice as a mutable faer matrix.
 pub(crate) fn mat_mut<T>(data: &mut [T], rows: usize, cols: usize) -> faer::MatMut<'_, T> {
     faer::MatMut::from_row_major_slice_mut(data, rows, cols)
+}
+
+/// A deterministic pseudo-random m×n matrix, entries in [−0.5, 0.5) (tests).
+#[cfg(test)]
+pub(crate) fn rand(m: usize, n: usize, seed: u64) -> ndarray::Array2<f64> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    ndarray::Array2::from_shape_fn((m, n), |_| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    })
 }
