@@ -19,15 +19,17 @@
 //! Every variant zeroes the factor's strict upper triangle (the runtime's kernel).
 
 use cudarc::cublas::sys::{self as blas, cublasDiagType_t, cublasOperation_t, cublasSideMode_t};
-use cudarc::cusolver::sys::{self as solver, cublasFillMode_t, cusolverDnParams_t};
+use cudarc::cusolver::sys::{self as solver, cublasFillMode_t};
 use cudarc::driver::CudaSlice;
-use ndgpu_core::backend::{self, finite_dev};
+use ndgpu_core::backend;
 use ndgpu_core::Variant;
 use ndgpu_core::{Backend, CholeskyFactor, Error, FactorizeKernels, Family, Matrix, Result};
+use ndgpu_core::{LuFactor, QrFactor, Trans, Triangular};
 use ndgpu_cuda_runtime::triangle::{factor_status, zero_upper};
 use ndgpu_cuda_runtime::{dim_i32, DeviceMatrix, Gpu};
 
 use crate::error::{self, VendorError, BACKEND};
+use crate::library::Params;
 use crate::{i64_of, ptr, ptr_mut, BlasElement, CublasBackend};
 
 /// Variants, default (fastest measured) first.
@@ -327,28 +329,6 @@ impl CublasBackend {
     }
 }
 
-/// cuSOLVER's parameter object of the 64-bit API, destroyed on drop.
-struct Params(cusolverDnParams_t);
-
-impl Params {
-    fn new() -> Result<Params> {
-        let mut p = std::ptr::null_mut();
-        // SAFETY: the library is loaded (probed); a valid out-pointer.
-        error::cusolver(
-            unsafe { solver::cusolverDnCreateParams(&mut p) },
-            "creating cuSOLVER parameters",
-        )?;
-        Ok(Params(p))
-    }
-}
-
-impl Drop for Params {
-    fn drop(&mut self) {
-        // SAFETY: created by cusolverDnCreateParams, destroyed once.
-        let _ = unsafe { solver::cusolverDnDestroyParams(self.0) };
-    }
-}
-
 /// A device `int` for cuSOLVER's `info` output.
 fn info_buffer(gpu: &Gpu) -> Result<CudaSlice<i32>> {
     gpu.alloc_zeroed("cholesky", 1)
@@ -398,11 +378,34 @@ impl<T: BlasElement> FactorizeKernels<T> for CublasBackend {
         let (_, how) = parse(self.variant(Family::Cholesky))?;
         let gpu = &self.gpu;
         let dl = gpu.dm(self.here(), "cholesky_solve", "L", l.l())?;
-        finite_dev(self, "cholesky_solve", "B", b)?;
         let db = gpu.dm_mut(self.here(), "cholesky_solve", "B", b)?;
         if db.is_empty() {
             return Ok(());
         }
         self.solve_raw(how, dl, db)
+    }
+
+    fn trsm_unchecked(&self, a: &Matrix<T>, tri: Triangular, b: &mut Matrix<T>) -> Result<()> {
+        self.solve_triangular_kernel((a, tri, b))
+    }
+
+    fn lu_unchecked(&self, a: Matrix<T>) -> Result<LuFactor<T>> {
+        self.lu_kernel(a)
+    }
+
+    fn lu_solve_unchecked(&self, f: &LuFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        self.lu_solve_kernel((f, trans), b)
+    }
+
+    fn qr_unchecked(&self, a: Matrix<T>) -> Result<QrFactor<T>> {
+        self.qr_kernel(a)
+    }
+
+    fn qr_apply_unchecked(&self, f: &QrFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        self.qr_apply_kernel(f, (trans, b))
+    }
+
+    fn qr_solve_unchecked(&self, f: &QrFactor<T>, b: Matrix<T>) -> Result<Matrix<T>> {
+        self.qr_solve_kernel(f, b)
     }
 }

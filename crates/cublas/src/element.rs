@@ -13,6 +13,9 @@
 //! | triangle ↔ packed | `cublas{S,D}trttp`, `cublas{S,D}tpttr` |
 //! | triangular solve | `cublas{S,D}trsm_v2_64` |
 //! | Cholesky | `cusolverDn{S,D}potrf_bufferSize`, `cusolverDn{S,D}potrf`, `cusolverDn{S,D}potrs`; `cusolverDnXpotrf` (64-bit API, data type `CUDA_R_{32,64}F`) |
+//! | LU | `cusolverDnXgetrf_bufferSize`, `cusolverDnXgetrf` (64-bit API, `int64_t` pivots) |
+//! | QR | `cusolverDnXgeqrf_bufferSize`, `cusolverDnXgeqrf` (64-bit API) |
+//! | product with Q | `cusolverDn{S,D}ormqr_bufferSize`, `cusolverDn{S,D}ormqr` (no 64-bit form exists) |
 
 use cudarc::cusolver::sys::cudaDataType;
 use ndgpu_cuda_runtime::CudaElement;
@@ -123,5 +126,18 @@ pub(crate) mod table {
             h: solver::cusolverDnHandle_t, uplo: solver::cublasFillMode_t, n: i32, nrhs: i32,
             a: *const Self, lda: i32, b: *mut Self, ldb: i32, info: *mut i32,
         ) -> solver::cusolverStatus_t = solver::cusolverDnSpotrs, solver::cusolverDnDpotrs;
+        fn ormqr_buffer_size(
+            h: solver::cusolverDnHandle_t, side: solver::cublasSideMode_t,
+            trans: solver::cublasOperation_t, m: i32, n: i32, k: i32,
+            a: *const Self, lda: i32, tau: *const Self, c: *const Self, ldc: i32,
+            lwork: *mut i32,
+        ) -> solver::cusolverStatus_t =
+            solver::cusolverDnSormqr_bufferSize, solver::cusolverDnDormqr_bufferSize;
+        fn ormqr(
+            h: solver::cusolverDnHandle_t, side: solver::cublasSideMode_t,
+            trans: solver::cublasOperation_t, m: i32, n: i32, k: i32,
+            a: *const Self, lda: i32, tau: *const Self, c: *mut Self, ldc: i32,
+            work: *mut Self, lwork: i32, info: *mut i32,
+        ) -> solver::cusolverStatus_t = solver::cusolverDnSormqr, solver::cusolverDnDormqr;
     }
 }

@@ -77,9 +77,9 @@ impl<T: BlasElement> ClusterKernels<T> for CublasBackend {
         }
         dim_i32("kmeans", k)?;
         let mut x_sq = gpu.alloc::<T>("kmeans", n)?;
-        self.sum_sq_axis_device(x, Axis(1), &mut x_sq)?;
+        self.sum_sq_axis_device(x, (Axis(1), &mut x_sq))?;
         let mut c_sq = gpu.alloc::<T>("kmeans", k)?;
-        self.sum_sq_axis_device(c, Axis(1), &mut c_sq)?;
+        self.sum_sq_axis_device(c, (Axis(1), &mut c_sq))?;
         let ones = self.ones::<T>(n)?;
         let mut scores = gpu.alloc_matrix::<T>("kmeans", n, k)?;
         let (px, pc) = (ptr(gpu, &x.data), ptr(gpu, &c.data));

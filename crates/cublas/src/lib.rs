@@ -13,6 +13,9 @@
 //! | reduce | `cublas` | sum: GEMV/DOT with ones; sum of squares, dot: DOT; min, max, arg*: the runtime's kernels (cuBLAS has none) |
 //! | cholesky | see `ndgpu info` | cuSOLVER `potrf` (LOWER on a transposed copy, or UPPER in place; 32- or 64-bit API), solves by two TRSMs or `potrs` |
 //! | kmeans | `gemm` | distances by GEMM; argmin and centroid update: the runtime's kernels |
+//! | trsm | `trsm` | `{S,D}TRSM` from the right on B's row-major buffer in place (the triangle flipped) |
+//! | lu | `getrf` | cuSOLVER `cusolverDnXgetrf` (64-bit API) on a column-major copy; solves: row swaps and two TRSMs from the right |
+//! | qr | `geqrf` | cuSOLVER `cusolverDnXgeqrf` (64-bit API) on a column-major copy; Q applied by `{S,D}ORMQR` from the right; lstsq: ORMQR and one TRSM |
 //!
 //! The libraries are loaded at run time: the crate builds, and its tests pass, on
 //! machines without CUDA, where [`CublasBackend::new`] returns
@@ -33,13 +36,17 @@
 mod cholesky;
 mod element;
 mod error;
+mod factor;
 mod gram;
 mod kmeans;
 pub mod layout;
 mod library;
+mod lu;
 mod matmul;
+mod qr;
 mod reduce;
 mod transpose;
+mod trsm;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -99,6 +106,9 @@ impl CublasBackend {
             ladder(Family::Reduce, reduce::VARIANTS, reduce::NOTE),
             ladder(Family::Cholesky, cholesky::VARIANTS, cholesky::NOTE),
             ladder(Family::KMeans, kmeans::VARIANTS, kmeans::NOTE),
+            ladder(Family::Trsm, trsm::VARIANTS, trsm::NOTE),
+            ladder(Family::Lu, lu::VARIANTS, lu::NOTE),
+            ladder(Family::Qr, qr::VARIANTS, qr::NOTE),
         ];
         Variants::new(error::BACKEND, ladders).with_notes(&[DETERMINISM])
     }

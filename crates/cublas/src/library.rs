@@ -65,6 +65,14 @@ const CUSOLVER_SYMBOLS: &[&str] = &[
     "cusolverDnDestroyParams",
     "cusolverDnXpotrf_bufferSize",
     "cusolverDnXpotrf",
+    "cusolverDnXgetrf_bufferSize",
+    "cusolverDnXgetrf",
+    "cusolverDnXgeqrf_bufferSize",
+    "cusolverDnXgeqrf",
+    "cusolverDnSormqr_bufferSize",
+    "cusolverDnDormqr_bufferSize",
+    "cusolverDnSormqr",
+    "cusolverDnDormqr",
 ];
 
 /// Why cuBLAS or cuSOLVER cannot be used here, or `Ok`. Needs no GPU.
@@ -123,8 +131,10 @@ pub fn versions() -> Result<(String, String)> {
         [S::MAJOR_VERSION, S::MINOR_VERSION, S::PATCH_LEVEL],
         |p, v| {
             // SAFETY: as for cuBLAS.
-            let status = unsafe { solver::cusolverGetProperty(p, v) };
-            error::cusolver(status, "reading the cuSOLVER version")
+            error::cusolver(
+                unsafe { solver::cusolverGetProperty(p, v) },
+                "reading the cuSOLVER version",
+            )
         },
     )?;
     Ok((cublas, cusolver))
@@ -203,6 +213,30 @@ libraries! {
     Solver, "cuSOLVER": solver::cusolverDnHandle_t,
         solver::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS, error::cusolver,
         solver::cusolverDnCreate, solver::cusolverDnSetStream, solver::cusolverDnDestroy;
+}
+
+/// cuSOLVER's parameter object of the 64-bit (`X`) API, default settings (algorithm 0,
+/// as PyTorch leaves it), destroyed on drop.
+pub(crate) struct Params(pub(crate) solver::cusolverDnParams_t);
+
+impl Params {
+    /// A new parameter object.
+    pub(crate) fn new() -> Result<Params> {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: the library is loaded (probed); a valid out-pointer.
+        error::cusolver(
+            unsafe { solver::cusolverDnCreateParams(&mut p) },
+            "creating cuSOLVER parameters",
+        )?;
+        Ok(Params(p))
+    }
+}
+
+impl Drop for Params {
+    fn drop(&mut self) {
+        // SAFETY: created by cusolverDnCreateParams, destroyed once.
+        let _ = unsafe { solver::cusolverDnDestroyParams(self.0) };
+    }
 }
 
 /// A library handle bound to the [`Gpu`]'s context and stream.

@@ -117,8 +117,7 @@ impl CublasBackend {
     /// axis; cuBLAS errors.
     pub(crate) fn sum_axis_device<T: BlasElement>(
         &self,
-        m: &DeviceMatrix<T>,
-        axis: Axis,
+        (m, axis): (&DeviceMatrix<T>, Axis),
         out: &mut CudaSlice<T>,
     ) -> Result<()> {
         let Some((kept, reduced)) = self.axis_lengths("sum", m, axis, out)? else {
@@ -162,8 +161,7 @@ impl CublasBackend {
     pub(crate) fn sum_sq_axis_device<T: BlasElement>(
         &self,
         m: &DeviceMatrix<T>,
-        axis: Axis,
-        out: &mut CudaSlice<T>,
+        (axis, out): (Axis, &mut CudaSlice<T>),
     ) -> Result<()> {
         let Some((kept, reduced)) = self.axis_lengths("sumsq", m, axis, out)? else {
             return Ok(());
@@ -281,8 +279,8 @@ impl<T: BlasElement> ReduceKernels<T> for CublasBackend {
         };
         let mut out = gpu.alloc_matrix(op.name(), rows, cols)?;
         match op {
-            ReduceOp::Sum => self.sum_axis_device(a, axis, &mut out.data)?,
-            _ => self.sum_sq_axis_device(a, axis, &mut out.data)?,
+            ReduceOp::Sum => self.sum_axis_device((a, axis), &mut out.data)?,
+            _ => self.sum_sq_axis_device(a, (axis, &mut out.data))?,
         }
         Ok(gpu.matrix(out))
     }
