@@ -6,6 +6,10 @@
 //   factor_status  one small record from a factorization, read back once: the library's
 //                  info and the first non-finite diagonal entry of the factor (cuSOLVER's
 //                  potrf takes a NaN pivot for a positive one)
+//   diag_scan      the diagonal of a general factor (LU's U, QR's R) and the first
+//                  non-finite entry of the whole factor, in one record read back once
+//   pivots_from_lapack  LAPACK's 1-based row swaps to 0-based ones, in place
+//   laswp          apply row swaps to a row-major right-hand side, forward or backward
 #include "common.cuh"
 
 // Zeroes the strict upper triangle (never read, so it may hold anything on entry).
@@ -37,6 +41,43 @@ template <typename T> __device__ void tri_factor_status(const int* info, const T
     }
 }
 
+// out[i] = a[i][i] as double bits for i < k; out[k] = the largest of (2^63 - 1 - e) over
+// non-finite entries e (row-major index of an r×c buffer), so 0 means none and the
+// smallest index wins. out must be zeroed.
+template <typename T> __device__ void tri_diag_scan(const T* a, i64 r, i64 c,
+                                                    unsigned long long* out) {
+    const i64 k = r < c ? r : c;
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < r * c; e += stride) {
+        const T x = a[e];
+        if (!tri_finite(x)) atomicMax(out + k, (unsigned long long)(0x7fffffffffffffffLL - e));
+        const i64 i = e / c;
+        if (i == e % c) out[i] = (unsigned long long)__double_as_longlong((double)x);
+    }
+}
+
+// Row swaps of a row-major n×cols matrix: for i in 0..k (forward) or k-1 down to 0, swap
+// rows i and ipiv[i]. One thread per column walks every swap in order.
+template <typename T> __device__ void tri_laswp(T* b, i64 cols, const i64* ipiv, int k,
+                                                int forward) {
+    for (i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x; j < cols;
+         j += (i64)gridDim.x * blockDim.x)
+        for (int s = 0; s < k; ++s) {
+            const int i = forward ? s : k - 1 - s;
+            const i64 p = ipiv[i];
+            if (p != i) {
+                const T t = b[(i64)i * cols + j];
+                b[(i64)i * cols + j] = b[p * cols + j];
+                b[p * cols + j] = t;
+            }
+        }
+}
+
+extern "C" __global__ void __launch_bounds__(256) triangle_pivots_from_lapack(i64* ipiv, int k) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < k; i += gridDim.x * blockDim.x)
+        ipiv[i] -= 1;
+}
+
 #define TRI_KERNELS(T, S)                                                                   \
     extern "C" __global__ void __launch_bounds__(256) triangle_zero_upper_##S(T* a, int n) { \
         tri_zero_upper<T>(a, n);                                                            \
@@ -44,6 +85,14 @@ template <typename T> __device__ void tri_factor_status(const int* info, const T
     extern "C" __global__ void __launch_bounds__(256)                                       \
         triangle_factor_status_##S(const int* info, const T* a, int n, int* out) {          \
         tri_factor_status<T>(info, a, n, out);                                              \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256)                                       \
+        triangle_diag_scan_##S(const T* a, i64 r, i64 c, unsigned long long* out) {         \
+        tri_diag_scan<T>(a, r, c, out);                                                     \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256)                                       \
+        triangle_laswp_##S(T* b, i64 cols, const i64* ipiv, int k, int forward) {           \
+        tri_laswp<T>(b, cols, ipiv, k, forward);                                            \
     }
 
 TRI_KERNELS(float, f32)

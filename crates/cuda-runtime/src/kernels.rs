@@ -71,9 +71,13 @@ impl KernelFile {
     /// What both backends' factorizations need around the factor: zeroing a triangle,
     /// the factorization's status record.
     pub const TRIANGLE: KernelFile = kernel_file!("triangle.cu");
+    /// LU with partial pivoting, and the naive triangular solve.
+    pub const LU: KernelFile = kernel_file!("lu.cu");
+    /// Householder QR and TSQR.
+    pub const QR: KernelFile = kernel_file!("qr.cu");
 
     /// Every kernel file.
-    pub const ALL: [KernelFile; 10] = [
+    pub const ALL: [KernelFile; 12] = [
         KernelFile::MATMUL,
         KernelFile::GRAM,
         KernelFile::TRANSPOSE,
@@ -84,6 +88,8 @@ impl KernelFile {
         KernelFile::SEED,
         KernelFile::WGMMA,
         KernelFile::TRIANGLE,
+        KernelFile::LU,
+        KernelFile::QR,
     ];
 
     /// The file name under `kernels/`.

@@ -74,3 +74,114 @@ pub fn factor_status<T: CudaElement>(
         nonfinite: usize::try_from(out[1]).ok(),
     })
 }
+
+/// The diagonal of a general factor and where it first holds NaN or ±Inf, from one read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiagScan {
+    /// `a[i][i]` for i < min(rows, cols), in f64.
+    pub diag: Vec<f64>,
+    /// The first (row-major) entry of the buffer that is not finite, as (row, column) of
+    /// the buffer.
+    pub nonfinite: Option<(usize, usize)>,
+}
+
+impl DiagScan {
+    /// The diagonal, or [`ndgpu_core::Error::NonFinite`] for `op` naming where NaN or
+    /// ±Inf reached the factor (`what`: the operand it came from).
+    ///
+    /// # Errors
+    /// As above.
+    pub fn finite(self, op: &'static str, what: &'static str) -> Result<Vec<f64>> {
+        match self.nonfinite {
+            Some(index) => Err(ndgpu_core::Error::NonFinite {
+                op,
+                what,
+                value: f64::NAN,
+                index,
+            }),
+            None => Ok(self.diag),
+        }
+    }
+}
+
+/// Scans a row-major rows×cols buffer (a factor, in either layout: its diagonal is the
+/// same) for its diagonal and its first non-finite entry, and reads both back at once
+/// (`triangle_diag_scan_*`): the one synchronisation of an LU or QR factorization.
+///
+/// # Errors
+/// Driver errors, including faults of the work queued before.
+pub fn diag_scan<T: CudaElement>(
+    gpu: &Gpu,
+    op: &'static str,
+    a: &CudaSlice<T>,
+    (rows, cols): (usize, usize),
+) -> Result<DiagScan> {
+    let k = rows.min(cols);
+    let mut out = gpu.alloc_zeroed::<u64>(op, k + 1)?;
+    let name = crate::kernel!("triangle_diag_scan").of::<T>();
+    let f = gpu.function(KernelFile::TRIANGLE, name)?;
+    let (r, c) = (rows as i64, cols as i64);
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; a, &r, &c, &mut out);
+    // SAFETY: (const T* a, i64 r, i64 c, unsigned long long* out): a holds r·c elements,
+    // out k + 1 zeroed words; the grid-stride loop stays below r·c and writes out[i] for
+    // i < k only where i is a diagonal position, out[k] by atomicMax.
+    launched(name, unsafe {
+        b.launch(linear(blocks(rows * cols, 256).min(4096), 256))
+    })?;
+    let out = gpu.download_slice(&out, k + 1)?;
+    let first = out[k];
+    Ok(DiagScan {
+        diag: out[..k].iter().map(|&w| f64::from_bits(w)).collect(),
+        nonfinite: (first != 0).then(|| {
+            let e = (i64::MAX as u64 - first) as usize;
+            (e / cols.max(1), e % cols.max(1))
+        }),
+    })
+}
+
+/// LAPACK's 1-based row swaps (`ipiv`, as cuSOLVER's 64-bit `getrf` writes them) made
+/// 0-based in place (`triangle_pivots_from_lapack`).
+///
+/// # Errors
+/// Driver errors.
+pub fn pivots_from_lapack(gpu: &Gpu, ipiv: &mut CudaSlice<i64>, k: usize) -> Result<()> {
+    let name = "triangle_pivots_from_lapack";
+    let f = gpu.function(KernelFile::TRIANGLE, name)?;
+    let ki = dim_i32("lu", k)?;
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; ipiv, &ki);
+    // SAFETY: (i64* ipiv, int k): ipiv holds at least k entries; the loop stays below k.
+    launched(name, unsafe {
+        b.launch(linear(blocks(k, 256).min(1024), 256))
+    })
+}
+
+/// Applies the row swaps `ipiv` (0-based, k of them) to the row-major `b`: in order
+/// (`forward`, B ← P·B) or in reverse (B ← Pᵀ·B) (`triangle_laswp_*`).
+///
+/// # Errors
+/// [`ndgpu_core::Error::ShapeMismatch`] when `b` has fewer rows than a swap names is the
+/// caller's to rule out (pivots come from a factor of b's row count); driver errors.
+pub fn laswp<T: CudaElement>(
+    gpu: &Gpu,
+    b: &mut DeviceMatrix<T>,
+    ipiv: &CudaSlice<i64>,
+    k: usize,
+    forward: bool,
+) -> Result<()> {
+    if k == 0 || b.cols == 0 {
+        return Ok(());
+    }
+    let name = crate::kernel!("triangle_laswp").of::<T>();
+    let f = gpu.function(KernelFile::TRIANGLE, name)?;
+    let (cols, ki, fw) = (b.cols as i64, dim_i32("lu_solve", k)?, i32::from(forward));
+    let mut l = gpu.stream().launch_builder(&f);
+    push_args!(l; &mut b.data, &cols, ipiv, &ki, &fw);
+    // SAFETY: (T* b, i64 cols, const i64* ipiv, int k, int forward): ipiv holds k swaps,
+    // each < b.rows (they come from a factor with b's row count); threads walk columns
+    // below cols, so every access is inside the rows×cols matrix.
+    launched(name, unsafe {
+        l.launch(linear(blocks(b.cols, 256).min(4096), 256))
+    })
+}

@@ -89,6 +89,9 @@ impl CudaBackend {
                     rows(ops::kmeans::VARIANTS),
                     ops::kmeans::NOTE,
                 ),
+                Ladder::new(Family::Trsm, rows(ops::trsm::VARIANTS), ops::trsm::NOTE),
+                Ladder::new(Family::Lu, rows(ops::lu::VARIANTS), ops::lu::NOTE),
+                Ladder::new(Family::Qr, rows(ops::qr::VARIANTS), ops::qr::NOTE),
             ],
         )
     }

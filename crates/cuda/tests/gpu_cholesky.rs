@@ -267,15 +267,15 @@ fn errors_and_empty_shapes() {
     ));
     let dnone = b.cholesky_solve_dev(&f, &b.upload(none.view()).unwrap());
     assert_eq!(dnone.unwrap().dim(), (3, 0));
-    // NaN in B is refused and B left as it was.
+    // A resident solve does not look at B: NaN in a column of B stays in that column of
+    // X, the other columns are solved as ever, and nothing waits for the device.
     let mut rhs = Array2::<f64>::ones((3, 2));
     rhs[[1, 1]] = f64::NAN;
     let mut drhs = b.upload(rhs.view()).unwrap();
-    assert!(matches!(
-        b.cholesky_solve_in_place_dev(&f, &mut drhs),
-        Err(Error::NonFinite { .. })
-    ));
-    assert_holds(&b, &drhs, &rhs, "NaN in B: B changed");
+    b.cholesky_solve_in_place_dev(&f, &mut drhs).unwrap();
+    let x = b.download(&drhs).unwrap();
+    assert!(x.column(0).iter().all(|v| v.is_finite()), "{x}");
+    assert!(x.column(1).iter().any(|v| v.is_nan()), "{x}");
 
     // A factor resident elsewhere is refused, not read.
     let cpu = CpuBackend::new();

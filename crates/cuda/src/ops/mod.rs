@@ -5,10 +5,13 @@ pub(crate) mod cholesky;
 pub(crate) mod dispatch;
 pub(crate) mod gram;
 pub(crate) mod kmeans;
+pub(crate) mod lu;
 pub(crate) mod matmul;
 mod products;
+pub(crate) mod qr;
 pub(crate) mod reduce;
 pub(crate) mod transpose;
+pub(crate) mod trsm;
 
 use ndgpu_core::{Error, Family, Needs, Result, Variant};
 use ndgpu_cuda_runtime::Gpu;
@@ -73,6 +76,9 @@ pub fn default_kernels() -> Vec<&'static str> {
         reduce::DEFAULT_KERNELS,
         cholesky::DEFAULT_KERNELS,
         kmeans::DEFAULT_KERNELS,
+        trsm::DEFAULT_KERNELS,
+        lu::DEFAULT_KERNELS,
+        qr::DEFAULT_KERNELS,
     ]
     .concat()
 }

@@ -16,12 +16,14 @@ mod launch;
 mod order;
 mod solve;
 
+pub(crate) use solve::lower_solve;
+
 use cudarc::driver::CudaSlice;
-use ndgpu_core::backend::{self, finite_dev};
+use ndgpu_core::backend;
 use ndgpu_core::Variant as Row;
 use ndgpu_core::{
-    Backend, CholeskyFactor, DType, Error, FactorizeKernels, Family, Matrix, Needs, Precision,
-    Result,
+    Backend, CholeskyFactor, DType, Error, FactorizeKernels, Family, LuFactor, Matrix, Needs,
+    Precision, QrFactor, Result, Trans, Triangular,
 };
 use ndgpu_cuda_runtime::triangle::zero_upper;
 use ndgpu_cuda_runtime::{dim_i32, driver, CudaElement, DeviceMatrix, Gpu};
@@ -375,9 +377,30 @@ impl<T: CudaElement> FactorizeKernels<T> for CudaBackend {
     fn cholesky_solve_unchecked(&self, l: &CholeskyFactor<T>, b: &mut Matrix<T>) -> Result<()> {
         let gpu = self.gpu();
         let dl = gpu.dm(self.here(), "cholesky_solve", "L", l.l())?;
-        finite_dev(self, "cholesky_solve", "B", b)?;
         let db = gpu.dm_mut(self.here(), "cholesky_solve", "B", b)?;
         cholesky_solve(gpu, dl, db)
+    }
+
+    fn trsm_unchecked(&self, a: &Matrix<T>, tri: Triangular, b: &mut Matrix<T>) -> Result<()> {
+        self.triangular_solve(a, tri, b)
+    }
+    fn lu_unchecked(&self, a: Matrix<T>) -> Result<LuFactor<T>> {
+        self.lu_factor(a)
+    }
+    fn lu_solve_unchecked(&self, f: &LuFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        self.lu_solve(f, trans, b)
+    }
+    fn qr_unchecked(&self, a: Matrix<T>) -> Result<QrFactor<T>> {
+        self.qr_factor(a)
+    }
+    fn qr_apply_unchecked(&self, f: &QrFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {
+        self.qr_apply(f, trans, b)
+    }
+    fn qr_solve_unchecked(&self, f: &QrFactor<T>, b: Matrix<T>) -> Result<Matrix<T>> {
+        self.qr_solve(f, b)
+    }
+    fn lstsq_unchecked(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<Matrix<T>> {
+        self.lstsq(a, b)
     }
 }
 

@@ -29,14 +29,23 @@ pub(super) fn solve<T: CudaElement>(
     l: &DeviceMatrix<T>,
     b: &mut DeviceMatrix<T>,
 ) -> Result<()> {
-    let n = l.rows;
-    let ni = dim_i32("cholesky_solve", n)?;
-    dim_i32("cholesky_solve", b.cols)?;
-    let mut inv = gpu.alloc::<T>("cholesky_solve", n.div_ceil(NB) * NB * NB)?;
-    invert_diag(gpu, l, ni, &mut inv)?;
-    let s = Solve { gpu, l, inv };
-    s.trsm(b, 0, n, false)?;
-    s.trsm(b, 0, n, true)
+    let s = Solve::new(gpu, l)?;
+    s.trsm(b, 0, l.rows, false)?;
+    s.trsm(b, 0, l.rows, true)
+}
+
+/// Solves `L·X = B` (or `Lᵀ·X = B`: `back`) in place with the lower triangle of the n×n
+/// `l`: one of [`solve`]'s two passes, for the triangular solves of other families.
+///
+/// # Errors
+/// As [`solve`].
+pub(crate) fn lower_solve<T: CudaElement>(
+    gpu: &Gpu,
+    l: &DeviceMatrix<T>,
+    b: &mut DeviceMatrix<T>,
+    back: bool,
+) -> Result<()> {
+    Solve::new(gpu, l)?.trsm(b, 0, l.rows, back)
 }
 
 struct Solve<'a, T> {
@@ -46,7 +55,16 @@ struct Solve<'a, T> {
     inv: CudaSlice<T>,
 }
 
-impl<T: CudaElement> Solve<'_, T> {
+impl<'a, T: CudaElement> Solve<'a, T> {
+    /// The inverses of `l`'s diagonal blocks, computed once for the solves that follow.
+    fn new(gpu: &'a Gpu, l: &'a DeviceMatrix<T>) -> Result<Self> {
+        let n = l.rows;
+        let ni = dim_i32("cholesky_solve", n)?;
+        let mut inv = gpu.alloc::<T>("cholesky_solve", n.div_ceil(NB) * NB * NB)?;
+        invert_diag(gpu, l, ni, &mut inv)?;
+        Ok(Solve { gpu, l, inv })
+    }
+
     /// Solves rows `[r0, r0 + len)` of B in place: with `L[r0.., r0..]` (forward) or its
     /// transpose (backward). `r0` is a multiple of 64; so is `len` unless the block ends
     /// at n. Blocks of up to 256 rows are one leaf kernel.
