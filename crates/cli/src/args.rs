@@ -7,6 +7,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::error::EXIT_CODES;
 
+mod linalg;
+
+pub use linalg::{AssumeA, LstsqArgs, LuArgs, QrArgs, QrModeArg, SquareArgs, TriangularArgs};
+
 /// GPU linear algebra on .npy files, with the backend chosen at run time.
 #[derive(Debug, Parser)]
 #[command(
@@ -63,8 +67,10 @@ pub enum Command {
 pub struct ShootoutArgs {
     /// Ops, comma separated: matmul, gram, transpose, sum, dot, cholesky, solve (with a
     /// given factor, n right-hand sides), kmeans, chain (gram, Cholesky and a solve on
-    /// resident data), transfer (upload and download), and the reductions sumsq and
-    /// argmax (default: those of the suite; the ladders leave out sumsq and argmax).
+    /// resident data), transfer (upload and download), the reductions sumsq and argmax,
+    /// and lu, lu_solve, qr, lstsq and trsm (default: those of the suite; the ladders
+    /// leave out sumsq, argmax and the LU, QR and triangular-solve ops, which run when
+    /// named).
     #[arg(long, value_delimiter = ',')]
     pub ops: Vec<String>,
     /// The cases. ladders: each op at a ladder of sizes (squares for the matrix ops).
@@ -77,9 +83,10 @@ pub struct ShootoutArgs {
     #[arg(long, value_enum, default_value = "ladders")]
     pub suite: SuiteArg,
     /// Sizes, comma separated, for every op instead of each op's default ladder (not
-    /// with --suite shapes, which has its own shapes).
+    /// with --suite shapes, which has its own shapes): n for a square op, or rows x
+    /// columns for qr and lstsq (`1048576x32`); an op skips sizes it does not take.
     #[arg(long, value_delimiter = ',')]
-    pub sizes: Option<Vec<usize>>,
+    pub sizes: Option<Vec<String>>,
     /// Backends, comma separated (cpu, faer, cuda, cublas); default: the GPU backends if
     /// there is a GPU, else the host ones (faer and cpu).
     #[arg(long, value_delimiter = ',')]
@@ -271,13 +278,20 @@ pub enum Op {
         #[command(flatten)]
         common: Common,
     },
-    /// X with A·X = B for a symmetric positive-definite A (Cholesky, then solve).
+    /// X with A·X = B for a square A, as scipy.linalg.solve: LU with partial pivoting
+    /// (--assume-a gen, the default), or Cholesky for a symmetric positive-definite A
+    /// (--assume-a pos). A singular A is refused (exit 1).
     Solve {
         /// A, or its Cholesky factor L with --factor.
         a: PathBuf,
         /// B (n×r, or a 1-D vector of length n; X has B's rank).
         b: PathBuf,
-        /// The first input is already the factor L (lower triangle read).
+        /// gen: any square A, through LU; pos: symmetric positive definite, through
+        /// Cholesky (only A's lower triangle is read). Default: gen, or pos with --factor.
+        #[arg(long, value_enum)]
+        assume_a: Option<AssumeA>,
+        /// The first input is already the Cholesky factor L (lower triangle read); implies
+        /// --assume-a pos.
         #[arg(long)]
         factor: bool,
         #[command(flatten)]
@@ -285,6 +299,28 @@ pub enum Op {
         #[command(flatten)]
         common: Common,
     },
+    /// P, L, U with A = P·L·U, as scipy.linalg.lu: LU with partial pivoting of an m×n A
+    /// (k = min(m, n)): P m×m a permutation, L m×k unit lower triangular with |Lᵢⱼ| ≤ 1,
+    /// U k×n upper triangular. --out-dir D writes D/P.npy, D/L.npy and D/U.npy.
+    Lu(LuArgs),
+    /// Q, R with A = Q·R, as numpy.linalg.qr (Householder): Q with orthonormal columns,
+    /// R upper triangular. --out-dir D writes D/Q.npy and D/R.npy.
+    Qr(QrArgs),
+    /// The least-squares X minimising ‖A·X − B‖ for an m×n A of full column rank, m ≥ n
+    /// (through QR; as numpy.linalg.lstsq's solution for such A). A without full column
+    /// rank is refused (exit 1), naming the first dependent column.
+    Lstsq(LstsqArgs),
+    /// det A of a square A, as numpy.linalg.det (through LU; 0 for a singular A),
+    /// printed, and written as a 0-d .npy with -o.
+    Det(SquareArgs),
+    /// A⁻¹ of a square A, as numpy.linalg.inv (through LU). A singular A is refused
+    /// (exit 1).
+    Inv(SquareArgs),
+    /// X with T·X = B (or Tᵀ·X = B with --trans), T a triangle of the square A, as
+    /// scipy.linalg.solve_triangular: the upper one by default (SciPy's lower=False),
+    /// --lower for the lower one. A zero on T's diagonal is refused as singular (exit 1).
+    #[command(name = "solve_triangular", alias = "solve-triangular")]
+    SolveTriangular(TriangularArgs),
     /// k-means (Lloyd) on the rows of X: centroids and labels. Unless written, the
     /// centroids are printed, and so are the labels (as text; --json gives the cluster
     /// sizes instead).

@@ -9,8 +9,9 @@ use std::io::Write;
 /// failed write to stdout.
 pub const USAGE: u8 = 2;
 /// Exit code of an operation that refused its input (shapes that do not fit, NaN or
-/// Inf, not positive definite, k larger than the number of points), of a backend that
-/// cannot run here or failed, and of verification mismatches.
+/// Inf, not positive definite, singular, rank deficient, k larger than the number of
+/// points), of a backend that cannot run here or failed, and of verification
+/// mismatches.
 pub const FAILED: u8 = 1;
 
 /// The exit codes as `--help` and the README state them.
@@ -18,10 +19,11 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success
   1  the operation refused its input (shapes that do not fit; NaN or Inf in the input
-     of cholesky, solve, kmeans or predict, while matmul, gram, transpose and reduce
-     pass NaN through as NumPy does; a matrix that is not positive definite; k larger
-     than the number of points), the backend cannot run here or failed, or `verify`
-     found a mismatch
+     of cholesky, solve, lu, qr, lstsq, det, inv, solve_triangular, kmeans or predict,
+     while matmul, gram, transpose and reduce pass NaN through as NumPy does; a matrix
+     that is not positive definite, a singular one (solve, inv, solve_triangular), one
+     without full column rank (lstsq); k larger than the number of points), the
+     backend cannot run here or failed, or `verify` found a mismatch
   2  usage or I/O: bad arguments, unknown backend or variant names, a file that cannot
      be read as an f32/f64 .npy (integer files are refused) or cannot be written, a
      failed or truncated write to stdout";

@@ -10,6 +10,7 @@
 mod args;
 pub mod error;
 mod info;
+mod linalg;
 pub mod npy;
 mod ops;
 mod report;

@@ -38,12 +38,23 @@ pub struct Gemm<'a> {
 pub struct Solve<'a> {
     pub a: &'a Path,
     pub b: &'a Path,
+    /// A is symmetric positive definite: Cholesky, not LU.
+    pub pos: bool,
+    /// The first input is the Cholesky factor L (with `pos` only).
     pub factor: bool,
+}
+
+/// What every `run` operation works with: the backend, the summary, and where the
+/// result goes (`-o`, or the `--out-dir` folder of lu and qr; `None`: printed).
+pub struct Ctx<'a, B: ?Sized> {
+    pub b: &'a B,
+    pub rep: &'a mut Report,
+    pub out: Option<&'a Path>,
 }
 
 /// Runs `f`, recording its wall time (device work included: every backend call
 /// returns host arrays, so it has finished when the call returns).
-fn timed<R>(rep: &mut Report, f: impl FnOnce() -> ndgpu::Result<R>) -> Result<R> {
+pub(crate) fn timed<R>(rep: &mut Report, f: impl FnOnce() -> ndgpu::Result<R>) -> Result<R> {
     let start = Instant::now();
     let r = f()?;
     rep.field("seconds", start.elapsed().as_secs_f64());
@@ -58,12 +69,8 @@ fn trans(yes: bool) -> Trans {
     }
 }
 
-pub fn matmul<T: Float, B: ?Sized + Ops<T>>(
-    b: &B,
-    g: &Gemm,
-    out: Option<&Path>,
-    rep: &mut Report,
-) -> Result<()> {
+pub fn matmul<T: Float, B: ?Sized + Ops<T>>(cx: Ctx<B>, g: &Gemm) -> Result<()> {
+    let Ctx { b, rep, out } = cx;
     let beta = match (g.c, g.beta) {
         (Some(_), None) => {
             return Err(Failure::usage(
@@ -127,7 +134,7 @@ pub fn matmul<T: Float, B: ?Sized + Ops<T>>(
 
 /// The shape of an operand as the file has it: a vector read as a row or a column is
 /// reported 1-D.
-fn shape_of<T>(m: &ndarray::Array2<T>, vector: bool) -> Vec<usize> {
+pub(crate) fn shape_of<T>(m: &ndarray::Array2<T>, vector: bool) -> Vec<usize> {
     if vector {
         vec![m.len()]
     } else {
@@ -141,17 +148,13 @@ pub enum Unary {
     Gram,
     Transpose,
     Cholesky,
+    Inv,
 }
 
 /// Runs an operation of one matrix that gives one matrix (the input is reported as `m`
 /// for gram, `a` otherwise, the names of their `ndgpu run` arguments).
-pub fn unary<T: Float, B: ?Sized + Ops<T>>(
-    b: &B,
-    op: Unary,
-    path: &Path,
-    out: Option<&Path>,
-    rep: &mut Report,
-) -> Result<()> {
+pub fn unary<T: Float, B: ?Sized + Ops<T>>(cx: Ctx<B>, op: Unary, path: &Path) -> Result<()> {
+    let Ctx { b, rep, out } = cx;
     if let Unary::Transpose = op {
         // NumPy: the transpose of a 1-D array is the array itself.
         let (m, vector) = read_operand::<T>(path, Vector::Row)?;
@@ -167,18 +170,17 @@ pub fn unary<T: Float, B: ?Sized + Ops<T>>(
         Unary::Gram => b.gram(m.view()),
         Unary::Transpose => b.transpose(m.view()),
         Unary::Cholesky => b.cholesky(m.view()),
+        Unary::Inv => b.inv(m.view()),
     })?;
     rep.deliver("output", &r, out, "-o")
 }
 
 pub fn reduce<T: Float, B: ?Sized + Ops<T>>(
-    b: &B,
+    cx: Ctx<B>,
     a: &Path,
-    op: ReduceArg,
-    axis: Option<i8>,
-    out: Option<&Path>,
-    rep: &mut Report,
+    (op, axis): (ReduceArg, Option<i8>),
 ) -> Result<()> {
+    let Ctx { b, rep, out } = cx;
     // A vector is reduced as a 1×n row: the whole-array results (and the flat index of
     // argmin/argmax) are the vector's.
     let (a, vector) = read_operand::<T>(a, Vector::Row)?;
@@ -245,7 +247,7 @@ pub fn reduce<T: Float, B: ?Sized + Ops<T>>(
 }
 
 /// A scalar result: printed, a JSON field, and a 0-d `.npy` if asked for.
-fn scalar<T: Float>(rep: &mut Report, x: T, out: Option<&Path>) -> Result<()> {
+pub(crate) fn scalar<T: Float>(rep: &mut Report, x: T, out: Option<&Path>) -> Result<()> {
     rep.field("result", x);
     rep.line(x.to_string());
     deliver_opt(rep, &Array0::from_elem((), x), out)
@@ -267,13 +269,8 @@ fn indices(a: &Array1<usize>) -> Array1<i64> {
     a.mapv(|i| i as i64)
 }
 
-pub fn dot<T: Float, B: ?Sized + Ops<T>>(
-    b: &B,
-    x: &Path,
-    y: &Path,
-    out: Option<&Path>,
-    rep: &mut Report,
-) -> Result<()> {
+pub fn dot<T: Float, B: ?Sized + Ops<T>>(cx: Ctx<B>, x: &Path, y: &Path) -> Result<()> {
+    let Ctx { b, rep, out } = cx;
     let x = read_vector::<T>(x)?;
     let y = read_vector::<T>(y)?;
     rep.shape("x", x.shape());
@@ -282,32 +279,32 @@ pub fn dot<T: Float, B: ?Sized + Ops<T>>(
     scalar(rep, r, out)
 }
 
-pub fn solve<T: Float, B: ?Sized + Ops<T>>(
-    b: &B,
-    s: &Solve,
-    out: Option<&Path>,
-    rep: &mut Report,
-) -> Result<()> {
+pub fn solve<T: Float, B: ?Sized + Ops<T>>(cx: Ctx<B>, s: &Solve) -> Result<()> {
+    let Ctx { b, rep, out } = cx;
     let a = read_matrix::<T>(s.a, false)?;
-    let rhs = read_matrix::<T>(s.b, true)?;
-    let vector = npy::header(s.b)?.shape.len() == 1;
+    let (rhs, vector) = read_operand::<T>(s.b, Vector::Column)?;
     rep.shape(if s.factor { "l" } else { "a" }, a.shape());
-    rep.shape(
-        "b",
-        if vector {
-            &rhs.shape()[..1]
-        } else {
-            rhs.shape()
-        },
-    );
-    rep.field("factor_given", s.factor);
-    let x = timed(rep, || {
-        if s.factor {
-            b.cholesky_solve(a.view(), rhs.view())
-        } else {
-            b.cholesky_solve(b.cholesky(a.view())?.view(), rhs.view())
-        }
+    rep.shape("b", &shape_of(&rhs, vector));
+    rep.field("assume_a", if s.pos { "pos" } else { "gen" });
+    if s.pos {
+        rep.field("factor_given", s.factor);
+    }
+    let x = timed(rep, || match (s.pos, s.factor) {
+        (false, _) => b.solve(a.view(), rhs.view()),
+        (true, true) => b.cholesky_solve(a.view(), rhs.view()),
+        (true, false) => b.cholesky_solve(b.cholesky(a.view())?.view(), rhs.view()),
     })?;
+    deliver_solution(rep, x, vector, out)
+}
+
+/// Writes (or prints) a solution X with the rank of its right-hand side: 1-D when B
+/// was.
+pub(crate) fn deliver_solution<T: Float>(
+    rep: &mut Report,
+    x: ndarray::Array2<T>,
+    vector: bool,
+    out: Option<&Path>,
+) -> Result<()> {
     if vector {
         rep.deliver("output", &x.column(0).to_owned(), out, "-o")
     } else {
@@ -343,14 +340,19 @@ pub fn kmeans_config(
         .init(init))
 }
 
+/// k-means of the points in `x`: the centroids into `centroids`, the labels into the
+/// context's output.
 pub fn kmeans<T: Float, B: ?Sized + Ops<T>>(
-    b: &B,
+    cx: Ctx<B>,
     x: &Path,
     cfg: &KMeansConfig,
     centroids: Option<&Path>,
-    labels: Option<&Path>,
-    rep: &mut Report,
 ) -> Result<()> {
+    let Ctx {
+        b,
+        rep,
+        out: labels,
+    } = cx;
     let x = read_matrix::<T>(x, false)?;
     rep.shape("x", x.shape());
     rep.field("k", cfg.k);
@@ -401,15 +403,10 @@ pub fn kmeans<T: Float, B: ?Sized + Ops<T>>(
     }
 }
 
-pub fn predict<T: Float, B: ?Sized + Ops<T>>(
-    b: &B,
-    x: &Path,
-    centroids: &Path,
-    out: Option<&Path>,
-    rep: &mut Report,
-) -> Result<()> {
+pub fn predict<T: Float, B: ?Sized + Ops<T>>(cx: Ctx<B>, x: &Path, c: &Path) -> Result<()> {
+    let Ctx { b, rep, out } = cx;
     let x = read_matrix::<T>(x, false)?;
-    let c = read_matrix::<T>(centroids, false)?;
+    let c = read_matrix::<T>(c, false)?;
     rep.shape("x", x.shape());
     rep.shape("centroids", c.shape());
     let labels = timed(rep, || b.predict(x.view(), c.view()))?;

@@ -6,10 +6,11 @@ use std::path::Path;
 
 use ndgpu::{Backend, DType, Family};
 
-use crate::args::{Common, DTypeArg, Op};
+use crate::args::{AssumeA, Common, DTypeArg, Op, QrModeArg};
 use crate::error::{note, Failure, Result};
+use crate::linalg::{self, TriangularSolve};
 use crate::npy;
-use crate::ops::{self, Solve, Unary};
+use crate::ops::{self, Ctx, Solve, Unary};
 use crate::report::Report;
 
 /// What `run` needs to know of an operation before running it.
@@ -33,7 +34,16 @@ fn describe(op: &Op) -> Described<'_> {
         Op::Reduce { .. } => ("reduce", Family::Reduce),
         Op::Dot { .. } => ("dot", Family::Reduce),
         Op::Cholesky { .. } => ("cholesky", Family::Cholesky),
-        Op::Solve { .. } => ("solve", Family::Cholesky),
+        Op::Solve {
+            assume_a, factor, ..
+        } if is_pos(*assume_a, *factor) => ("solve", Family::Cholesky),
+        Op::Solve { .. } => ("solve", Family::Lu),
+        Op::Lu(_) => ("lu", Family::Lu),
+        Op::Qr(_) => ("qr", Family::Qr),
+        Op::Lstsq(_) => ("lstsq", Family::Qr),
+        Op::Det(_) => ("det", Family::Lu),
+        Op::Inv(_) => ("inv", Family::Lu),
+        Op::SolveTriangular(_) => ("solve_triangular", Family::Trsm),
         Op::Kmeans { .. } => ("kmeans", Family::KMeans),
         Op::Predict { .. } => ("predict", Family::KMeans),
     };
@@ -46,6 +56,11 @@ fn describe(op: &Op) -> Described<'_> {
         Op::Transpose { a, .. } | Op::Reduce { a, .. } | Op::Cholesky { a, .. } => vec![a],
         Op::Dot { x, y, .. } => vec![x, y],
         Op::Solve { a, b, .. } => vec![a, b],
+        Op::Lu(x) => vec![&x.a],
+        Op::Qr(x) => vec![&x.a],
+        Op::Det(x) | Op::Inv(x) => vec![&x.a],
+        Op::Lstsq(x) => vec![&x.a, &x.b],
+        Op::SolveTriangular(x) => vec![&x.a, &x.b],
         Op::Kmeans { x, .. } => vec![x],
         Op::Predict { x, centroids, .. } => vec![x, centroids],
     };
@@ -56,6 +71,12 @@ fn describe(op: &Op) -> Described<'_> {
             labels,
             ..
         } => (common, vec![centroids.as_deref(), labels.as_deref()]),
+        // Files in a folder: never stdout.
+        Op::Lu(x) => (&x.common, vec![]),
+        Op::Qr(x) => (&x.common, vec![]),
+        Op::Lstsq(x) => (&x.common, vec![x.out.output.as_deref()]),
+        Op::Det(x) | Op::Inv(x) => (&x.common, vec![x.out.output.as_deref()]),
+        Op::SolveTriangular(x) => (&x.common, vec![x.out.output.as_deref()]),
         Op::Matmul { common, out, .. }
         | Op::Gram { common, out, .. }
         | Op::Transpose { common, out, .. }
@@ -74,14 +95,23 @@ fn describe(op: &Op) -> Described<'_> {
     }
 }
 
-/// Calls `ops::$f::<T, _>` with `T` the element type chosen at run time.
+/// Calls `ops::$f::<T, _>` (or `$module::$f`) with `T` the element type chosen at run
+/// time.
 macro_rules! by_dtype {
     ($dtype:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
+        by_dtype!($dtype, $f($($arg),*), ops)
+    };
+    ($dtype:expr, $f:ident ( $($arg:expr),* $(,)? ), $module:ident) => {
         match $dtype {
-            DType::F32 => ops::$f::<f32, _>($($arg),*),
-            DType::F64 => ops::$f::<f64, _>($($arg),*),
+            DType::F32 => $module::$f::<f32, _>($($arg),*),
+            DType::F64 => $module::$f::<f64, _>($($arg),*),
         }
     };
+}
+
+/// Whether `solve` goes through Cholesky: `--assume-a pos`, or a factor given.
+fn is_pos(assume_a: Option<AssumeA>, factor: bool) -> bool {
+    assume_a == Some(AssumeA::Pos) || (assume_a.is_none() && factor)
 }
 
 pub fn run(op: Op) -> Result<()> {
@@ -97,6 +127,16 @@ pub fn run(op: Op) -> Result<()> {
     let backend = open(common, fam)?;
     let b: &dyn Backend = &*backend;
     let mut rep = Report::new(common.json);
+    // The context of an operation writing to `$out`.
+    macro_rules! cx {
+        ($out:expr) => {
+            Ctx {
+                b,
+                rep: &mut rep,
+                out: $out,
+            }
+        };
+    }
     match &op {
         Op::Matmul {
             a,
@@ -118,7 +158,7 @@ pub fn run(op: Op) -> Result<()> {
                 alpha: *alpha,
                 beta: *beta,
             };
-            by_dtype!(dtype, matmul(b, &gemm, out.output.as_deref(), &mut rep))
+            by_dtype!(dtype, matmul(cx!(out.output.as_deref()), &gemm))
         }
         Op::Gram { m: a, out, .. } | Op::Transpose { a, out, .. } | Op::Cholesky { a, out, .. } => {
             let which = match &op {
@@ -126,32 +166,63 @@ pub fn run(op: Op) -> Result<()> {
                 Op::Transpose { .. } => Unary::Transpose,
                 _ => Unary::Cholesky,
             };
-            by_dtype!(dtype, unary(b, which, a, out.output.as_deref(), &mut rep))
+            by_dtype!(dtype, unary(cx!(out.output.as_deref()), which, a))
         }
         Op::Reduce {
             a, op, axis, out, ..
         } => {
-            by_dtype!(
-                dtype,
-                reduce(b, a, *op, *axis, out.output.as_deref(), &mut rep)
-            )
+            by_dtype!(dtype, reduce(cx!(out.output.as_deref()), a, (*op, *axis)))
         }
         Op::Dot { x, y, out, .. } => {
-            by_dtype!(dtype, dot(b, x, y, out.output.as_deref(), &mut rep))
+            by_dtype!(dtype, dot(cx!(out.output.as_deref()), x, y))
         }
         Op::Solve {
             a,
             b: bp,
+            assume_a,
             factor,
             out,
             ..
         } => {
+            if *factor && *assume_a == Some(AssumeA::Gen) {
+                return Err(Failure::usage(
+                    "solve: --factor gives a Cholesky factor, which goes with --assume-a pos, \
+                     not gen",
+                ));
+            }
             let s = Solve {
                 a,
                 b: bp,
+                pos: is_pos(*assume_a, *factor),
                 factor: *factor,
             };
-            by_dtype!(dtype, solve(b, &s, out.output.as_deref(), &mut rep))
+            by_dtype!(dtype, solve(cx!(out.output.as_deref()), &s))
+        }
+        Op::Lu(x) => by_dtype!(dtype, lu(cx!(x.out.out_dir.as_deref()), &x.a), linalg),
+        Op::Qr(x) => {
+            let complete = x.mode == QrModeArg::Complete;
+            let dir = x.out.out_dir.as_deref();
+            by_dtype!(dtype, qr(cx!(dir), &x.a, complete), linalg)
+        }
+        Op::Lstsq(x) => {
+            let out = x.out.output.as_deref();
+            by_dtype!(dtype, lstsq(cx!(out), &x.a, &x.b), linalg)
+        }
+        Op::Det(x) => by_dtype!(dtype, det(cx!(x.out.output.as_deref()), &x.a), linalg),
+        Op::Inv(x) => {
+            let out = x.out.output.as_deref();
+            by_dtype!(dtype, unary(cx!(out), Unary::Inv, &x.a))
+        }
+        Op::SolveTriangular(x) => {
+            let s = TriangularSolve {
+                a: &x.a,
+                b: &x.b,
+                lower: x.lower,
+                trans: x.trans,
+                unit: x.unit_diagonal,
+            };
+            let out = x.out.output.as_deref();
+            by_dtype!(dtype, solve_triangular(cx!(out), &s), linalg)
         }
         Op::Kmeans {
             x,
@@ -184,16 +255,13 @@ pub fn run(op: Op) -> Result<()> {
             rep.field("init", init.as_str());
             by_dtype!(
                 dtype,
-                kmeans(b, x, &cfg, c_path.as_deref(), l_path.as_deref(), &mut rep)
+                kmeans(cx!(l_path.as_deref()), x, &cfg, c_path.as_deref())
             )
         }
         Op::Predict {
             x, centroids, out, ..
         } => {
-            by_dtype!(
-                dtype,
-                predict(b, x, centroids, out.output.as_deref(), &mut rep)
-            )
+            by_dtype!(dtype, predict(cx!(out.output.as_deref()), x, centroids))
         }
     }?;
     rep.finish(name, b, fam, dtype)

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use ndgpu::DType;
-use ndgpu_shootout::{Op, ShootoutOptions, Status, Suite};
+use ndgpu_shootout::{Op, ShootoutOptions, Size, Status, Suite};
 
 use crate::args::{DTypeArg, ShootoutArgs, SuiteArg};
 use crate::error::{Failure, Result};
@@ -17,10 +17,19 @@ pub fn shootout(args: &ShootoutArgs) -> Result<()> {
     if args.reps == 0 {
         return Err(Failure::usage("--reps must be at least 1"));
     }
-    if let Some(sizes) = &args.sizes {
-        if sizes.contains(&0) {
-            return Err(Failure::usage("--sizes must be positive"));
-        }
+    // A size is a ladder's n or a shape's dimensions (`1048576x32`), as `Size` parses
+    // them, whether the argument holds numbers or text.
+    let sizes = args
+        .sizes
+        .as_ref()
+        .map(|v| {
+            v.iter()
+                .map(|s| s.to_string().parse::<Size>().map_err(Failure::usage))
+                .collect::<Result<Vec<_>>>()
+        })
+        .transpose()?;
+    if sizes.iter().flatten().any(|s| !s.positive()) {
+        return Err(Failure::usage("--sizes must be positive"));
     }
     let suite = match args.suite {
         SuiteArg::Ladders => Suite::Ladders,
@@ -44,7 +53,7 @@ pub fn shootout(args: &ShootoutArgs) -> Result<()> {
     let opts = ShootoutOptions {
         ops,
         suite,
-        sizes: args.sizes.clone(),
+        sizes,
         backends: args.backends.clone(),
         variants: args.variants.clone(),
         out_dir: args.out.clone(),

@@ -1,21 +1,17 @@
 //! Runs the built `ndgpu` binary on temporary `.npy` files and checks what it prints,
 //! what it writes, and how it fails.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use ndarray::{array, Array0, Array1, Array2, Array3};
-use ndarray_npy::{read_npy, write_npy};
+use ndarray_npy::read_npy;
 use ndgpu_cli::npy::raw_file;
+
+use common::{close, fails, ndgpu, s, Dir};
 use serde_json::Value;
 
-fn ndgpu(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ndgpu"))
-        .args(args)
-        .env_remove("NDGPU_BACKEND")
-        .output()
-        .expect("the binary runs")
-}
+mod common;
 
 /// Runs and expects success; returns stdout.
 fn ok(args: &[&str]) -> String {
@@ -30,22 +26,6 @@ fn json(args: &[&str]) -> Value {
     let mut all = args.to_vec();
     all.push("--json");
     serde_json::from_str(&ok(&all)).expect("stdout is JSON")
-}
-
-/// Expects exit code `code` and exactly one stderr line, `error: ...` containing
-/// `needle`, with no panic.
-fn fails(args: &[&str], code: i32, needle: &str) {
-    let out = ndgpu(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "{args:?}: not one line: {stderr}");
-    assert!(lines[0].starts_with("error: "), "{args:?}: {stderr}");
-    assert!(
-        lines[0].contains(needle),
-        "{args:?}: {needle:?} not in {stderr}"
-    );
 }
 
 /// `ndgpu run <args> --backend cpu`, the command line most tests run.
@@ -66,6 +46,15 @@ fn cpu_json(args: &[&str]) -> Value {
     json(&on_cpu(args))
 }
 
+/// `ndgpu run <args> --backend cpu`, expected to succeed: its output (`-o -` writes a
+/// .npy to its stdout).
+fn cpu_out(args: &[&str]) -> Output {
+    let out = ndgpu(&on_cpu(args));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?} failed: {stderr}");
+    out
+}
+
 /// [`fails`] of `ndgpu run <args> --backend cpu`.
 fn cpu_fails(args: &[&str], code: i32, needle: &str) {
     fails(&on_cpu(args), code, needle)
@@ -77,34 +66,6 @@ fn backend<'a>(info: &'a Value, name: &str) -> &'a Value {
     list.iter().find(|b| b["name"] == name).unwrap()
 }
 
-struct Dir(tempfile::TempDir);
-
-impl Dir {
-    fn new() -> Self {
-        Dir(tempfile::tempdir().unwrap())
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.path().join(name)
-    }
-    /// Writes an array and returns its path as a string.
-    fn put<A, D>(&self, name: &str, a: &ndarray::Array<A, D>) -> String
-    where
-        A: ndarray_npy::WritableElement,
-        D: ndarray::Dimension,
-    {
-        let p = self.path(name);
-        write_npy(&p, a).unwrap();
-        s(&p)
-    }
-    fn out(&self, name: &str) -> String {
-        s(&self.path(name))
-    }
-}
-
-fn s(p: &Path) -> String {
-    p.to_str().unwrap().to_string()
-}
-
 fn read2(p: &str) -> Array2<f64> {
     read_npy(p).unwrap()
 }
@@ -113,10 +74,6 @@ fn read2(p: &str) -> Array2<f64> {
 fn spd() -> (Array2<f64>, Array2<f64>) {
     let l = array![[2.0, 0.0, 0.0], [6.0, 1.0, 0.0], [-8.0, 5.0, 3.0]];
     (l.dot(&l.t()), l)
-}
-
-fn close(a: &Array2<f64>, b: &Array2<f64>, tol: f64) -> bool {
-    a.dim() == b.dim() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol)
 }
 
 #[test]
@@ -134,7 +91,7 @@ fn info_lists_every_backend_with_status() {
             assert!(!b["description"].as_str().unwrap().is_empty(), "{b}");
             // Every family lists its default among its variants.
             let variants = b["variants"].as_object().unwrap();
-            assert_eq!(variants.len(), 6, "{b}");
+            assert_eq!(variants.len(), ndgpu::Family::ALL.len(), "{b}");
             for v in variants.values() {
                 let all = v["all"].as_array().unwrap();
                 assert_eq!(&v["default"], &all[0], "{b}");
@@ -230,12 +187,7 @@ fn gram_transpose_and_text_output() {
     assert!(text.contains("transpose on cpu"), "{text}");
     // A 1-D array is its own transpose, as in NumPy.
     let v = d.put("v.npy", &array![1.0f64, 2.0, 3.0]);
-    let out = ndgpu(&on_cpu(&["transpose", &v, "-o", "-"]));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = cpu_out(&["transpose", &v, "-o", "-"]);
     let r: Array1<f64> = parse_npy(&out.stdout);
     assert_eq!(r, array![1.0, 2.0, 3.0]);
     assert!(text.contains("[[1, 4],"), "{text}");
@@ -528,7 +480,11 @@ fn bad_input_is_one_error_line() {
     }
     let indefinite = d.put("ind.npy", &array![[1.0f64, 2.0], [2.0, 1.0]]);
     cpu_fails(&["cholesky", &indefinite], 1, "pivot 1");
-    cpu_fails(&["solve", &indefinite, &vec], 1, "pivot");
+    cpu_fails(
+        &["solve", &indefinite, &vec, "--assume-a", "pos"],
+        1,
+        "pivot",
+    );
 
     // k, tol and max_iter: out of range whatever the data is a bad argument (2); k
     // larger than the data is refused input (1).
@@ -866,12 +822,7 @@ fn output_folder_is_created() {
 fn dash_o_writes_npy_to_stdout() {
     let d = Dir::new();
     let a = d.put("a.npy", &array![[1.0f64, 2.0], [3.0, 4.0]]);
-    let out = ndgpu(&on_cpu(&["gram", &a, "-o", "-"]));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = cpu_out(&["gram", &a, "-o", "-"]);
     let g: Array2<f64> = parse_npy(&out.stdout);
     assert_eq!(g, array![[5.0, 11.0], [11.0, 25.0]]);
     // The summary goes to stderr, and no file named `-` appears.
@@ -987,7 +938,7 @@ fn info_lists_every_backends_variants_even_without_a_gpu() {
     for b in v["backends"].as_array().unwrap() {
         let variants = b["variants"].as_object().unwrap();
         // Every family, whether or not the backend can open here.
-        assert_eq!(variants.len(), 6, "{b}");
+        assert_eq!(variants.len(), ndgpu::Family::ALL.len(), "{b}");
         for (family, entry) in variants {
             let all = entry["all"].as_array().unwrap();
             assert!(!all.is_empty(), "{family}: {b}");
