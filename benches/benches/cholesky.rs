@@ -2,13 +2,8 @@
 
 mod common;
 
-use criterion::Criterion;
 use ndgpu_shootout::Op;
 
-fn cholesky(c: &mut Criterion) {
-    common::bench_op(c, Op::Cholesky);
-}
-
 fn main() {
-    common::main(&[cholesky]);
+    common::main(&[Op::Cholesky]);
 }

@@ -2,13 +2,8 @@
 
 mod common;
 
-use criterion::Criterion;
 use ndgpu_shootout::Op;
 
-fn gram(c: &mut Criterion) {
-    common::bench_op(c, Op::Gram);
-}
-
 fn main() {
-    common::main(&[gram]);
+    common::main(&[Op::Gram]);
 }

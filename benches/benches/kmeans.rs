@@ -2,13 +2,8 @@
 
 mod common;
 
-use criterion::Criterion;
 use ndgpu_shootout::Op;
 
-fn kmeans(c: &mut Criterion) {
-    common::bench_op(c, Op::KMeans);
-}
-
 fn main() {
-    common::main(&[kmeans]);
+    common::main(&[Op::KMeans]);
 }

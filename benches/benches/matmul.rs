@@ -3,13 +3,8 @@
 
 mod common;
 
-use criterion::Criterion;
 use ndgpu_shootout::Op;
 
-fn matmul(c: &mut Criterion) {
-    common::bench_op(c, Op::Matmul);
-}
-
 fn main() {
-    common::main(&[matmul]);
+    common::main(&[Op::Matmul]);
 }

@@ -4,25 +4,8 @@
 
 mod common;
 
-use criterion::Criterion;
 use ndgpu_shootout::Op;
 
-fn sum(c: &mut Criterion) {
-    common::bench_op(c, Op::Sum);
-}
-
-fn sumsq(c: &mut Criterion) {
-    common::bench_op(c, Op::SumSq);
-}
-
-fn argmax(c: &mut Criterion) {
-    common::bench_op(c, Op::Argmax);
-}
-
-fn dot(c: &mut Criterion) {
-    common::bench_op(c, Op::Dot);
-}
-
 fn main() {
-    common::main(&[sum, sumsq, argmax, dot]);
+    common::main(&[Op::Sum, Op::SumSq, Op::Argmax, Op::Dot]);
 }

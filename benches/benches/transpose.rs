@@ -2,13 +2,8 @@
 
 mod common;
 
-use criterion::Criterion;
 use ndgpu_shootout::Op;
 
-fn transpose(c: &mut Criterion) {
-    common::bench_op(c, Op::Transpose);
-}
-
 fn main() {
-    common::main(&[transpose]);
+    common::main(&[Op::Transpose]);
 }

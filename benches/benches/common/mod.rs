@@ -5,18 +5,22 @@
 //! with [`Device::time`](ndgpu_core::Device::time) around the iterations (CUDA events;
 //! the device is synchronized inside the timed region); group `<op>/transfers` times
 //! the ndarray-level calls (upload, kernels, download) with the wall clock. Without
-//! one: group `<op>` times the CPU reference at small sizes, resident in host memory.
+//! one: group `<op>` times the host backends (`faer` and the `cpu` reference) at small
+//! sizes, resident in host memory.
 //! Besides a ladder's sizes, each op runs the other shapes of the shootout's shape suite
 //! (`Suite::Shapes`: rectangular GEMMs and grams, reductions of matrices whole and along
-//! each axis), at full size on a GPU, at the host's small shapes without one; their
-//! benchmark ids carry the shape (`1048576x32x1024`, `16x16777216@1`).
+//! each axis), and QR and least squares a tall-skinny m×32 A, at full size on a GPU, at
+//! the host's small shapes without one; their benchmark ids carry the shape
+//! (`1048576x32x1024`, `16x16777216@1`, `1048576x32`).
 //! Every implementation is checked at each size before it is benchmarked; a wrong one
 //! is left out with a message.
 //!
 //! `cargo bench` runs the benchmarks; `cargo test --benches` (no `--bench` argument,
 //! criterion's test mode) runs each once at the smallest size and the small shapes
 //! (those of the quick run on a GPU, the host's without one), which is what CI does.
-//! `NDGPU_BENCH_SIZES=1024,4096` sets the ladder's sizes (the other shapes stay).
+//! `NDGPU_BENCH_SIZES=1024,4096` sets the ladder's sizes (the other shapes stay); a size
+//! may be a shape (`NDGPU_BENCH_SIZES=4096,1048576x32`), which the ops of its kind take
+//! and the others leave out (`ndgpu_shootout::Size`).
 
 use std::time::Duration;
 
@@ -30,19 +34,20 @@ use ndgpu_shootout::gpu::{traffic, DeviceInfo};
 use ndgpu_shootout::host::call;
 use ndgpu_shootout::resident::Cases;
 use ndgpu_shootout::selection::{case_key, copy_source, precision_of, select_variant, variants_of};
-use ndgpu_shootout::SEED;
-use ndgpu_shootout::{Shape, Suite};
+use ndgpu_shootout::{Shape, Size, Suite};
+use ndgpu_shootout::{HOST_BACKENDS, SEED};
 
 /// A run slower than this is left to the shootout: criterion needs at least ten.
 const MAX_RUN_S: f64 = 1.0;
 
-/// The bench target's `main`: criterion's, after dropping the arguments that only
-/// libtest knows (so that `cargo test --all-targets -- --include-ignored` works).
-pub fn main(targets: &[fn(&mut Criterion)]) {
+/// The bench target's `main`: criterion's, benchmarking each of `ops` in turn
+/// ([`bench_op`]), after dropping the arguments that only libtest knows (so that
+/// `cargo test --all-targets -- --include-ignored` works).
+pub fn main(ops: &[Op]) {
     reexec_without_libtest_args();
     let mut c = Criterion::default().configure_from_args();
-    for target in targets {
-        target(&mut c);
+    for &op in ops {
+        bench_op(&mut c, op);
     }
     c.final_summary();
 }
@@ -102,13 +107,14 @@ fn shapes(op: Op, gpu: bool) -> Vec<Shape> {
         false => Target::Cpu,
     };
     let ladder = op.default_sizes(target);
-    let mut sizes = match (test_mode(), gpu) {
+    let ladder = match (test_mode(), gpu) {
         (true, _) => ladder[..1].to_vec(),
         (false, false) => ladder,
         (false, true) => vec![ladder[ladder.len() / 2], ladder[ladder.len() - 1]],
     };
+    let mut sizes: Vec<Size> = ladder.into_iter().map(Size::N).collect();
     if let Ok(list) = std::env::var("NDGPU_BENCH_SIZES") {
-        match list.split(',').map(|s| s.trim().parse()).collect() {
+        match list.split(',').map(|s| s.parse()).collect() {
             Ok(v) => sizes = v,
             Err(e) => eprintln!("NDGPU_BENCH_SIZES={list}: {e}; using the defaults"),
         }
@@ -116,12 +122,26 @@ fn shapes(op: Op, gpu: bool) -> Vec<Shape> {
     let others = Suite::Shapes
         .shapes(op, target)
         .into_iter()
+        .chain(tall(op, target))
         .filter(|s| s.size().is_none());
-    sizes
-        .into_iter()
-        .map(|n| op.shape(n))
-        .chain(others)
-        .collect()
+    let mut shapes: Vec<Shape> = sizes.iter().filter_map(|s| s.shape(op)).collect();
+    for s in others {
+        if !shapes.contains(&s) {
+            shapes.push(s);
+        }
+    }
+    shapes
+}
+
+/// The tall-skinny A (m×32) that QR and least squares run at beside the ladder's
+/// squares: 2²⁰ rows on a GPU, 2¹⁶ in its test mode, 2¹² on the host.
+fn tall(op: Op, target: Target) -> Option<Shape> {
+    let m = match target {
+        Target::Gpu => 1 << 20,
+        Target::GpuQuick => 1 << 16,
+        Target::Cpu => 1 << 12,
+    };
+    matches!(op, Op::Qr | Op::Lstsq).then(|| Shape::rect(m, 32))
 }
 
 /// The benchmark's parameter: the ladder's size, or the shape's ASCII spec.
@@ -149,7 +169,7 @@ fn crit_group<'c>(c: &'c mut Criterion, name: &str) -> BenchmarkGroup<'c, WallTi
 }
 
 /// Benchmarks `op` on the GPU backends, or on the CPU without a GPU.
-pub fn bench_op(c: &mut Criterion, op: Op) {
+fn bench_op(c: &mut Criterion, op: Op) {
     let mut gpu: Vec<Box<dyn Backend>> = ["cuda", "cublas"]
         .into_iter()
         .filter_map(|name| ndgpu::backend(name).ok())
@@ -160,9 +180,16 @@ pub fn bench_op(c: &mut Criterion, op: Op) {
             transfers(c, &mut gpu, op);
         }
         _ => {
-            eprintln!("{op}: no GPU; benchmarking the CPU reference");
-            let mut cpu = vec![ndgpu::backend("cpu").expect("the cpu backend opens")];
-            resident(c, &mut cpu, op, None);
+            let mut host: Vec<Box<dyn Backend>> = HOST_BACKENDS
+                .into_iter()
+                .filter_map(|name| ndgpu::backend(name).ok())
+                .collect();
+            let names: Vec<&str> = host.iter().map(|b| b.name()).collect();
+            eprintln!(
+                "{op}: no GPU; benchmarking the host backends ({})",
+                names.join(", ")
+            );
+            resident(c, &mut host, op, None);
         }
     }
 }

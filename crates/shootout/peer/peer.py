@@ -10,11 +10,14 @@ the L2, the median of the samples).
         --reps 20 --budget 2.0
     python3 crates/shootout/peer/peer.py --lib torch --op matmul --shapes 1048576x32x1024,64x8192x64
     python3 crates/shootout/peer/peer.py --lib torch --op sumsq --shapes 16x16777216@1,8192x8192
+    python3 crates/shootout/peer/peer.py --lib torch --op qr --shapes 4096x4096,1048576x32
 
 A shape is the shootout's `Shape::spec`: `MxKxN` for matmul (A M×K times B K×N), `MxK`
 for gram (M·Mᵀ of an M×K M), `RxC` for the reductions (sum, sumsq, argmax) of an R×C
-matrix, whole, or `RxC@0` / `RxC@1` along axis 0 or 1, and one number n for the other
-ops (the order of a square, elements, points).
+matrix, whole, or `RxC@0` / `RxC@1` along axis 0 or 1, `MxN` for the A of qr and lstsq,
+and one number n for the other ops (the order of a square, elements, points). The
+factorizations and solves (lu, lu_solve, qr, lstsq, trsm) are in peer_linalg.py, beside
+this file.
 
 Prints one JSON object per shape on stdout:
     {"op", "shape", "status": "ok" | "failed" | "skipped", "median_s", "min_s", "max_s",
@@ -31,6 +34,8 @@ import sys
 import time
 
 import numpy as np
+
+import peer_linalg as linalg
 
 def lib_of(argv):
     """The --lib argument, read before argparse runs, so torch is imported only when used."""
@@ -83,7 +88,7 @@ def parse_shape(op, spec):
     """(dims, axis) of a shape spec: MxKxN, MxK, RxC[@axis], or n."""
     dims, _, axis = spec.partition("@")
     dims = [int(d) for d in dims.split("x")]
-    want = {"matmul": 3, "gram": 2}.get(op, 2 if op in REDUCTIONS else 1)
+    want = {"matmul": 3, "gram": 2, "qr": 2, "lstsq": 2}.get(op, 2 if op in REDUCTIONS else 1)
     if len(dims) == 1 and want > 1:  # a ladder's n: a square, or one row of n elements
         dims = [1, dims[0]] if op in REDUCTIONS else dims * want
     if len(dims) != want:
@@ -101,6 +106,8 @@ def work(op, dims):
         return dims[0] ** 3
     if op == "transpose":
         return dims[0] ** 2
+    if op in linalg.OPS:
+        return linalg.work(op, dims)
     return math.prod(dims)
 
 
@@ -143,6 +150,8 @@ class Case:
         elif op == "transfer":
             cols = 4096 if n % 4096 == 0 else n
             self.host = [uniform(rng, (n // cols, cols), dtype)]
+        elif op in linalg.OPS:  # "lu", "lu_solve", "qr", "lstsq", "trsm"
+            self.host = linalg.inputs(op, dims, rng, dtype, uniform)
         else:
             raise ValueError(f"unknown op {op}")
         self.sets = []
@@ -156,6 +165,8 @@ class Case:
                 self.sets.append([h.copy() for h in self.host])
             else:
                 self.sets.append([torch.from_numpy(h).to("cuda") for h in self.host])
+        if self.op in linalg.OPS:
+            self.sets = [linalg.prepare(self.op, s, torch) for s in self.sets]
 
     def run(self, i):
         """One run on set i; returns the result (on the device, or a host scalar)."""
@@ -192,6 +203,8 @@ class Case:
             return torch.cholesky_solve(s[1], el)
         if op == "transfer":
             return torch.from_numpy(self.host[0]).cuda().cpu()
+        if op in linalg.OPS:
+            return linalg.run_torch(op, s, torch)
         raise ValueError(op)
 
     def check(self, out):
@@ -253,6 +266,8 @@ class Case:
             return None
         if op == "transfer":
             return None if np.array_equal(f(out), h[0].astype(np.float64)) else "changed values"
+        if op in linalg.OPS:
+            return linalg.check(op, h, out, e, f, sample, torch)
         return "unchecked"
 
 
@@ -332,6 +347,8 @@ def run_numpy(op, s, axis=None):
 
         el = np.linalg.cholesky(s[0] @ s[0].T) if op == "chain" else s[0]
         return scipy.linalg.cho_solve((el, True), s[1])
+    if op in linalg.OPS:
+        return linalg.run_numpy(op, s)
     raise ValueError(op)
 
 

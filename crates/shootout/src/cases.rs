@@ -8,8 +8,10 @@ pub use crate::shape::{KMEANS_D, KMEANS_K};
 
 /// An operation of the shootout, run at a [`Shape`] (see [`Op::takes`]). A ladder's
 /// size `n` is the shape [`Op::shape`] makes of it: the order of the square matrices
-/// (matmul, gram, transpose, cholesky, solve, chain), the number of elements (the
-/// reductions, dot, transfer), or the number of points N (kmeans).
+/// (matmul, gram, transpose, cholesky, solve, lu, lu_solve, qr, lstsq, trsm, chain), the
+/// number of elements (the reductions, dot, transfer), or the number of points N
+/// (kmeans). (The variants' order is that of the seeds of their inputs; [`Op::ALL`] is
+/// the reports' order.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Op {
     /// GEMM `C = A·B`, A m×k, B k×n (n×n×n on a ladder).
@@ -40,6 +42,20 @@ pub enum Op {
     /// Index of the largest element, whole (flat, row-major) or along an axis (as
     /// [`Op::Sum`]; 8-byte indices, as NumPy's and PyTorch's).
     Argmax,
+    /// LU with partial pivoting of an n×n matrix, in place (LAPACK's `getrf`).
+    Lu,
+    /// `A·X = B` with A's LU factor (made outside the timed region), n×n, and n
+    /// right-hand sides, into a new X (`getrs`).
+    LuSolve,
+    /// Householder QR of an m×n matrix, in place: R and the reflectors, Q not formed
+    /// (`geqrf`); n×n on a ladder.
+    Qr,
+    /// The least-squares solution of `A·x ≈ b`, A m×n (m ≥ n) of full column rank, one
+    /// right-hand side, through QR (n×n on a ladder).
+    Lstsq,
+    /// `L·X = B` in place, L the lower triangle of an n×n matrix, n right-hand sides
+    /// (`trsm`, left, lower, no transpose).
+    Trsm,
 }
 
 /// What a reduction op computes: a value or an index.
@@ -110,7 +126,7 @@ pub enum Target {
 
 impl Op {
     /// Every op, in report order.
-    pub const ALL: [Op; 12] = [
+    pub const ALL: [Op; 17] = [
         Op::Matmul,
         Op::Gram,
         Op::Transpose,
@@ -120,6 +136,11 @@ impl Op {
         Op::Dot,
         Op::Cholesky,
         Op::Solve,
+        Op::Lu,
+        Op::LuSolve,
+        Op::Qr,
+        Op::Lstsq,
+        Op::Trsm,
         Op::KMeans,
         Op::Chain,
         Op::Transfer,
@@ -127,12 +148,17 @@ impl Op {
 
     /// The ops of the default run (the size ladders), in report order: every op but the
     /// reductions that only the shape suite runs unless asked for by name (`sumsq`,
-    /// `argmax`).
+    /// `argmax`) and the LU, QR and triangular-solve ops, which run when named (their
+    /// naive rungs take minutes at the ladder's largest sizes).
     pub const LADDERS: [Op; 10] = {
         let mut ladders = [Op::Matmul; 10];
         let (mut i, mut j) = (0, 0);
         while i < Op::ALL.len() {
-            if !matches!(Op::ALL[i], Op::SumSq | Op::Argmax) {
+            let named_only = matches!(
+                Op::ALL[i],
+                Op::SumSq | Op::Argmax | Op::Lu | Op::LuSolve | Op::Qr | Op::Lstsq | Op::Trsm
+            );
+            if !named_only {
                 ladders[j] = Op::ALL[i];
                 j += 1;
             }
@@ -154,6 +180,11 @@ impl Op {
             Op::Dot => "dot",
             Op::Cholesky => "cholesky",
             Op::Solve => "solve",
+            Op::Lu => "lu",
+            Op::LuSolve => "lu_solve",
+            Op::Qr => "qr",
+            Op::Lstsq => "lstsq",
+            Op::Trsm => "trsm",
             Op::KMeans => "kmeans",
             Op::Chain => "chain",
             Op::Transfer => "transfer",
@@ -174,9 +205,29 @@ impl Op {
             Op::Transpose => Some(Family::Transpose),
             Op::Sum | Op::SumSq | Op::Argmax | Op::Dot => Some(Family::Reduce),
             Op::Cholesky | Op::Solve => Some(Family::Cholesky),
+            Op::Lu | Op::LuSolve => Some(Family::Lu),
+            Op::Qr | Op::Lstsq => Some(Family::Qr),
+            Op::Trsm => Some(Family::Trsm),
             Op::KMeans => Some(Family::KMeans),
             Op::Chain | Op::Transfer => None,
         }
+    }
+
+    /// Whether the op's work on a ladder grows as n³ and it runs at its own ladder of
+    /// squares: the matrix products and the factorizations and solves (not the chain).
+    pub fn cubic(self) -> bool {
+        matches!(
+            self,
+            Op::Matmul
+                | Op::Gram
+                | Op::Cholesky
+                | Op::Solve
+                | Op::Lu
+                | Op::LuSolve
+                | Op::Qr
+                | Op::Lstsq
+                | Op::Trsm
+        )
     }
 
     /// Whether the op is limited by memory bandwidth (rated in GB/s against a copy of
@@ -199,12 +250,15 @@ impl Op {
     }
 
     /// The shape of a ladder's size `n`: an n×n×n GEMM, the gram of an n×n M, an n×n
-    /// matrix, a row of n elements reduced whole, n elements, n points.
+    /// matrix (a square one, or one of QR), a row of n elements reduced whole, n
+    /// elements, n points.
     pub fn shape(self, n: usize) -> Shape {
         match self {
             Op::Matmul => Shape::gemm(n, n, n),
             Op::Gram => Shape::gram(n, n),
+            Op::Qr | Op::Lstsq => Shape::rect(n, n),
             Op::Transpose | Op::Cholesky | Op::Solve | Op::Chain => Shape::Square(n),
+            Op::Lu | Op::LuSolve | Op::Trsm => Shape::Square(n),
             Op::Sum | Op::SumSq | Op::Argmax => Shape::matrix(1, n, None),
             Op::Dot | Op::Transfer => Shape::Vector(n),
             Op::KMeans => Shape::Points(n),
@@ -212,9 +266,25 @@ impl Op {
     }
 
     /// Whether the op runs at `shape`: the shape is of the op's kind (that of
-    /// [`Op::shape`]).
+    /// [`Op::shape`]), and for lstsq has no fewer rows than columns.
     pub fn takes(self, shape: Shape) -> bool {
-        std::mem::discriminant(&self.shape(1)) == std::mem::discriminant(&shape)
+        let kind = std::mem::discriminant(&self.shape(1)) == std::mem::discriminant(&shape);
+        kind && !matches!((self, shape), (Op::Lstsq, Shape::Rect { m, n }) if m < n)
+    }
+
+    /// The sizes it takes, as `--sizes` writes them ([`crate::Size`]; every dimension
+    /// at least 1).
+    pub fn size_syntax(self) -> &'static str {
+        match self.shape(1) {
+            Shape::Points(_) => "N ≥ 128 (points)",
+            Shape::Gemm { .. } => "n or m×k×n",
+            Shape::Gram { .. } => "n or m×k",
+            Shape::Rect { .. } if self == Op::Lstsq => "n or m×n with m ≥ n",
+            Shape::Rect { .. } => "n or m×n",
+            Shape::Square(_) => "n or n×n",
+            Shape::Matrix { .. } => "n, rows×cols or rows×cols@axis",
+            Shape::Vector(_) => "n",
+        }
     }
 
     /// The unit of its rate.
@@ -241,7 +311,19 @@ impl Op {
             (Op::Gram, Shape::Gram { m, k }) => 2.0 * f(m) * f(m) * f(k),
             (Op::Transpose, Shape::Square(n)) => 2.0 * f(n) * f(n) * s,
             (Op::Cholesky, Shape::Square(n)) => f(n).powi(3) / 3.0,
-            (Op::Solve, Shape::Square(n)) => 2.0 * f(n).powi(3),
+            (Op::Solve | Op::LuSolve, Shape::Square(n)) => 2.0 * f(n).powi(3),
+            (Op::Lu, Shape::Square(n)) => 2.0 * f(n).powi(3) / 3.0,
+            (Op::Trsm, Shape::Square(n)) => f(n).powi(3),
+            (Op::Qr | Op::Lstsq, Shape::Rect { m, n }) => {
+                // LAPACK's count of geqrf (LAWN 41): 2·m·n² − 2n³/3 for m ≥ n.
+                let (big, small) = (f(m.max(n)), f(m.min(n)));
+                let qr = 2.0 * big * small * small - 2.0 * small.powi(3) / 3.0;
+                match self {
+                    // Qᵀ·b (ormqr: 4mn − 2n²) and R⁻¹ of it (n²).
+                    Op::Lstsq => qr + 4.0 * f(m) * f(n) - f(n) * f(n),
+                    _ => qr,
+                }
+            }
             (Op::Chain, Shape::Square(n)) => {
                 2.0 * f(n).powi(3) + f(n).powi(3) / 3.0 + 2.0 * f(n).powi(3)
             }
@@ -273,6 +355,17 @@ impl Op {
             Op::Dot => "2n·size bytes (each element of x and y read once)",
             Op::Cholesky => "n³/3 FLOPs (the leading term of the factorization)",
             Op::Solve => "2n³ FLOPs (two triangular solves with n right-hand sides)",
+            Op::Lu => "2n³/3 FLOPs (getrf's count; the pivot search and the row swaps not counted)",
+            Op::LuSolve => {
+                "2n³ FLOPs (two triangular solves with n right-hand sides; the row swaps \
+                 not counted)"
+            }
+            Op::Qr => "4n³/3 FLOPs (geqrf's 2·m·n² − 2n³/3 at m = n)",
+            Op::Lstsq => {
+                "4n³/3 + 3n² FLOPs (QR, then Qᵀ·b and the triangular solve with R: \
+                 2·m·n² − 2n³/3 + 4·m·n − n² at m = n)"
+            }
+            Op::Trsm => "n³ FLOPs (a triangular solve with n right-hand sides)",
             Op::KMeans => {
                 "2·N·K·D FLOPs with K = 128, D = 32: the distances' inner products only; \
                  the argmin (N·K compares) and the centroid update (N·D adds) are not counted"
@@ -304,6 +397,11 @@ impl Op {
                  (cols for axis 0, rows for axis 1); a shape reads rows×cols for the whole \
                  matrix, rows×cols axis a along axis a"
             }
+            Op::Qr => "2·m·n² − 2n³/3 FLOPs (geqrf's count, m×n with m ≥ n)",
+            Op::Lstsq => {
+                "2·m·n² − 2n³/3 + 4·m·n − n² FLOPs (geqrf's count of the m×n QR, then Qᵀ·b \
+                 and the triangular solve with R, one right-hand side)"
+            }
             _ => self.work_formula(),
         }
     }
@@ -311,11 +409,9 @@ impl Op {
     /// What the size means, for the reports' axes.
     pub fn size_label(self) -> &'static str {
         match self {
-            Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky | Op::Solve | Op::Chain => {
-                "n (n×n matrices)"
-            }
             Op::Sum | Op::SumSq | Op::Argmax | Op::Dot | Op::Transfer => "n (elements)",
             Op::KMeans => "N (points; D = 32, K = 128)",
+            _ => "n (n×n matrices)",
         }
     }
 
@@ -323,9 +419,6 @@ impl Op {
     pub fn default_sizes(self, target: Target) -> Vec<usize> {
         let pow2 = |lo: u32, hi: u32| (lo..=hi).map(|e| 1usize << e).collect::<Vec<_>>();
         match (self, target) {
-            (Op::Matmul | Op::Gram | Op::Cholesky | Op::Solve, Target::Gpu) => pow2(8, 13),
-            (Op::Matmul | Op::Gram | Op::Cholesky | Op::Solve, Target::GpuQuick) => pow2(8, 9),
-            (Op::Matmul | Op::Gram | Op::Cholesky | Op::Solve, Target::Cpu) => pow2(6, 8),
             (Op::Transpose, Target::Gpu) => pow2(10, 14),
             (Op::Transpose, Target::GpuQuick) => pow2(10, 11),
             (Op::Transpose, Target::Cpu) => pow2(8, 10),
@@ -345,6 +438,10 @@ impl Op {
             (Op::Transfer, Target::Gpu) => vec![1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28],
             (Op::Transfer, Target::GpuQuick) => vec![1 << 20, 1 << 22],
             (Op::Transfer, Target::Cpu) => vec![1 << 16, 1 << 18, 1 << 20],
+            // The matrix products, the factorizations and their solves ([`Op::cubic`]).
+            (_, Target::Gpu) => pow2(8, 13),
+            (_, Target::GpuQuick) => pow2(8, 9),
+            (_, Target::Cpu) => pow2(6, 8),
         }
     }
 
@@ -352,9 +449,9 @@ impl Op {
     /// timed ([`Op::check_shape`]).
     pub fn check_cap(self) -> usize {
         match self {
-            Op::Matmul | Op::Gram | Op::Transpose | Op::Cholesky | Op::Solve | Op::Chain => 131,
             Op::Sum | Op::SumSq | Op::Argmax | Op::Dot | Op::Transfer => 100_003,
             Op::KMeans => 1_031,
+            _ => 131,
         }
     }
 

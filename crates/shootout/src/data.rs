@@ -87,6 +87,63 @@ pub enum Inputs<T> {
         /// The host array.
         x: Array2<T>,
     },
+    /// LU of A n×n uniform in [-1, 1) plus n on the diagonal (strictly diagonally
+    /// dominant by columns, so nonsingular and well conditioned at every n).
+    Lu {
+        /// The matrix.
+        a: Array2<T>,
+    },
+    /// `A·X = B` with A's LU factor: A as [`Inputs::Lu`]'s, B n×n uniform in [-1, 1).
+    LuSolve {
+        /// The matrix (factored outside the timed region).
+        a: Array2<T>,
+        /// The right-hand sides.
+        b: Array2<T>,
+    },
+    /// QR of A m×n uniform in [-1, 1).
+    Qr {
+        /// The matrix.
+        a: Array2<T>,
+    },
+    /// Least squares: A m×n uniform in [-1, 1) plus 2√n on its diagonal (a square
+    /// uniform matrix alone can come within the rank test's tolerance; with the shift its
+    /// singular values lie above about 0.85√n, and a tall one's are about √(m/3)), b m×1
+    /// uniform in [-1, 1).
+    Lstsq {
+        /// The matrix.
+        a: Array2<T>,
+        /// The right-hand side.
+        b: Array2<T>,
+    },
+    /// `L·X = B`: L lower triangular with n on the diagonal and entries uniform in
+    /// [-1, 1) below it (zeros above; as [`Inputs::Solve`]'s factor), B n×n uniform.
+    Trsm {
+        /// The triangular matrix.
+        a: Array2<T>,
+        /// The right-hand sides.
+        b: Array2<T>,
+    },
+}
+
+/// An n×n matrix uniform in [-1, 1) with `diag` added to its diagonal.
+fn shifted<T: Element>(n: usize, seed: u64, diag: f64) -> Array2<T> {
+    let mut m: Array2<T> = uniform_matrix(n, n, seed, 1.0);
+    let shift = T::from_f64(diag);
+    m.diag_mut().mapv_inplace(|d| d + shift);
+    m
+}
+
+/// L lower triangular with n on the diagonal and entries uniform in [-1, 1) below it.
+fn dominant_lower<T: Element>(n: usize, seed: u64) -> Array2<T> {
+    let mut l: Array2<T> = uniform_matrix(n, n, seed, 1.0);
+    for ((i, j), v) in l.indexed_iter_mut() {
+        if j > i {
+            *v = T::zero();
+        } else if j == i {
+            *v = T::from_f64(n as f64);
+        }
+    }
+    l
 }
 
 impl<T: Element> Inputs<T> {
@@ -121,33 +178,41 @@ impl<T: Element> Inputs<T> {
             (Op::Cholesky, _) => Inputs::Cholesky {
                 a: dominant_spd(n, seed),
             },
-            (Op::Solve, _) => {
-                let mut l: Array2<T> = uniform_matrix(n, n, seed, 1.0);
-                for ((i, j), v) in l.indexed_iter_mut() {
-                    if j > i {
-                        *v = T::zero();
-                    } else if j == i {
-                        *v = T::from_f64(n as f64);
-                    }
-                }
-                Inputs::Solve {
-                    l,
-                    b: uniform_matrix(n, n, seed.wrapping_add(1), 1.0),
+            (Op::Solve, _) => Inputs::Solve {
+                l: dominant_lower(n, seed),
+                b: uniform_matrix(n, n, seed.wrapping_add(1), 1.0),
+            },
+            (Op::Trsm, _) => Inputs::Trsm {
+                a: dominant_lower(n, seed),
+                b: uniform_matrix(n, n, seed.wrapping_add(1), 1.0),
+            },
+            (Op::Lu, _) => Inputs::Lu {
+                a: shifted(n, seed, n as f64),
+            },
+            (Op::LuSolve, _) => Inputs::LuSolve {
+                a: shifted(n, seed, n as f64),
+                b: uniform_matrix(n, n, seed.wrapping_add(1), 1.0),
+            },
+            (Op::Qr, Shape::Rect { m, n }) => Inputs::Qr {
+                a: uniform_matrix(m, n, seed, 1.0),
+            },
+            (Op::Lstsq, Shape::Rect { m, n }) => {
+                let mut a: Array2<T> = uniform_matrix(m, n, seed, 1.0);
+                let shift = T::from_f64(2.0 * (n as f64).sqrt());
+                a.diag_mut().mapv_inplace(|d| d + shift);
+                Inputs::Lstsq {
+                    a,
+                    b: uniform_matrix(m, 1, seed.wrapping_add(1), 1.0),
                 }
             }
             (Op::KMeans, _) => {
                 let (x, centroids) = cyclic_blobs(n.max(KMEANS_K), KMEANS_K, KMEANS_D, seed);
                 Inputs::KMeans { x, centroids }
             }
-            (Op::Chain, _) => {
-                let mut m: Array2<T> = uniform_matrix(n, n, seed, 1.0);
-                let shift = T::from_f64(2.0 * (n as f64).sqrt());
-                m.diag_mut().mapv_inplace(|d| d + shift);
-                Inputs::Chain {
-                    m,
-                    b: uniform_matrix(n, n, seed.wrapping_add(1), 1.0),
-                }
-            }
+            (Op::Chain, _) => Inputs::Chain {
+                m: shifted(n, seed, 2.0 * (n as f64).sqrt()),
+                b: uniform_matrix(n, n, seed.wrapping_add(1), 1.0),
+            },
             (Op::Transfer, _) => {
                 let cols = if n.is_multiple_of(4096) { 4096 } else { n };
                 Inputs::Transfer {
@@ -165,6 +230,10 @@ impl<T: Element> Inputs<T> {
             Inputs::Gemm { a, b } => a.len() + b.len(),
             Inputs::Gram { m } => m.len(),
             Inputs::Transpose { a } | Inputs::Cholesky { a } => a.len(),
+            Inputs::Lu { a } | Inputs::Qr { a } => a.len(),
+            Inputs::LuSolve { a, b } | Inputs::Lstsq { a, b } | Inputs::Trsm { a, b } => {
+                a.len() + b.len()
+            }
             Inputs::Reduce { x, .. } => x.len(),
             Inputs::Dot { x, y } => x.len() + y.len(),
             Inputs::KMeans { x, centroids } => x.len() + centroids.len(),

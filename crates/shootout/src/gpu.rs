@@ -136,6 +136,13 @@ pub fn traffic(op: Op, shape: Shape, elem_bytes: usize) -> usize {
         (Op::Cholesky, Shape::Square(n)) => n * n * s,
         // L and B read, X written.
         (Op::Solve, Shape::Square(n)) => 3 * n * n * s,
+        // A factored in place; A's factor and B read, X written; L read, B in place.
+        (Op::Lu, Shape::Square(n)) => n * n * s,
+        (Op::LuSolve, Shape::Square(n)) => 3 * n * n * s,
+        (Op::Trsm, Shape::Square(n)) => 2 * n * n * s,
+        // A factored in place; lstsq factors a copy of A.
+        (Op::Qr, Shape::Rect { m, n }) => m * n * s,
+        (Op::Lstsq, Shape::Rect { m, n }) => (2 * m * n + m + n) * s,
         // The points and centroids, and the labels (i32).
         (Op::KMeans, Shape::Points(n)) => (n * KMEANS_D + KMEANS_K * KMEANS_D) * s + 4 * n,
         // The chain's G, L and X are n×n; a transfer is never rotated (too large, and

@@ -2,7 +2,7 @@
 //! the GPU backends are timed on "with transfers" (upload, kernels, download).
 
 use ndarray::Axis;
-use ndgpu_core::{Element, Init, KMeansConfig, Ops, Result};
+use ndgpu_core::{Element, Init, KMeansConfig, Ops, QrMode, Result, Triangular};
 
 use crate::cases::Reduction;
 use crate::check::Output;
@@ -12,7 +12,10 @@ use crate::data::Inputs;
 ///
 /// k-means runs `Cluster::kmeans` with the case's centroids as the given start and
 /// `max_iter = 1`: that is one assignment step (the iteration stops after it, before
-/// any update), so its result is checked as such.
+/// any update), so its result is checked as such. LU runs `lu` (P, L and U unpacked on
+/// the host), its solve `solve` (which factors too: a host-level call cannot be handed
+/// a factor), QR `qr` in the reduced mode (which also forms Q), least squares `lstsq`
+/// and the triangular solve `solve_triangular` with the lower triangle.
 ///
 /// # Errors
 /// Those of the backend.
@@ -61,6 +64,19 @@ pub fn call<T: Element, B: Ops<T> + ?Sized>(backend: &B, inputs: &Inputs<T>) -> 
         }
         Inputs::Solve { l, b } => Output::Matrix(backend.cholesky_solve(l.view(), b.view())?),
         Inputs::Transfer { x } => Output::Matrix(backend.download(&backend.upload(x.view())?)?),
+        Inputs::Lu { a } => {
+            let (p, l, u) = backend.lu(a.view())?;
+            Output::Plu { p, l, u }
+        }
+        Inputs::LuSolve { a, b } => Output::Matrix(backend.solve(a.view(), b.view())?),
+        Inputs::Qr { a } => {
+            let (q, r) = backend.qr(a.view(), QrMode::Reduced)?;
+            Output::Qr { q, r }
+        }
+        Inputs::Lstsq { a, b } => Output::Matrix(backend.lstsq(a.view(), b.view())?),
+        Inputs::Trsm { a, b } => {
+            Output::Matrix(backend.solve_triangular(a.view(), b.view(), Triangular::lower())?)
+        }
     })
 }
 
@@ -92,6 +108,12 @@ mod tests {
             }
             if op == Op::Gram {
                 shapes.extend([Shape::gram(41, 7), Shape::gram(5, 300)]);
+            }
+            if matches!(op, Op::Qr | Op::Lstsq) {
+                shapes.extend([Shape::rect(41, 7), Shape::rect(300, 1)]);
+            }
+            if op == Op::Qr {
+                shapes.push(Shape::rect(7, 41));
             }
             for shape in shapes {
                 let inputs = Inputs::<f32>::generate(op, shape, 9);

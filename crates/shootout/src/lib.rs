@@ -17,6 +17,8 @@
 //! (`ndgpu shootout --suite shapes`) runs GEMM as m×k×n and M·Mᵀ of m×k matrices at
 //! squares and at the rectangular shapes of real workloads, and the reductions whole and
 //! along each axis of square, tall-thin and short-wide matrices ([`Suite::shapes`]).
+//! Sizes asked for ([`ShootoutOptions::sizes`]) may name shapes too: `1048576x32` is
+//! the tall-skinny A of QR and least squares ([`Size`]).
 //!
 //! How it measures:
 //! - every implementation is first checked at a shape whose dimensions are no multiple
@@ -27,8 +29,9 @@
 //!   (CUDA events on a GPU, the wall clock on the host) after a warm-up (which also
 //!   compiles the kernels and creates the library handles); short runs are batched
 //!   between one pair of events; small cases rotate through enough copies of their
-//!   buffers to span twice the L2; in-place ops (Cholesky, k-means) are reset from a
-//!   pristine resident copy before each run, outside the timed region;
+//!   buffers to span twice the L2; in-place ops (Cholesky, LU, QR, the triangular
+//!   solve, k-means) are reset from a pristine resident copy before each run, outside
+//!   the timed region;
 //! - with [`ShootoutOptions::transfers`], also the ndarray-level call (upload, kernels,
 //!   download), with the wall clock, as the CPU is;
 //! - the median of the samples (at most [`ShootoutOptions::reps`], at least 3); fewer at
@@ -62,6 +65,7 @@ pub mod row;
 mod runner;
 pub mod selection;
 pub mod shape;
+pub mod size;
 pub mod suite;
 pub mod timing;
 
@@ -76,6 +80,7 @@ pub use report::write_reports;
 pub use row::{Row, Status};
 pub use runner::{BACKENDS, HOST, HOST_BACKENDS, SEED};
 pub use shape::Shape;
+pub use size::Size;
 pub use suite::Suite;
 
 /// What [`run`] measures, and how.
@@ -85,9 +90,11 @@ pub struct ShootoutOptions {
     pub ops: Vec<Op>,
     /// The cases: the size ladders, or the shape suite.
     pub suite: Suite,
-    /// Sizes for every op instead of the default ladders (see [`Op::default_sizes`]);
-    /// ladders only (the shape suite has its own shapes).
-    pub sizes: Option<Vec<usize>>,
+    /// Sizes for every op instead of the default ladders (see [`Op::default_sizes`]): a
+    /// ladder's n, or the dimensions of a shape (`1048576x32`), which the ops of that
+    /// kind of shape take and the others leave out ([`Size::shape`]); ladders only (the
+    /// shape suite has its own shapes).
+    pub sizes: Option<Vec<Size>>,
     /// Backends among `cpu`, `cuda`, `cublas`; empty: the GPU backends when there is a
     /// GPU, else `cpu`. The CPU runs at the small CPU sizes unless `sizes` is given.
     pub backends: Vec<String>,

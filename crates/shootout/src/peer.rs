@@ -1,7 +1,8 @@
 //! The peers: the same ops, shapes and dtype timed through PyTorch on the same GPU, or
-//! through NumPy on the host, by `crates/shootout/peer/peer.py` (embedded here, written to a
-//! temporary file and run with `python3`), measured the shootout's way. Where Python or
-//! the library is missing, the shootout says so in one line and goes on without it.
+//! through NumPy on the host, by `crates/shootout/peer/peer.py` and the factorizations'
+//! `peer_linalg.py` beside it (embedded here, written to a temporary folder and run with
+//! `python3`), measured the shootout's way. Where Python or the library is missing, the
+//! shootout says so in one line and goes on without it.
 
 use std::process::Command;
 
@@ -17,7 +18,8 @@ use crate::timing::Stats;
 pub enum Peer {
     /// PyTorch on the GPU, beside the GPU backends.
     Torch,
-    /// NumPy (SciPy for the chain's solves) on the host, beside the host backends.
+    /// NumPy (SciPy for the chain's solves, LU and the triangular solve) on the host,
+    /// beside the host backends.
     Numpy,
 }
 
@@ -54,6 +56,8 @@ impl Peer {
 
 /// The peer script, as committed.
 const SCRIPT: &str = include_str!("../peer/peer.py");
+/// The module of its factorizations and solves, which it imports from its folder.
+const LINALG: &str = include_str!("../peer/peer_linalg.py");
 
 /// What the peer is asked to do.
 pub struct Ask<'a> {
@@ -83,6 +87,8 @@ pub fn run(ask: &Ask<'_>, version: &str) -> Result<Vec<Row>, String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let script = dir.join("peer.py");
     std::fs::write(&script, SCRIPT).map_err(|e| format!("writing the peer script: {e}"))?;
+    std::fs::write(dir.join("peer_linalg.py"), LINALG)
+        .map_err(|e| format!("writing the peer script: {e}"))?;
     let shapes: Vec<String> = ask.shapes.iter().map(|s| s.spec()).collect();
     let out = Command::new("python3")
         .arg(&script)
@@ -213,11 +219,15 @@ mod tests {
     #[test]
     fn the_script_is_the_committed_one() {
         assert!(SCRIPT.starts_with("#!/usr/bin/env python3"));
+        assert!(SCRIPT.contains("import peer_linalg"));
         for op in Op::ALL {
             assert!(
                 SCRIPT.contains(&format!("\"{}\"", op.name())),
                 "{op} missing"
             );
+        }
+        for op in [Op::Lu, Op::LuSolve, Op::Qr, Op::Lstsq, Op::Trsm] {
+            assert!(LINALG.contains(&format!("op == \"{}\"", op.name())), "{op}");
         }
     }
 }

@@ -257,6 +257,35 @@ fn op_note(op: Op) -> Option<&'static str> {
              solves into a new X, as `torch.cholesky_solve` does. `+transfers` rows take \
              L and B from the host and return X."
         }
+        Op::Lu => {
+            "Each run factors a fresh copy of A (uniform plus n on the diagonal), made \
+             outside the timed region, in place: the packed factor and the pivots, as \
+             `getrf` and `torch.linalg.lu_factor`. `+transfers` rows call `lu`, which also \
+             unpacks P, L and U on the host."
+        }
+        Op::LuSolve => {
+            "A's factor is made once, outside the timed region; each run solves with n \
+             right-hand sides into a new X, as `torch.linalg.lu_solve` does. `+transfers` \
+             rows call `solve` with A and B from the host, which factors A too (2n³/3 \
+             more FLOPs than counted)."
+        }
+        Op::Qr => {
+            "Each run factors a fresh copy of A, made outside the timed region, in place: \
+             R and the Householder reflectors, Q not formed (`geqrf`, `torch.geqrf`, \
+             NumPy's `qr(mode='raw')`). `+transfers` rows call `qr` (reduced), which also \
+             forms Q."
+        }
+        Op::Lstsq => {
+            "One right-hand side; each run factors a copy of A (A is kept) and solves into \
+             a new x. PyTorch runs `torch.linalg.lstsq` with the `gels` driver (QR), NumPy \
+             `numpy.linalg.lstsq` (LAPACK's `gelsd`, through the SVD: more work than \
+             counted)."
+        }
+        Op::Trsm => {
+            "Each run solves B in place with A's lower triangle (`trsm`: left, lower, no \
+             transpose); B is restored from a pristine copy outside the timed region. \
+             PyTorch's `solve_triangular` writes a new X."
+        }
         Op::KMeans => {
             "Rows run one Lloyd iteration (assignment and centroid update) on resident \
              points, centroids and labels; `+transfers` rows run the ndarray-level k-means \
@@ -291,6 +320,10 @@ fn vendor_note(op: Op) -> Option<&'static str> {
              cuBLAS has no argmax: its rows run the runtime's kernels.",
         ),
         Op::Transpose => Some("The vendor's transpose is cuBLAS GEAM with C = Aᵀ."),
+        Op::Lu | Op::LuSolve | Op::Qr | Op::Lstsq => {
+            Some("The vendor's rows run the `cublas` backend's factorizations, on cuSOLVER.")
+        }
+        Op::Trsm => Some("The vendor's rows run the `cublas` backend's triangular solve."),
         _ => None,
     }
 }

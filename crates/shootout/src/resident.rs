@@ -1,10 +1,13 @@
 //! A case resident on one backend: its inputs uploaded once (in several copies that the
 //! timed runs rotate through, so that a small case is not timed from a warm L2), each
 //! op run through the resident forms of the traits, and the pristine inputs that the
-//! in-place ops (Cholesky, a k-means step) are reset from between runs, outside the
-//! timed region.
+//! in-place ops (Cholesky, LU, QR, the triangular solve, a k-means step) are reset from
+//! between runs, outside the timed region.
 
-use std::collections::HashMap;
+mod cases;
+mod linalg;
+
+pub use cases::Cases;
 
 use ndarray::{Array2, Axis};
 use ndgpu_core::{
@@ -71,18 +74,10 @@ enum Set<T> {
         src: Matrix<T>,
         dst: Matrix<T>,
     },
-    /// A solve with a given factor into a new X.
-    Solve {
-        l: CholeskyFactor<T>,
-        b: Matrix<T>,
-        x: Option<Matrix<T>>,
-    },
-    /// Gram, Cholesky, solve; the solution kept for the check.
-    Chain {
-        m: Matrix<T>,
-        b: Matrix<T>,
-        x: Option<Matrix<T>>,
-    },
+    /// A solve with a given factor L into a new X.
+    Solve(IntoX<CholeskyFactor<T>, T>),
+    /// Gram of M, Cholesky, solve; the solution kept for the check.
+    Chain(IntoX<Matrix<T>, T>),
     /// An upload of a host array into a resident matrix and the download of what
     /// arrived into a second host array, all three made once (the `+transfers` row
     /// times `upload` and `download` into new arrays).
@@ -96,6 +91,27 @@ enum Set<T> {
         gpu: std::sync::Arc<ndgpu_cuda_runtime::Gpu>,
         pair: ndgpu_cuda_runtime::PinnedPair,
     },
+    /// LU, its solve, QR, least squares, the triangular solve.
+    Lin(linalg::Lin<T>),
+}
+
+/// A solve of a resident B with `by` (a factor, or the matrix that each run factors)
+/// into a new X, kept for the check.
+struct IntoX<F, T> {
+    by: F,
+    b: Matrix<T>,
+    x: Option<Matrix<T>>,
+}
+
+impl<F, T: Element> IntoX<F, T> {
+    /// `by` with B uploaded; no X yet.
+    fn upload(ops: &dyn Ops<T>, by: F, b: &Array2<T>) -> Result<Self> {
+        Ok(IntoX {
+            by,
+            b: ops.upload(b.view())?,
+            x: None,
+        })
+    }
 }
 
 /// The resident buffers of one case on one backend.
@@ -103,7 +119,8 @@ pub struct Case<T> {
     op: Op,
     shape: Shape,
     sets: Vec<Set<T>>,
-    /// Cholesky's A, or k-means' starting centroids.
+    /// Cholesky's, LU's and QR's A, the triangular solve's B, or k-means' starting
+    /// centroids.
     pristine: Option<Matrix<T>>,
     /// The transfer's host arrays are the backend's own ([`Memory::host_array`]).
     ///
@@ -149,7 +166,10 @@ impl<T: Element> Case<T> {
 
     /// Whether each run must be preceded by [`Case::prepare`] (in-place ops).
     pub fn needs_prepare(&self) -> bool {
-        matches!(self.op, Op::Cholesky | Op::KMeans)
+        match self.sets.first() {
+            Some(Set::Lin(l)) => l.in_place(),
+            _ => matches!(self.op, Op::Cholesky | Op::KMeans),
+        }
     }
 
     fn copy_set(&self, ops: &dyn Ops<T>, inputs: &Inputs<T>) -> Result<Set<T>> {
@@ -212,26 +232,22 @@ impl<T: Element> Case<T> {
                     labels: ops.unlabeled(x.nrows())?,
                 }
             }
-            Inputs::Solve { l, b } => Set::Solve {
-                l: ops.factor_from_lower(l.view())?,
-                b: ops.upload(b.view())?,
-                x: None,
-            },
-            Inputs::Chain { m, b } => Set::Chain {
-                m: ops.upload(m.view())?,
-                b: ops.upload(b.view())?,
-                x: None,
-            },
+            Inputs::Solve { l, b } => {
+                Set::Solve(IntoX::upload(ops, ops.factor_from_lower(l.view())?, b)?)
+            }
+            Inputs::Chain { m, b } => Set::Chain(IntoX::upload(ops, ops.upload(m.view())?, b)?),
             Inputs::Transfer { x } => Set::Transfer {
                 host: HostBuf::of(ops, x, self.pinned)?,
                 dev: ops.alloc(x.nrows(), x.ncols())?,
                 back: HostBuf::of(ops, &Array2::zeros(x.dim()), self.pinned)?,
             },
+            other => Set::Lin(linalg::Lin::upload(ops, other, &mut self.pristine)?),
         })
     }
 
-    /// Resets set `i` (outside the timed region): Cholesky's matrix and k-means'
-    /// centroids from their pristine copies.
+    /// Resets set `i` (outside the timed region): Cholesky's matrix, k-means'
+    /// centroids, and what LU, QR and the triangular solve work on in place, from their
+    /// pristine copies.
     ///
     /// # Errors
     /// Device errors.
@@ -241,6 +257,7 @@ impl<T: Element> Case<T> {
             (Set::Cholesky { a: Some(a) }, Some(p)) | (Set::KMeans { c: a, .. }, Some(p)) => {
                 ops.copy_into(p, a)
             }
+            (Set::Lin(l), Some(p)) => l.prepare(ops, p),
             _ => Ok(()),
         }
     }
@@ -257,6 +274,7 @@ impl<T: Element> Case<T> {
             Set::Copy { dst, .. } => *dst = ops.zeros(1, dst.cols())?,
             Set::KMeans { labels, .. } => *labels = ops.unlabeled(labels.len())?,
             Set::Reduce { out, idx, .. } => (*out, *idx) = (None, None),
+            Set::Lin(l) => l.clear(),
             _ => {}
         }
         Ok(())
@@ -316,14 +334,14 @@ impl<T: Element> Case<T> {
                 ops.copy_into(src, dst)?;
                 Ran::Done
             }
-            Set::Solve { l, b, x } => {
-                *x = Some(ops.cholesky_solve_dev(l, b)?);
+            Set::Solve(s) => {
+                s.x = Some(ops.cholesky_solve_dev(&s.by, &s.b)?);
                 Ran::Done
             }
-            Set::Chain { m, b, x } => {
-                let g = ops.gram_dev(m)?;
+            Set::Chain(s) => {
+                let g = ops.gram_dev(&s.by)?;
                 let l = ops.cholesky_in_place_dev(g)?;
-                *x = Some(ops.cholesky_solve_dev(&l, b)?);
+                s.x = Some(ops.cholesky_solve_dev(&l, &s.b)?);
                 Ran::Done
             }
             Set::Transfer { host, dev, back } => {
@@ -333,6 +351,10 @@ impl<T: Element> Case<T> {
             }
             Set::Pinned { gpu, pair } => {
                 gpu.pinned_round_trip(pair)?;
+                Ran::Done
+            }
+            Set::Lin(l) => {
+                l.run(ops)?;
                 Ran::Done
             }
         })
@@ -412,11 +434,12 @@ impl<T: Element> Case<T> {
             }
             (Set::Gram { out, .. }, _)
             | (Set::Transpose { out, .. }, _)
-            | (Set::Chain { x: out, .. }, _)
-            | (Set::Solve { x: out, .. }, _) => Output::Matrix(matrix(out)?),
+            | (Set::Chain(IntoX { x: out, .. }), _)
+            | (Set::Solve(IntoX { x: out, .. }), _) => Output::Matrix(matrix(out)?),
             (Set::Transfer { back, .. }, _) => Output::Matrix(back.view().to_owned()),
             (Set::Pinned { .. }, _) => Output::Scalar(T::zero()),
             (Set::Cholesky { a }, _) => Output::Matrix(matrix(a)?),
+            (Set::Lin(l), _) => l.output(ops)?,
             (Set::Reduce { .. } | Set::Dot { .. }, Ran::Scalar(v)) => Output::Scalar(v),
             (Set::Reduce { .. }, Ran::Index(i)) => Output::Index(i),
             (Set::Reduce { out: Some(m), .. }, _) => Output::Matrix(ops.download(m)?),
@@ -436,43 +459,5 @@ impl<T: Element> Case<T> {
             },
             _ => return Err(none()),
         })
-    }
-}
-
-/// The cases of one op at one shape on several backends, uploaded on first use: one per
-/// backend (by its index in a group) and one for the copy ceiling.
-pub struct Cases<T> {
-    by_key: HashMap<(usize, bool, bool), std::result::Result<Case<T>, String>>,
-    of: (Op, Shape),
-    copies: usize,
-}
-
-impl<T: Element> Cases<T> {
-    /// No cases yet of `op` at `shape`; each will hold `copies` sets.
-    pub fn new(op: Op, shape: Shape, copies: usize) -> Self {
-        Cases {
-            by_key: HashMap::new(),
-            of: (op, shape),
-            copies,
-        }
-    }
-
-    /// The case of backend `backend` (`ceiling`: its copy ceiling), uploaded through
-    /// `ops` if it is not there yet. `Err(why)` when its inputs do not fit.
-    pub fn get(
-        &mut self,
-        ops: &dyn Ops<T>,
-        (backend, ceiling, pinned): (usize, bool, bool),
-        inputs: &Inputs<T>,
-    ) -> std::result::Result<&mut Case<T>, String> {
-        let (copies, of) = (self.copies, self.of);
-        self.by_key
-            .entry((backend, ceiling, pinned))
-            .or_insert_with(|| {
-                Case::new(ops, of, inputs, copies, (ceiling, pinned))
-                    .map_err(|e| format!("the inputs do not fit: {e}"))
-            })
-            .as_mut()
-            .map_err(|why| why.clone())
     }
 }

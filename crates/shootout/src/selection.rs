@@ -55,7 +55,7 @@ pub fn variants_of(b: &dyn Backend, op: Op) -> Vec<&'static str> {
 /// or the backend's [`ndgpu_core::HostArray`]s (pinned on a GPU).
 pub const TRANSFER_VARIANTS: [&str; 2] = ["pageable", "pinned"];
 
-/// The key of a case in [`Cases`]: the backend's index, whether it is the copy
+/// The key of a case in [`Cases`](crate::resident::Cases): the backend's index, whether it is the copy
 /// ceiling, and whether a transfer moves the backend's own host arrays.
 pub fn case_key(op: Op, backend: usize, variant: &str, ceiling: bool) -> (usize, bool, bool) {
     let pinned = op == Op::Transfer && !ceiling && variant == TRANSFER_VARIANTS[1];
@@ -63,17 +63,18 @@ pub fn case_key(op: Op, backend: usize, variant: &str, ceiling: bool) -> (usize,
 }
 
 /// Selects `variant` of `op`'s family on `b`; for an op of no family, every family's
-/// default.
+/// default (of the families `b` lists variants of).
 ///
 /// # Errors
-/// [`Error::UnknownVariant`].
+/// [`ndgpu_core::Error::UnknownVariant`].
 pub fn select_variant(b: &mut dyn Backend, op: Op, variant: &str) -> Result<()> {
     match op.family() {
         Some(f) => b.set_variant(f, variant),
         None => {
             for f in ndgpu_core::Family::ALL {
-                let default = b.variants(f)[0];
-                b.set_variant(f, default)?;
+                if let Some(&default) = b.variants(f).first() {
+                    b.set_variant(f, default)?;
+                }
             }
             Ok(())
         }

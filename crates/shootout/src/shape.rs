@@ -31,8 +31,17 @@ pub enum Shape {
         /// Columns of M: the inner dimension.
         k: usize,
     },
-    /// An n×n matrix (transpose, Cholesky, solve, the chain). Written `n×n`.
+    /// An n×n matrix (transpose, Cholesky, solve, the chain, LU, its solve, the
+    /// triangular solve). Written `n×n`.
     Square(usize),
+    /// An m×n matrix factored by QR, or the m×n A of a least-squares problem. Written
+    /// `m×n`.
+    Rect {
+        /// Rows.
+        m: usize,
+        /// Columns.
+        n: usize,
+    },
     /// A rows×cols matrix reduced whole (`axis: None`) or along an axis: 0 gives one
     /// value per column, 1 one per row. Written `rows×cols`, with ` axis 0` or ` axis 1`.
     Matrix {
@@ -60,6 +69,11 @@ impl Shape {
         Shape::Gram { m, k }
     }
 
+    /// An m×n matrix of QR or least squares.
+    pub fn rect(m: usize, n: usize) -> Shape {
+        Shape::Rect { m, n }
+    }
+
     /// A rows×cols matrix reduced whole (`None`) or along axis 0 or 1.
     ///
     /// # Panics
@@ -75,7 +89,7 @@ impl Shape {
     pub fn size(&self) -> Option<usize> {
         match *self {
             Shape::Gemm { m, n, k } => (m == n && n == k).then_some(n),
-            Shape::Gram { m, k } => (m == k).then_some(m),
+            Shape::Gram { m, k } | Shape::Rect { m, n: k } => (m == k).then_some(m),
             Shape::Matrix {
                 rows: 1,
                 cols,
@@ -90,7 +104,7 @@ impl Shape {
     pub fn dims(&self) -> Vec<usize> {
         match *self {
             Shape::Gemm { m, n, k } => vec![m, k, n],
-            Shape::Gram { m, k } => vec![m, k],
+            Shape::Gram { m, k } | Shape::Rect { m, n: k } => vec![m, k],
             Shape::Square(n) => vec![n, n],
             Shape::Matrix { rows, cols, .. } => vec![rows, cols],
             Shape::Vector(n) | Shape::Points(n) => vec![n],
@@ -104,19 +118,20 @@ impl Shape {
             Shape::Gemm { m, n, k } => Some(vec![m, n, k]),
             Shape::Gram { m, k } => Some(vec![m, k]),
             Shape::Points(n) => Some(vec![n, KMEANS_D, KMEANS_K]),
-            Shape::Square(_) | Shape::Matrix { .. } | Shape::Vector(_) => None,
+            Shape::Square(_) | Shape::Rect { .. } | Shape::Matrix { .. } | Shape::Vector(_) => None,
         }
     }
 
     /// The label of the reports: `1048576×32×1024` (m×k×n), `65536×64` (M of a gram),
-    /// `8192×8192`, `16×16777216 axis 1`, `1048576` (elements or points).
+    /// `8192×8192`, `1048576×32` (A of QR), `16×16777216 axis 1`, `1048576` (elements or
+    /// points).
     pub fn label(&self) -> String {
         self.written("×", " axis ")
     }
 
     /// The ASCII form the peer script takes and gives back: `1048576x32x1024`,
-    /// `16x16777216@1`, and for the ops of one size (squares, vectors, points) the size
-    /// alone.
+    /// `1048576x32`, `16x16777216@1`, and for the ops of one size (squares, vectors,
+    /// points) the size alone.
     pub fn spec(&self) -> String {
         match *self {
             Shape::Square(n) => n.to_string(),
@@ -154,6 +169,7 @@ impl Shape {
                 k: d(k),
             },
             Shape::Gram { m, k } => Shape::Gram { m: d(m), k: d(k) },
+            Shape::Rect { m, n } => Shape::Rect { m: d(m), n: d(n) },
             Shape::Square(n) => Shape::Square(d(n)),
             Shape::Matrix { rows, cols, axis } => Shape::Matrix {
                 rows: d(rows),
@@ -200,6 +216,13 @@ mod tests {
         assert_eq!(Shape::matrix(16, 1 << 24, Some(0)).spec(), "16x16777216@0");
         assert_eq!(Shape::matrix(8192, 8192, None).to_string(), "8192×8192");
         assert_eq!(Shape::Vector(1000).label(), "1000");
+        let tall = Shape::rect(1 << 20, 32);
+        assert_eq!(
+            (tall.label(), tall.spec()),
+            ("1048576×32".into(), "1048576x32".into())
+        );
+        assert_eq!((tall.size(), Shape::rect(64, 64).size()), (None, Some(64)));
+        assert_eq!(tall.shrunk(131), Shape::rect(131, 33));
     }
 
     #[test]

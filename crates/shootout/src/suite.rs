@@ -73,47 +73,7 @@ fn pow2(lo: u32, hi: u32) -> impl Iterator<Item = usize> {
 /// and along each axis of an 8192² matrix, the tall-thin 2²⁴×16 and 2²⁰×32 and the
 /// short-wide 16×2²⁴. The same kinds of shape, smaller, for the quick run and the host.
 fn shape_suite(op: Op, target: Target) -> Vec<Shape> {
-    let (squares, gemms, grams, matrices): (Vec<usize>, Vec<_>, Vec<_>, Vec<_>) = match target {
-        Target::Gpu => (
-            pow2(6, 13).collect(),
-            vec![
-                (1 << 20, 32, 128),
-                (1 << 20, 32, 1024),
-                (1 << 20, 128, 128),
-                (1 << 20, 128, 1024),
-                (8192, 64, 8192),
-                (64, 8192, 64),
-                (1024, 1024, 64),
-            ],
-            vec![(65536, 64), (64, 65536), (32, 1 << 20)],
-            vec![(8192, 8192), (1 << 24, 16), (1 << 20, 32), (16, 1 << 24)],
-        ),
-        Target::GpuQuick => (
-            pow2(8, 9).collect(),
-            vec![
-                (1 << 16, 32, 128),
-                (1 << 16, 128, 1024),
-                (2048, 64, 2048),
-                (64, 2048, 64),
-                (1024, 1024, 64),
-            ],
-            vec![(16384, 64), (64, 16384), (32, 1 << 16)],
-            vec![(4096, 4096), (1 << 22, 16), (1 << 18, 32), (16, 1 << 22)],
-        ),
-        // Small enough for the single-threaded reference on 2 cores, in seconds.
-        Target::Cpu => (
-            pow2(6, 8).collect(),
-            vec![
-                (4096, 16, 32),
-                (4096, 32, 128),
-                (512, 16, 512),
-                (16, 512, 16),
-                (256, 256, 16),
-            ],
-            vec![(1024, 16), (16, 1024), (8, 1 << 14)],
-            vec![(512, 512), (1 << 16, 16), (1 << 14, 32), (16, 1 << 16)],
-        ),
-    };
+    let (squares, gemms, grams, matrices) = tables(target);
     match op {
         Op::Matmul => squares
             .iter()
@@ -130,6 +90,43 @@ fn shape_suite(op: Op, target: Target) -> Vec<Shape> {
             .flat_map(|&(r, c)| [None, Some(0), Some(1)].map(|a| Shape::matrix(r, c, a)))
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// The squares, GEMMs, grams and matrices of [`tables`].
+type Tables = (
+    Vec<usize>,
+    Vec<(usize, usize, usize)>,
+    Vec<(usize, usize)>,
+    Vec<(usize, usize)>,
+);
+
+/// The lists of the shape suite for `target`: the squares (of matmul and gram), the
+/// rectangular GEMMs (m, k, n), the grams (m, k) and the matrices reduced (rows,
+/// columns). A table, one target a block, as [`shape_suite`] describes it.
+#[rustfmt::skip]
+fn tables(target: Target) -> Tables {
+    match target {
+        Target::Gpu => (
+            pow2(6, 13).collect(),
+            vec![(1 << 20, 32, 128), (1 << 20, 32, 1024), (1 << 20, 128, 128), (1 << 20, 128, 1024),
+                 (8192, 64, 8192), (64, 8192, 64), (1024, 1024, 64)],
+            vec![(65536, 64), (64, 65536), (32, 1 << 20)],
+            vec![(8192, 8192), (1 << 24, 16), (1 << 20, 32), (16, 1 << 24)],
+        ),
+        Target::GpuQuick => (
+            pow2(8, 9).collect(),
+            vec![(1 << 16, 32, 128), (1 << 16, 128, 1024), (2048, 64, 2048), (64, 2048, 64), (1024, 1024, 64)],
+            vec![(16384, 64), (64, 16384), (32, 1 << 16)],
+            vec![(4096, 4096), (1 << 22, 16), (1 << 18, 32), (16, 1 << 22)],
+        ),
+        // Small enough for the single-threaded reference on 2 cores, in seconds.
+        Target::Cpu => (
+            pow2(6, 8).collect(),
+            vec![(4096, 16, 32), (4096, 32, 128), (512, 16, 512), (16, 512, 16), (256, 256, 16)],
+            vec![(1024, 16), (16, 1024), (8, 1 << 14)],
+            vec![(512, 512), (1 << 16, 16), (1 << 14, 32), (16, 1 << 16)],
+        ),
     }
 }
 

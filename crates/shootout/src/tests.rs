@@ -8,7 +8,7 @@ fn temp_out(dir: &str) -> PathBuf {
 fn cpu_options(dir: &str) -> ShootoutOptions {
     ShootoutOptions {
         // One small size for every op keeps this test fast in CI.
-        sizes: Some(vec![160]),
+        sizes: Some(vec![160.into()]),
         backends: vec!["cpu".into()],
         out_dir: temp_out(dir),
         reps: 3,
@@ -80,10 +80,57 @@ fn gpu_backends_asked_for_without_a_gpu_are_unavailable() {
 fn kmeans_sizes_below_k_are_left_out() {
     let opts = ShootoutOptions {
         ops: vec![Op::KMeans],
-        sizes: Some(vec![0, 100]),
+        sizes: Some(vec![0.into(), 100.into()]),
         ..cpu_options("unused")
     };
     assert!(run(&opts).unwrap().is_empty());
+}
+
+/// LU, its solve, QR, least squares and the triangular solve on the cpu backend at tiny
+/// sizes, through `run` (the command line's path), with the NumPy peer when this machine
+/// has one: a tall-skinny size is QR's and least squares', and the square ops leave it
+/// out. A peer row is one the peer printed (never made up): timed, or failed or skipped
+/// with its reason.
+#[test]
+fn cpu_run_measures_the_factorizations() {
+    let ops = [Op::Lu, Op::LuSolve, Op::Qr, Op::Lstsq, Op::Trsm];
+    let sizes: Vec<Size> = ["33", "300x7"].iter().map(|s| s.parse().unwrap()).collect();
+    let opts = ShootoutOptions {
+        ops: ops.to_vec(),
+        sizes: Some(sizes),
+        peer: true,
+        ..cpu_options("ndgpu-shootout-linalg")
+    };
+    let rows = run(&opts).unwrap();
+    let (ours, peers): (Vec<&Row>, Vec<&Row>) = rows.iter().partition(|r| r.backend == "cpu");
+    let got: Vec<(Op, Shape)> = ours.iter().map(|r| (r.op, r.shape)).collect();
+    let mut want = Vec::new();
+    for op in ops {
+        want.push((op, op.shape(33)));
+        if matches!(op, Op::Qr | Op::Lstsq) {
+            want.push((op, Shape::rect(300, 7)));
+        }
+    }
+    assert_eq!(got, want);
+    for row in &ours {
+        assert_eq!(row.status, Status::Ok, "{row:?}");
+        assert_eq!(row.variant, "reference");
+        assert!(row.rate > 0.0 && row.rate.is_finite(), "{row:?}");
+    }
+    for row in &peers {
+        assert_eq!(row.backend, "numpy", "{row:?}");
+        match &row.status {
+            Status::Ok => assert!(row.rate > 0.0 && row.reps > 0, "{row:?}"),
+            other => assert!(!other.reason().unwrap_or("").is_empty(), "{row:?}"),
+        }
+    }
+    write_reports(&rows, &opts.out_dir).unwrap();
+    let md = std::fs::read_to_string(opts.out_dir.join("shootout.md")).unwrap();
+    for op in ops {
+        assert!(md.contains(&format!("## {op} (f32")), "{op}: {md}");
+    }
+    assert!(md.contains("| 300×7 | cpu/reference (default) |"), "{md}");
+    std::fs::remove_dir_all(&opts.out_dir).unwrap();
 }
 
 /// The shape suite on the host: every shape of every op of the suite, checked and timed,

@@ -7,6 +7,49 @@ fn flop_counts() {
     assert_eq!(Op::Cholesky.work(Op::Cholesky.shape(300), 4), 9e6);
     // 2·N·K·D = 2 · 1024 · 128 · 32
     assert_eq!(Op::KMeans.work(Op::KMeans.shape(1024), 4), 8_388_608.0);
+    // getrf's 2n³/3, two triangular solves with n right-hand sides, one.
+    assert_eq!(Op::Lu.work(Op::Lu.shape(300), 8), 18e6);
+    assert_eq!(Op::LuSolve.work(Op::LuSolve.shape(300), 8), 54e6);
+    assert_eq!(Op::Trsm.work(Op::Trsm.shape(300), 4), 27e6);
+    // geqrf's 2·m·n² − 2n³/3: 4n³/3 for a square.
+    assert_eq!(Op::Qr.shape(300), Shape::rect(300, 300));
+    assert_eq!(Op::Qr.work(Op::Qr.shape(300), 4), 36e6);
+    let tall = Shape::rect(1 << 20, 32);
+    let (m, n) = (1048576.0, 32.0);
+    let qr = 2.0 * m * n * n - 2.0 * n * n * n / 3.0;
+    assert_eq!(Op::Qr.work(tall, 4), qr);
+    // A wide one: the count of its transpose.
+    assert_eq!(Op::Qr.work(Shape::rect(32, 1 << 20), 4), qr);
+    // Least squares: QR, Qᵀ·b (4mn − 2n²) and the solve with R (n²).
+    assert_eq!(Op::Lstsq.work(tall, 8), qr + 4.0 * m * n - n * n);
+}
+
+#[test]
+fn factorizations_run_their_families_variants() {
+    use ndgpu_core::Family;
+    for (op, family) in [
+        (Op::Lu, Family::Lu),
+        (Op::LuSolve, Family::Lu),
+        (Op::Qr, Family::Qr),
+        (Op::Lstsq, Family::Qr),
+        (Op::Trsm, Family::Trsm),
+    ] {
+        assert_eq!(op.family(), Some(family), "{op}");
+        // Named only: not in the default run.
+        assert!(!Op::LADDERS.contains(&op) && op.cubic() && !op.bandwidth_bound());
+        assert_eq!(
+            op.default_sizes(Target::Gpu),
+            Op::Matmul.default_sizes(Target::Gpu)
+        );
+    }
+    // Least squares takes no wide A; QR does.
+    assert!(Op::Qr.takes(Shape::rect(4, 8)) && !Op::Lstsq.takes(Shape::rect(4, 8)));
+    assert!(Op::Lstsq.takes(Shape::rect(8, 4)) && !Op::Lu.takes(Shape::rect(8, 4)));
+    assert_eq!(Op::Lstsq.size_syntax(), "n or m×n with m ≥ n");
+    assert_eq!(
+        Op::Qr.check_shape(Shape::rect(1 << 20, 32)),
+        Shape::rect(131, 33)
+    );
 }
 
 #[test]
@@ -42,6 +85,7 @@ fn names_round_trip() {
     for op in Op::ALL {
         assert_eq!(op.name().parse::<Op>(), Ok(op));
     }
+    assert_eq!("lu_solve".parse::<Op>(), Ok(Op::LuSolve));
     let err = "gemm".parse::<Op>().unwrap_err();
     assert!(
         err.contains("unknown op 'gemm'") && err.contains("matmul"),
@@ -67,11 +111,12 @@ fn default_sizes_are_the_documented_ladders() {
     for op in Op::ALL {
         let max = *op.default_sizes(Target::Cpu).iter().max().unwrap();
         let limit = match op {
-            Op::Matmul | Op::Gram | Op::Cholesky | Op::Solve => 256,
             Op::Chain => 128,
             Op::Transpose => 1024,
             Op::Sum | Op::SumSq | Op::Argmax | Op::Dot | Op::Transfer => 1 << 20,
             Op::KMeans => 1 << 14,
+            _ if op.cubic() => 256,
+            _ => unreachable!("{op} has no ladder limit"),
         };
         assert!(max <= limit, "{op}: {max}");
     }

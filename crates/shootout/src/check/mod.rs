@@ -7,7 +7,8 @@
 //! product against its error bound, LAPACK's ratio `‖A − L·Lᵀ‖₁ / (n·ε·‖A‖₁)` over
 //! every column for Cholesky), large ones (where an f64 host GEMM would take minutes)
 //! on sampled rows, columns and elements with the same bounds. Every result must also
-//! be finite everywhere.
+//! be finite everywhere. LU, QR, least squares and the triangular solve are checked
+//! with LAPACK's test ratios on sampled columns (`check/linalg.rs`).
 
 use ndarray::Array2;
 use ndgpu_conformance::compare::sampled::{
@@ -18,6 +19,7 @@ use ndgpu_core::{tolerance, Element, Precision};
 
 use crate::data::Inputs;
 
+mod linalg;
 mod reduce;
 
 pub use sampled::copy;
@@ -47,6 +49,32 @@ pub enum Output<T> {
         /// Whether the centroids were moved to their points' means (a Lloyd iteration)
         /// or left alone (an assignment step only).
         updated: bool,
+    },
+    /// An LU factor as LAPACK's `getrf` leaves it (the resident form).
+    Lu {
+        /// L (unit diagonal, not stored) below the diagonal and U on and above it,
+        /// row-major.
+        packed: Array2<T>,
+        /// The row swaps: row i was swapped with row `pivots[i]`, for i in order.
+        pivots: Vec<usize>,
+    },
+    /// `A = P·L·U` unpacked (the ndarray-level `lu`).
+    Plu {
+        /// The permutation matrix.
+        p: Array2<T>,
+        /// Unit lower triangular.
+        l: Array2<T>,
+        /// Upper triangular.
+        u: Array2<T>,
+    },
+    /// `A = Q·R`, reduced: Q m×k with orthonormal columns, R k×n upper triangular
+    /// (k = min(m, n)). The resident form's Q is the factor applied to the first k
+    /// columns of the identity, by the backend.
+    Qr {
+        /// The orthonormal factor.
+        q: Array2<T>,
+        /// The triangular factor.
+        r: Array2<T>,
     },
 }
 
@@ -83,6 +111,8 @@ enum Expect {
     Solve { columns: Vec<usize>, norm: f64 },
     /// The input itself, bit for bit (a transfer).
     Same,
+    /// LU, QR, least squares, the triangular solve.
+    Linalg(linalg::Expect),
 }
 
 /// What a correct result of one case looks like.
@@ -151,6 +181,7 @@ impl<'a, T: Element> Reference<'a, T> {
                 }
             }
             Inputs::Transfer { .. } => Expect::Same,
+            other => Expect::Linalg(linalg::Expect::new(other)),
         };
         Reference { inputs, expect }
     }
@@ -242,6 +273,7 @@ impl<'a, T: Element> Reference<'a, T> {
                 dims(y, x.dim())?;
                 copy(x.as_slice().unwrap_or(&[]), y.as_slice().unwrap_or(&[]))
             }
+            (Expect::Linalg(e), inputs, out) => e.check(inputs, out, math),
             _ => Err("the result has the wrong kind for this operation".into()),
         }
     }

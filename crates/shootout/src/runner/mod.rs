@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use ndgpu_core::{Backend, BackendElement, Error, Result};
 
-use crate::cases::{Op, Target, KMEANS_K};
+use crate::cases::{Op, Target};
 use crate::gpu::DeviceInfo;
 use crate::peer::Peer;
 use crate::row::{annotate, Row, Status};
@@ -96,6 +96,8 @@ impl Pace {
 pub(crate) struct Context<'o> {
     pub opts: &'o ShootoutOptions,
     pub rows: Vec<Row>,
+    /// The ops whose sizes left out have been noted (once per op, not per group).
+    pub noted: Vec<Op>,
 }
 
 impl Context<'_> {
@@ -114,18 +116,28 @@ impl Context<'_> {
     }
 
     /// The shapes of `op` for `target`: those of the suite, or of the sizes asked for.
-    /// Sizes asked for that the op cannot take (0, or fewer points than centroids)
-    /// are left out, with a note.
-    pub fn shapes(&self, op: Op, target: Target) -> Vec<Shape> {
+    /// Sizes asked for that the op cannot take (0, fewer points than centroids, a shape
+    /// of another kind: see [`crate::Size::shape`]) are left out, with a note (once).
+    pub fn shapes(&mut self, op: Op, target: Target) -> Vec<Shape> {
         let Some(sizes) = &self.opts.sizes else {
             return self.opts.suite.shapes(op, target);
         };
-        let min = if op == Op::KMeans { KMEANS_K } else { 1 };
-        let (ok, bad): (Vec<usize>, Vec<usize>) = sizes.iter().partition(|&&n| n >= min);
-        if !bad.is_empty() {
-            eprintln!("shootout: {op}: leaving out sizes {bad:?} (the smallest it takes is {min})");
+        let (mut ok, mut bad) = (Vec::new(), Vec::new());
+        for size in sizes {
+            match size.shape(op) {
+                Some(shape) => ok.push(shape),
+                None => bad.push(size.to_string()),
+            }
         }
-        ok.into_iter().map(|n| op.shape(n)).collect()
+        if !bad.is_empty() && !self.noted.contains(&op) {
+            self.noted.push(op);
+            eprintln!(
+                "shootout: {op}: leaving out sizes {} (it takes {})",
+                bad.join(", "),
+                op.size_syntax()
+            );
+        }
+        ok
     }
 
     /// Adds a row, and reports it on stderr (always for failures and skips, with
@@ -307,6 +319,7 @@ pub(crate) fn run<T: BackendElement>(opts: &ShootoutOptions) -> Result<Vec<Row>>
     let mut ctx = Context {
         opts,
         rows: Vec::new(),
+        noted: Vec::new(),
     };
     for op in ops {
         if let Some(info) = &info {
