@@ -255,7 +255,7 @@ fn args(case: &Case, files: &[String; 3], out: &Path) -> Vec<String> {
             push(f0);
             push(&format!("--k={}", k % 30));
             push(&format!("--seed={seed}"));
-            push(&format!("--tol={}", f64::from(*tol) / 100.0));
+            push(&format!("--change-tol={}", f64::from(*tol) / 100.0));
             push(&format!("--max-iter={}", max_iter % 20));
             if *random_init {
                 push("--init=random");

@@ -8,8 +8,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::error::EXIT_CODES;
 
 mod linalg;
+mod random;
 
 pub use linalg::{AssumeA, LstsqArgs, LuArgs, QrArgs, QrModeArg, SquareArgs, TriangularArgs};
+pub use random::{KindArg, RandomArgs};
 
 /// GPU linear algebra on .npy files, with the backend chosen at run time.
 #[derive(Debug, Parser)]
@@ -60,6 +62,10 @@ pub enum Command {
     /// sizes, in well under a minute. `--suite shapes`: rectangular GEMMs and grams and
     /// per-axis reductions too.
     Shootout(ShootoutArgs),
+    /// Write an example input: a .npy of random numbers (uniform, normal), a symmetric
+    /// positive-definite matrix or points around a few centres, the same for the same
+    /// --seed. To try the tool without NumPy: `ndgpu random 4x3 -o A.npy`.
+    Random(RandomArgs),
 }
 
 /// Options of `ndgpu shootout`.
@@ -126,9 +132,11 @@ pub struct Common {
     /// picks).
     #[arg(long, default_value = "auto")]
     pub backend: String,
-    /// Element type (float32 and float64 are accepted too). Inputs of the other float
-    /// dtype are converted, with a note on stderr; integer .npy files are refused. Default: f64 if any input is f64, else f32
-    /// (as NumPy promotes).
+    /// Element type (float32 and float64 are accepted too). Inputs of another dtype are
+    /// converted, with a note on stderr: the other float one, and integer and bool ones
+    /// (complex, string and object .npy files are refused). Default: f64 if any input is
+    /// f64 or integer or bool (as NumPy promotes, and as numpy.linalg converts integers),
+    /// else f32.
     #[arg(long, value_enum)]
     pub dtype: Option<DTypeArg>,
     /// Variant of the operation's family (see `ndgpu info`); default: the backend's.
@@ -236,8 +244,8 @@ pub enum Op {
         #[command(flatten)]
         common: Common,
     },
-    /// sum, sumsq, min, max, argmin or argmax of a matrix or a vector, whole or along
-    /// an axis.
+    /// sum, sumsq, mean, min, max, argmin or argmax of a matrix or a vector, whole or
+    /// along an axis.
     Reduce {
         /// A (a matrix, or a 1-D vector).
         a: PathBuf,
@@ -321,33 +329,42 @@ pub enum Op {
     /// --lower for the lower one. A zero on T's diagonal is refused as singular (exit 1).
     #[command(name = "solve_triangular", alias = "solve-triangular")]
     SolveTriangular(TriangularArgs),
-    /// k-means (Lloyd) on the rows of X: centroids and labels. Unless written, the
-    /// centroids are printed, and so are the labels (as text; --json gives the cluster
-    /// sizes instead).
+    /// k-means (Lloyd) on the rows of X: centroids and labels, as scikit-learn's KMeans
+    /// (same tol, max_iter and stopping rule by default). Unless written, the centroids
+    /// are printed, and so are the labels (as text; --json gives the cluster sizes
+    /// instead). Fewer distinct clusters than k (clusters left empty, as when X has
+    /// fewer than k distinct points) give a warning on stderr, as scikit-learn's, and
+    /// the list of them in --json's empty_clusters; the exit code is still 0.
     Kmeans {
         /// X (N points × D dimensions).
         x: PathBuf,
-        /// Number of clusters (1 ≤ k ≤ N).
-        #[arg(long, value_parser = at_least_one)]
+        /// Number of clusters, 1 ≤ k ≤ N (scikit-learn's n_clusters; also spelt
+        /// --n-clusters).
+        #[arg(long, alias = "n-clusters", value_parser = at_least_one)]
         k: usize,
-        /// Seed of the initialisation.
-        #[arg(long, default_value_t = 0)]
+        /// Seed of the initialisation (scikit-learn's random_state; also spelt
+        /// --random-state).
+        #[arg(long, alias = "random-state", default_value_t = 0)]
         seed: u64,
-        /// Stop when at most tol·N points change cluster (0 ≤ tol ≤ 1).
-        #[arg(long, default_value_t = 1e-3, value_parser = unit_interval)]
+        /// scikit-learn's tol: stop when an update moves the centroids by Σ‖Δc‖² at most
+        /// tol times the mean per-dimension variance of X (then one more assignment, so
+        /// the labels are those of the centroids). At least 0; 0 turns this test off.
+        #[arg(long, default_value_t = 1e-4, value_parser = non_negative)]
         tol: f64,
-        /// Most assignment steps (at least 1).
-        #[arg(long, default_value_t = 500, value_parser = at_least_one)]
+        /// Stop when at most this fraction of the points changed cluster in an
+        /// assignment (0 ≤ change-tol ≤ 1). 0, the default: when none changed,
+        /// scikit-learn's "strict convergence".
+        #[arg(long, default_value_t = 0.0, value_parser = unit_interval)]
+        change_tol: f64,
+        /// Most assignment steps (at least 1; scikit-learn's max_iter, 300 as there).
+        #[arg(long, default_value_t = 300, value_parser = at_least_one)]
         max_iter: usize,
         /// kmeans++ (or scikit-learn's spelling k-means++), kmeans|| (k-means‖: ℓ = 2k,
         /// 2 rounds), random, or a .npy file of k×D starting centroids.
         #[arg(long, default_value = "kmeans++")]
         init: String,
-        /// Also stop when an update moves the centroids by Σ‖Δc‖² at most this times the
-        /// mean per-dimension variance of X (scikit-learn's tol).
-        #[arg(long)]
-        shift_tol: Option<f64>,
-        /// Starts: start i seeds from seed + i; the fit of least inertia is kept.
+        /// Starts (scikit-learn's n_init): start i seeds from seed + i; the fit of least
+        /// inertia is kept.
         #[arg(long, default_value_t = 1, value_parser = at_least_one)]
         n_init: usize,
         /// A .npy vector of N sample weights (scikit-learn's sample_weight: finite, at
@@ -392,7 +409,7 @@ fn at_least_one(s: &str) -> Result<usize, String> {
     }
 }
 
-/// A fraction in [0, 1] (--tol).
+/// A fraction in [0, 1] (--change-tol).
 fn unit_interval(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
@@ -401,10 +418,20 @@ fn unit_interval(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A finite number at least 0 (--tol).
+fn non_negative(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(_) => Err("must be a finite number at least 0".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReduceArg {
     Sum,
     Sumsq,
+    Mean,
     Min,
     Max,
     Argmin,

@@ -5,7 +5,7 @@ use std::fmt;
 use std::io::Write;
 
 /// Exit code of usage and I/O errors: bad arguments, unknown backend or variant
-/// names, a file that cannot be read as an f32/f64 `.npy` or cannot be written, a
+/// names, a file that cannot be read as a `.npy` of numbers or cannot be written, a
 /// failed write to stdout.
 pub const USAGE: u8 = 2;
 /// Exit code of an operation that refused its input (shapes that do not fit, NaN or
@@ -17,22 +17,27 @@ pub const FAILED: u8 = 1;
 /// The exit codes as `--help` and the README state them.
 pub const EXIT_CODES: &str = "\
 Exit codes:
-  0  success
-  1  the operation refused its input (shapes that do not fit; NaN or Inf in the input
-     of cholesky, solve, lu, qr, lstsq, det, inv, solve_triangular, kmeans or predict,
-     while matmul, gram, transpose and reduce pass NaN through as NumPy does; a matrix
-     that is not positive definite, a singular one (solve, inv, solve_triangular), one
-     without full column rank (lstsq); k larger than the number of points), the
-     backend cannot run here or failed, or `verify` found a mismatch
+  0  success. NaN and Inf pass through matmul, gram, transpose, reduce and dot as in
+     NumPy: a NaN in the input gives NaN in the output, and exit code 0
+  1  the operation refused its input: shapes that do not fit; NaN or Inf in the input
+     of cholesky, solve, lu, qr, lstsq, det, inv, solve_triangular, kmeans or predict
+     (these refuse it, where NumPy would return NaN or raise); a matrix that is not
+     positive definite, a singular one (solve, inv, solve_triangular), one without
+     full column rank (lstsq); k larger than the number of points. Also: the backend
+     cannot run here or failed, or `verify` found a mismatch
   2  usage or I/O: bad arguments, unknown backend or variant names, a file that cannot
-     be read as an f32/f64 .npy (integer files are refused) or cannot be written, a
-     failed or truncated write to stdout";
+     be read as a .npy of numbers (float, integer and bool files are read; complex,
+     string and object ones are refused) or cannot be written, a failed or truncated
+     write to stdout (`-o -` into a pipe closed early)";
 
 /// A failed command: what to print after `error: `, and the exit code.
 #[derive(Debug)]
 pub struct Failure {
     pub code: u8,
     pub message: String,
+    /// The library operation that raised it, whose name starts the message (`gemm: `),
+    /// for [`Failure::in_op`].
+    pub op: Option<&'static str>,
 }
 
 pub type Result<T, E = Failure> = std::result::Result<T, E>;
@@ -43,6 +48,7 @@ impl Failure {
         Failure {
             code: USAGE,
             message: message.into(),
+            op: None,
         }
     }
 
@@ -51,7 +57,20 @@ impl Failure {
         Failure {
             code: FAILED,
             message: message.into(),
+            op: None,
         }
+    }
+
+    /// The failure as the command `name` tells it: a library error raised by an
+    /// operation of another name (`gemm` inside matmul, `cholesky` inside
+    /// `solve --assume-a pos`) names the command the user ran instead.
+    pub fn in_op(mut self, name: &str) -> Self {
+        if let Some(op) = self.op.take().filter(|&op| op != name) {
+            if let Some(rest) = self.message.strip_prefix(&format!("{op}: ")) {
+                self.message = format!("{name}: {rest}");
+            }
+        }
+        self
     }
 }
 
@@ -86,9 +105,22 @@ impl From<ndgpu::Error> for Failure {
             // checked by the parser, so an InvalidArgument here is about the data.
             _ => FAILED,
         };
+        // The operation whose name starts the message, where the error has one.
+        let op = match &e {
+            E::ShapeMismatch { op, .. }
+            | E::Empty { op, .. }
+            | E::NotSquare { op, .. }
+            | E::NonFinite { op, .. }
+            | E::Singular { op, .. }
+            | E::RankDeficient { op, .. }
+            | E::InvalidArgument { op, .. } => Some(*op),
+            E::NotPositiveDefinite { .. } => Some("cholesky"),
+            _ => None,
+        };
         Failure {
             code,
             message: e.to_string(),
+            op,
         }
     }
 }

@@ -41,7 +41,8 @@ pub fn info(json_out: bool, plan: &[String], dtype: DTypeArg) -> Result<()> {
             .map(|(b, p)| text_with_plans(b, p, dtype))
             .collect();
         let head = format!(
-            "auto: {auto} (what --backend auto, the default, runs here; NDGPU_BACKEND overrides)\n\n"
+            "auto picks: {auto} (what --backend auto, the default, runs here; NDGPU_BACKEND \
+             overrides)\n\n"
         );
         emit(&(head + &text.join("\n")))
     }

@@ -8,11 +8,14 @@
 //! errors); [`error::EXIT_CODES`] states them as `--help` does.
 
 mod args;
+mod check;
 pub mod error;
+mod help;
 mod info;
 mod linalg;
 pub mod npy;
 mod ops;
+mod random;
 mod report;
 mod run;
 mod shootout;
@@ -23,7 +26,7 @@ use std::ffi::OsString;
 pub use ndgpu::DType;
 
 use clap::error::ErrorKind;
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 
 use args::{Cli, Command};
 use error::{report, Failure};
@@ -37,7 +40,10 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let parsed = help::command()
+        .try_get_matches_from(&args)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return clap_exit(e, &args),
     };
@@ -54,6 +60,7 @@ where
         Command::Run { op } => run::run(op),
         Command::Verify(v) => verify::verify(&v),
         Command::Shootout(s) => shootout::shootout(&s),
+        Command::Random(r) => random::random(&r),
     };
     match result {
         Ok(()) => 0,

@@ -6,7 +6,7 @@
 //! passes is handed over.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{IsTerminal, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use ndarray::{Array1, Array2, ArrayBase, Data, Dimension};
@@ -16,6 +16,7 @@ use num_traits::ToPrimitive;
 
 use crate::error::{Failure, Result};
 use py_literal::Value;
+use stored::read_as;
 
 /// The longest header read, in bytes: NumPy's default `max_header_size`.
 const MAX_HEADER_LEN: u64 = 10_000;
@@ -30,15 +31,25 @@ const MAX_HEADER_LEN: u64 = 10_000;
 /// one quickly (docs/testing.md, fuzzing).
 const MAX_PARSE_STEPS: usize = 1_000_000;
 
+mod stored;
+
+pub use stored::Stored;
+
 /// Header fields of a `.npy` file that the tool cares about.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
+    /// The float type the file computes in unless `--dtype` says otherwise: f32 for an
+    /// f32 file, f64 for any other (integers and bool become f64, as in `numpy.linalg`).
     pub dtype: DType,
     pub shape: Vec<usize>,
+    /// What the file stores.
+    pub stored: Stored,
+    /// Column-major data.
+    pub fortran_order: bool,
 }
 
-/// Reads and checks the header of `path`: magic, version, a float dtype and a data
-/// section exactly as long as the shape says.
+/// Reads and checks the header of `path`: magic, version, a dtype the tool reads (a
+/// float, integer or bool one) and a data section exactly as long as the shape says.
 pub fn header(path: &Path) -> Result<Header> {
     let name = path.display();
     let bad = |what: String| Failure::usage(format!("{name}: not a valid .npy file: {what}"));
@@ -88,7 +99,7 @@ pub fn header(path: &Path) -> Result<Header> {
     file.seek(SeekFrom::Start(8 + len_bytes))
         .and_then(|_| file.read_exact(&mut text))
         .map_err(|e| Failure::usage(format!("cannot read {name}: {e}")))?;
-    let (dtype, size, shape) = parse_header(&text, prefix[6]).map_err(|e| match e {
+    let (stored, shape, fortran_order) = parse_header(&text, prefix[6]).map_err(|e| match e {
         HeaderError::Invalid(what) => bad(what),
         HeaderError::Unsupported(what) => Failure::usage(format!("{name}: {what}")),
     })?;
@@ -98,12 +109,13 @@ pub fn header(path: &Path) -> Result<Header> {
     shape
         .iter()
         .filter(|&&d| d != 0)
-        .try_fold(size, |acc, &d| acc.checked_mul(d as u64))
+        .try_fold(stored.size(), |acc, &d| acc.checked_mul(d as u64))
         .filter(|&bytes| bytes <= isize::MAX as u64)
         .ok_or_else(overflows)?;
+    let dtype = stored.name();
     let expected = shape
         .iter()
-        .try_fold(size, |acc, &d| acc.checked_mul(d as u64))
+        .try_fold(stored.size(), |acc, &d| acc.checked_mul(d as u64))
         .ok_or_else(overflows)?;
     let actual = file_len - data_start;
     if actual < expected {
@@ -119,15 +131,20 @@ pub fn header(path: &Path) -> Result<Header> {
             fmt_shape(&shape)
         )));
     }
-    Ok(Header { dtype, shape })
+    Ok(Header {
+        dtype: stored.float(),
+        shape,
+        stored,
+        fortran_order,
+    })
 }
 
 /// The dictionary of a header: `{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }`
 /// then a newline, ASCII in format versions 1 and 2, UTF-8 in 3. Parsed with the Python
 /// literal grammar that ndarray-npy's reader uses (py_literal), and checked at least as
 /// strictly as that reader checks it: a header accepted here is one the reader
-/// accepts. Returns the dtype, its size in bytes and the shape.
-fn parse_header(text: &[u8], major: u8) -> Result<(DType, u64, Vec<usize>), HeaderError> {
+/// accepts. Returns the stored type, the shape and whether the order is Fortran's.
+fn parse_header(text: &[u8], major: u8) -> Result<(Stored, Vec<usize>, bool), HeaderError> {
     use HeaderError::{Invalid, Unsupported};
     let Some((b'\n', body)) = text.split_last() else {
         return Err(Invalid("the header does not end with a newline".into()));
@@ -162,26 +179,27 @@ fn parse_header(text: &[u8], major: u8) -> Result<(DType, u64, Vec<usize>), Head
             )));
         }
     }
-    let (Some(descr), Some(_), Some(shape)) = (descr, fortran_order, shape) else {
+    let (Some(descr), Some(fortran_order), Some(shape)) = (descr, fortran_order, shape) else {
         return Err(Invalid(
             "the header needs the keys 'descr', 'fortran_order' and 'shape'".into(),
         ));
     };
-    let (dtype, size) = match descr.as_string().map(String::as_str) {
-        Some("<f4" | ">f4") => (DType::F32, 4),
-        Some("<f8" | ">f8") => (DType::F64, 8),
-        Some(other) => {
-            return Err(Unsupported(format!(
-                "holds {}, expected f32 or f64",
-                describe_descr(other)
-            )))
-        }
+    let stored = match descr.as_string().map(String::as_str) {
+        Some(d) => Stored::from_descr(d).ok_or_else(|| {
+            Unsupported(format!(
+                "holds {}, which the tool does not read: it reads float32, float64, \
+                 integer and bool arrays (complex, float16, string and object ones are \
+                 refused)",
+                describe_descr(d)
+            ))
+        })?,
         None if descr.as_list().is_some() => {
             return Err(Unsupported("structured dtypes are not supported".into()))
         }
         None => return Err(Invalid(format!("'descr' has the value {descr}"))),
     };
-    Ok((dtype, size, dims(shape).unwrap_or_default()))
+    let fortran_order = fortran_order.as_boolean().unwrap_or(false);
+    Ok((stored, dims(shape).unwrap_or_default(), fortran_order))
 }
 
 /// Why a header was refused: it is not a valid header, or it is one of a kind the tool
@@ -256,8 +274,9 @@ pub fn fmt_shape(shape: &[usize]) -> String {
 }
 
 /// Checks the header of `path` and reads it with ndarray-npy as a matrix of `T`, or as
-/// a one-column matrix if it is 1-D and `column` is set. A file of the other float
-/// dtype is converted (the caller says so: see `run.rs`).
+/// a one-column matrix if it is 1-D and `column` is set. A file of another dtype (the
+/// other float one, an integer one, bool) is converted (the caller says so: see
+/// `run.rs`).
 pub fn read_matrix<T: ReadableElement + ndgpu::Element>(
     path: &Path,
     column: bool,
@@ -323,24 +342,9 @@ pub fn read_operand<T: ReadableElement + ndgpu::Element>(
     }
 }
 
-/// Reads a matrix of either float dtype as f64 (for k-means starting centroids).
+/// Reads a matrix of any dtype the tool reads as f64 (for k-means starting centroids).
 pub fn read_matrix_f64(path: &Path) -> Result<Array2<f64>> {
     read_matrix::<f64>(path, false)
-}
-
-/// Reads the array of a checked header as `T`, converting from the file's dtype.
-fn read_as<T, D>(path: &Path, h: &Header) -> Result<ndarray::Array<T, D>>
-where
-    T: ReadableElement + ndgpu::Element,
-    D: Dimension,
-{
-    if h.dtype == T::DTYPE {
-        return read(path);
-    }
-    Ok(match h.dtype {
-        DType::F32 => read::<f32, D>(path)?.mapv(|x| T::from_f64(f64::from(x))),
-        DType::F64 => read::<f64, D>(path)?.mapv(T::from_f64),
-    })
 }
 
 /// A rank the operation cannot take: the input is refused (exit code 1), as a shape
@@ -378,6 +382,18 @@ pub fn raw_file(dict: &str, data: &[u8]) -> Vec<u8> {
 /// Whether an output path means stdout (`-o -`).
 pub fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
+}
+
+/// At most one output can be stdout (`-`), and a `.npy` is binary: not for a terminal.
+pub(crate) fn check_stdout(outputs: &[&Path]) -> Result<()> {
+    match outputs.iter().filter(|p| is_stdout(p)).count() {
+        0 => Ok(()),
+        1 if std::io::stdout().is_terminal() => Err(Failure::usage(
+            "`-` writes a binary .npy to stdout, which is a terminal: redirect it or pipe it",
+        )),
+        1 => Ok(()),
+        _ => Err(Failure::usage("only one output can go to stdout (`-`)")),
+    }
 }
 
 /// Writes an array of any rank (0-d for scalars) to `path`, creating its folder if

@@ -9,6 +9,7 @@ use ndgpu::{ArgOp, Element, Init, KMeansConfig, Ops, ReduceOp, Trans};
 use serde_json::Value;
 
 use crate::args::ReduceArg;
+use crate::check;
 use crate::error::{Failure, Result};
 use crate::npy::{self, read_matrix, read_operand, read_vector, Vector};
 use crate::report::Report;
@@ -107,6 +108,17 @@ pub fn matmul<T: Float, B: ?Sized + Ops<T>>(cx: Ctx<B>, g: &Gemm) -> Result<()> 
         rep.shape("c", &shape_of(c, *c_vec));
     }
     let (ta, tb) = (g.trans_a && !a_vec, g.trans_b && !b_vec);
+    let operand = |m: &ndarray::Array2<T>, vector, trans| check::Operand {
+        dim: m.dim(),
+        vector,
+        trans,
+    };
+    let c_shape = c.as_ref().map(|(c, c_vec)| shape_of(c, *c_vec));
+    check::matmul(
+        operand(&a, a_vec, ta),
+        operand(&bm, b_vec, tb),
+        c_shape.as_deref(),
+    )?;
     rep.field("alpha", g.alpha);
     rep.field("beta", beta);
     rep.field("trans_a", ta);
@@ -201,8 +213,10 @@ pub fn reduce<T: Float, B: ?Sized + Ops<T>>(
             (Some(ax), Some(ax))
         }
     };
+    // The mean is the sum over the count (`Reduce::mean`).
+    let mean = op == ReduceArg::Mean;
     let value_op = match op {
-        ReduceArg::Sum => Ok(ReduceOp::Sum),
+        ReduceArg::Sum | ReduceArg::Mean => Ok(ReduceOp::Sum),
         ReduceArg::Sumsq => Ok(ReduceOp::SumSq),
         ReduceArg::Min => Ok(ReduceOp::Min),
         ReduceArg::Max => Ok(ReduceOp::Max),
@@ -210,6 +224,7 @@ pub fn reduce<T: Float, B: ?Sized + Ops<T>>(
         ReduceArg::Argmax => Err(ArgOp::ArgMax),
     };
     let name = match value_op {
+        _ if mean => "mean",
         Ok(v) => v.name(),
         Err(g) => g.name(),
     };
@@ -217,6 +232,14 @@ pub fn reduce<T: Float, B: ?Sized + Ops<T>>(
     rep.field("axis", axis_field.map_or(Value::Null, Value::from));
     let v = a.view();
     match (value_op, axis) {
+        (Ok(_), None) if mean => {
+            let x = timed(rep, || b.mean(v))?;
+            scalar(rep, x, out)
+        }
+        (Ok(_), Some(ax)) if mean => {
+            let r = timed(rep, || b.mean_axis(v, Axis(ax)))?;
+            rep.deliver("output", &r, out, "-o")
+        }
         (Ok(op), None) => {
             let x = timed(rep, || b.reduce(op, v))?;
             scalar(rep, x, out)
@@ -248,7 +271,7 @@ pub fn reduce<T: Float, B: ?Sized + Ops<T>>(
 
 /// A scalar result: printed, a JSON field, and a 0-d `.npy` if asked for.
 pub(crate) fn scalar<T: Float>(rep: &mut Report, x: T, out: Option<&Path>) -> Result<()> {
-    rep.field("result", x);
+    rep.field("result", crate::report::number(x));
     rep.line(x.to_string());
     deliver_opt(rep, &Array0::from_elem((), x), out)
 }
@@ -275,6 +298,7 @@ pub fn dot<T: Float, B: ?Sized + Ops<T>>(cx: Ctx<B>, x: &Path, y: &Path) -> Resu
     let y = read_vector::<T>(y)?;
     rep.shape("x", x.shape());
     rep.shape("y", y.shape());
+    check::dot(x.len(), y.len())?;
     let r = timed(rep, || b.dot(x.view(), y.view()))?;
     scalar(rep, r, out)
 }
@@ -340,6 +364,33 @@ pub fn kmeans_config(
         .init(init))
 }
 
+/// scikit-learn's warning when a fit leaves clusters empty: how many distinct clusters
+/// were found, which are empty, and the centroid each of theirs repeats. `None` when
+/// none is.
+fn empty_clusters_warning<T: Float>(r: &ndgpu::KMeansResult<T>) -> Option<String> {
+    let k = r.centroids.nrows();
+    if r.empty_clusters.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = r
+        .empty_clusters
+        .iter()
+        .map(|&e| {
+            let same = (0..k).find(|&j| j != e && r.centroids.row(j) == r.centroids.row(e));
+            match same {
+                Some(j) => format!("cluster {e} is empty, its centroid repeating cluster {j}'s"),
+                None => format!("cluster {e} is empty, its centroid where it was last moved"),
+            }
+        })
+        .collect();
+    Some(format!(
+        "k-means: {} distinct clusters found, fewer than k = {k} ({}); possibly duplicate \
+         points in X",
+        k - r.empty_clusters.len(),
+        each.join("; ")
+    ))
+}
+
 /// k-means of the points in `x`: the centroids into `centroids`, the labels into the
 /// context's output.
 pub fn kmeans<T: Float, B: ?Sized + Ops<T>>(
@@ -358,6 +409,7 @@ pub fn kmeans<T: Float, B: ?Sized + Ops<T>>(
     rep.field("k", cfg.k);
     rep.field("seed", cfg.seed);
     rep.field("tol", cfg.tol);
+    rep.field("change_tol", cfg.change_tol);
     rep.field("max_iter", cfg.max_iter);
     let r = timed(rep, || b.kmeans(x.view(), cfg))?;
     rep.field("inertia", r.inertia);
@@ -381,6 +433,12 @@ pub fn kmeans<T: Float, B: ?Sized + Ops<T>>(
     }
     rep.line(format!("cluster sizes: {sizes:?}"));
     rep.field("cluster_sizes", sizes);
+    if let Some(text) = empty_clusters_warning(&r) {
+        use std::io::Write as _;
+        // Not eprintln!, which panics when stderr cannot be written.
+        let _ = writeln!(std::io::stderr().lock(), "warning: {text}");
+    }
+    rep.field("empty_clusters", r.empty_clusters.clone());
     rep.deliver(
         "centroids",
         &r.centroids,

@@ -147,9 +147,25 @@ fn say(stderr: bool, text: &str) -> Result<()> {
 }
 
 /// An array of any rank as nested JSON lists (NaN and ±Inf become null).
-fn nested<A: Copy + Into<Value>>(a: ndarray::ArrayViewD<A>) -> Value {
+fn nested<A: Copy + Into<Value> + std::fmt::Display>(a: ndarray::ArrayViewD<A>) -> Value {
     if a.ndim() == 0 {
-        return a.iter().next().map_or(Value::Null, |&x| x.into());
+        return a.iter().next().map_or(Value::Null, |&x| number(x));
     }
     Value::Array(a.outer_iter().map(nested).collect())
+}
+
+/// A number as JSON, with the shortest digits that give it back in its own type: an
+/// f32 as `0.1`, not as the f64 it widens to (`0.10000000149011612`). Integers as they
+/// are; NaN and ±Inf as null.
+pub fn number<A: Copy + Into<Value> + std::fmt::Display>(x: A) -> Value {
+    let v: Value = x.into();
+    if !v.is_f64() {
+        return v;
+    }
+    // Display gives the shortest digits that round-trip in A's own type; read as f64,
+    // they print the same.
+    match x.to_string().parse::<f64>() {
+        Ok(shortest) => Value::from(shortest),
+        Err(_) => v,
+    }
 }

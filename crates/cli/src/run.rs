@@ -1,7 +1,6 @@
 //! `ndgpu run <op>`: opens the backend, settles the element type, hands the operation
 //! to its generic implementation in `ops.rs`, then prints the summary.
 
-use std::io::IsTerminal;
 use std::path::Path;
 
 use ndgpu::{Backend, DType, Family};
@@ -122,7 +121,7 @@ pub fn run(op: Op) -> Result<()> {
         inputs,
         outputs,
     } = describe(&op);
-    check_stdout(&outputs)?;
+    npy::check_stdout(&outputs)?;
     let dtype = element_type(common, &inputs)?;
     let backend = open(common, fam)?;
     let b: &dyn Backend = &*backend;
@@ -229,18 +228,19 @@ pub fn run(op: Op) -> Result<()> {
             k,
             seed,
             tol,
+            change_tol,
             max_iter,
             init,
             n_init,
-            shift_tol,
             sample_weight,
             out_dir,
             centroids,
             labels,
             ..
         } => {
-            let mut cfg = ops::kmeans_config(*k, *seed, *tol, *max_iter, init)?.n_init(*n_init);
-            cfg.shift_tol = *shift_tol;
+            let mut cfg = ops::kmeans_config(*k, *seed, *tol, *max_iter, init)?
+                .change_tol(*change_tol)
+                .n_init(*n_init);
             cfg.sample_weight = sample_weight
                 .as_deref()
                 .map(npy::read_vector::<f64>)
@@ -263,45 +263,44 @@ pub fn run(op: Op) -> Result<()> {
         } => {
             by_dtype!(dtype, predict(cx!(out.output.as_deref()), x, centroids))
         }
-    }?;
+    }
+    .map_err(|f| f.in_op(name))?;
     rep.finish(name, b, fam, dtype)
 }
 
-/// At most one output can be stdout (`-`), and a `.npy` is binary: not for a terminal.
-fn check_stdout(outputs: &[&Path]) -> Result<()> {
-    match outputs.iter().filter(|p| npy::is_stdout(p)).count() {
-        0 => Ok(()),
-        1 if std::io::stdout().is_terminal() => Err(Failure::usage(
-            "`-` writes a binary .npy to stdout, which is a terminal: redirect it or pipe it",
-        )),
-        1 => Ok(()),
-        _ => Err(Failure::usage("only one output can go to stdout (`-`)")),
-    }
-}
-
-/// `--dtype`, or else f64 if any input is f64, else f32: NumPy's promotion. Each input
-/// of another dtype is converted when read; a note on stderr says so.
+/// `--dtype`, or else f64 if any input is f64 or of an integer or bool dtype (which
+/// `numpy.linalg` computes in float64), else f32: NumPy's promotion. Each input stored
+/// in another dtype is converted when read; a note on stderr says so.
 fn element_type(common: &Common, inputs: &[&Path]) -> Result<DType> {
-    let dtypes = inputs
+    let headers = inputs
         .iter()
-        .map(|p| Ok((*p, npy::header(p)?.dtype)))
+        .map(|p| Ok((*p, npy::header(p)?)))
         .collect::<Result<Vec<_>>>()?;
-    let (dtype, why) = match common.dtype {
-        Some(DTypeArg::F32) => (DType::F32, "--dtype f32"),
-        Some(DTypeArg::F64) => (DType::F64, "--dtype f64"),
-        None if dtypes.iter().any(|&(_, d)| d == DType::F64) => (
-            DType::F64,
-            "mixed f32 and f64 inputs promote to f64, as in NumPy",
-        ),
-        None => (DType::F32, ""),
+    let dtype = match common.dtype {
+        Some(DTypeArg::F32) => DType::F32,
+        Some(DTypeArg::F64) => DType::F64,
+        None if headers.iter().any(|(_, h)| h.dtype == DType::F64) => DType::F64,
+        None => DType::F32,
     };
-    for (path, from) in dtypes {
-        if from != dtype {
-            note(&format!(
-                "converting {} from {from} to {dtype} ({why})",
-                path.display()
-            ));
+    let mut noted: Vec<&Path> = Vec::new();
+    for (path, h) in headers {
+        // One note per file, also when it is given twice (`matmul A.npy A.npy`).
+        if h.stored.name() == dtype.name() || noted.contains(&path) {
+            continue;
         }
+        noted.push(path);
+        let why = match common.dtype {
+            Some(_) => format!("--dtype {dtype}"),
+            None if !h.stored.is_float() => {
+                "integer and bool inputs become f64, as numpy.linalg converts them".into()
+            }
+            None => "mixed inputs promote to f64, as in NumPy".into(),
+        };
+        note(&format!(
+            "converting {} from {} to {dtype} ({why})",
+            path.display(),
+            h.stored.name()
+        ));
     }
     Ok(dtype)
 }

@@ -80,6 +80,20 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
         }
     }
 
+    // Nothing can run: the error alone, no empty table before it.
+    if backends.is_empty() {
+        let reasons: Vec<String> = unavailable
+            .iter()
+            .map(|(name, reason)| format!("{name}: {reason}"))
+            .collect();
+        let asked = if args.backends.is_empty() {
+            "no backend can run here"
+        } else {
+            "none of the backends asked for can run here"
+        };
+        return Err(Failure::failed(format!("{asked} ({})", reasons.join("; "))));
+    }
+
     let mut out = String::new();
     for (name, reason) in &unavailable {
         out.push_str(&format!("{name}: unavailable, skipped: {reason}\n"));

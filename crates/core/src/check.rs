@@ -350,7 +350,7 @@ pub fn dot<T>(x: &ArrayView1<T>, y: &ArrayView1<T>) -> Result<usize> {
 /// [`Memory::download_into`]: crate::Memory::download_into
 ///
 /// # Errors
-/// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) naming both shapes.
+/// [`Error::ShapeMismatch`] naming both shapes.
 pub fn transfer_shape(
     op: &'static str,
     host: (usize, usize),

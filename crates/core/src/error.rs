@@ -77,8 +77,10 @@ pub enum Error {
     /// `column` of A is (to working precision) a combination of the columns before it.
     #[error(
         "{op}: A does not have full column rank: column {column} is a combination of the \
-         columns before it (|R[{column},{column}]| = {value:e}, at most {tol:e}); \
-         remove it, or regularize"
+         columns before it (|R[{column},{column}]| = {}, at most {}); remove it, or \
+         regularize",
+        readable(*value),
+        readable(*tol)
     )]
     RankDeficient {
         /// The operation.
@@ -324,8 +326,9 @@ impl fmt::Display for Family {
 fn pivot_text(pivot: usize, value: f64) -> String {
     if value.is_finite() {
         format!(
-            "pivot {pivot} (0-based) is {value:e}, so the leading minor of order {} is not \
-             positive definite",
+            "pivot {pivot} (0-based) is {}, so the leading minor of order {} is not positive \
+             definite",
+            readable(value),
             pivot + 1
         )
     } else {
@@ -333,6 +336,17 @@ fn pivot_text(pivot: usize, value: f64) -> String {
             "pivot {pivot} (0-based) is {value}: row {pivot} of the lower triangle holds NaN \
              or ±Inf, or the factorization overflowed"
         )
+    }
+}
+
+/// A number as a person reads it: plain digits (`-3`, `0.25`, `1234.5`) where they are
+/// few, else scientific notation (`1.5e-7`, `2e20`); the shortest digits that round-trip.
+fn readable(x: f64) -> String {
+    let magnitude = x.abs();
+    if magnitude == 0.0 || !x.is_finite() || (1e-4..1e16).contains(&magnitude) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
     }
 }
 
@@ -347,5 +361,36 @@ fn host_bytes(requested: Option<usize>) -> String {
     match requested {
         Some(b) => format!("{b} bytes"),
         None => "more bytes than the address space holds".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_in_messages_are_readable() {
+        assert_eq!(readable(-3.0), "-3");
+        assert_eq!(readable(0.25), "0.25");
+        assert_eq!(readable(1.5e-7), "1.5e-7");
+        assert_eq!(readable(2e20), "2e20");
+        assert_eq!(readable(0.0), "0");
+        assert_eq!(readable(f64::NAN), "NaN");
+        let e = Error::NotPositiveDefinite {
+            pivot: 1,
+            value: -3.0,
+        };
+        assert_eq!(
+            e.to_string(),
+            "cholesky: matrix is not positive definite: pivot 1 (0-based) is -3, so the \
+             leading minor of order 2 is not positive definite"
+        );
+        let e = Error::RankDeficient {
+            op: "lstsq",
+            column: 2,
+            value: 1.5e-17,
+            tol: 4e-15,
+        };
+        assert!(e.to_string().contains("= 1.5e-17, at most 4e-15"), "{e}");
     }
 }

@@ -47,22 +47,39 @@ impl Init {
     }
 }
 
-/// Parameters of [`Cluster::kmeans`](crate::Cluster::kmeans).
+/// Parameters of [`Cluster::kmeans`](crate::Cluster::kmeans), with scikit-learn's
+/// meanings and defaults for `max_iter`, `tol` and `n_init = 1`.
+///
+/// The fit stops at the first of: an update that moved the centroids by at most `tol`
+/// (relative to X's variance, as scikit-learn's `tol`); an assignment in which at most
+/// `change_tol · N` points changed cluster (with the default 0: no label changed,
+/// scikit-learn's "strict convergence"); `max_iter` assignments.
+///
+/// ```
+/// use ndgpu_core::KMeansConfig;
+/// let c = KMeansConfig::new(8).seed(42);
+/// assert_eq!((c.max_iter, c.tol, c.change_tol), (300, 1e-4, 0.0));
+/// // No shift test: the fit runs until no label changes, or 20 assignments.
+/// let by_labels = KMeansConfig::new(8).tol(0.0).max_iter(20);
+/// assert_eq!(by_labels.tol, 0.0);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct KMeansConfig {
-    /// Number of clusters, 1 ≤ k ≤ N.
+    /// Number of clusters, 1 ≤ k ≤ N (scikit-learn's `n_clusters`).
     pub k: usize,
-    /// Most assignment steps (≥ 1). The seed's k-means used 500.
+    /// Most assignment steps (≥ 1); 300 by default, as scikit-learn.
     pub max_iter: usize,
-    /// Stop when at most `tol · N` points changed cluster in an assignment (0 ≤ tol ≤ 1).
+    /// scikit-learn's `tol`: stop when an update moved the centroids by Σ‖Δc‖² ≤ `tol` ×
+    /// the mean per-dimension variance of X; one more assignment then makes the labels
+    /// those of the returned centroids. Finite and ≥ 0; 1e-4 by default; 0 turns this
+    /// test off (and with it the centroid copy and the shift sum of each iteration).
     pub tol: f64,
-    /// Also stop when an update moved the centroids by Σ‖Δc‖² ≤ `shift_tol` × the mean
-    /// per-dimension variance of X (scikit-learn's `tol`); one more assignment then
-    /// makes the labels those of the returned centroids. `None`: off (finite, ≥ 0).
-    pub shift_tol: Option<f64>,
+    /// Stop when at most `change_tol · N` points changed cluster in an assignment
+    /// (0 ≤ change_tol ≤ 1). 0 by default: stop when no label changed.
+    pub change_tol: f64,
     /// Starting centroids.
     pub init: Init,
-    /// Seed of the initialisation.
+    /// Seed of the initialisation (scikit-learn's `random_state`).
     pub seed: u64,
     /// Starts (≥ 1): start i seeds from `seed + i`, and the fit of least inertia is kept
     /// (the first of equals). Given centroids make one start.
@@ -75,34 +92,36 @@ pub struct KMeansConfig {
 }
 
 impl KMeansConfig {
-    /// k clusters, k-means++ from seed 0, 500 iterations, tolerance 0.001 (report 000's).
+    /// k clusters with scikit-learn's defaults: k-means++ from seed 0, one start, at
+    /// most 300 iterations, `tol` = 1e-4 on the centroid shift and `change_tol` = 0
+    /// (stop when no label changes).
     pub fn new(k: usize) -> Self {
         KMeansConfig {
             k,
-            max_iter: 500,
-            tol: 1e-3,
+            max_iter: 300,
+            tol: 1e-4,
+            change_tol: 0.0,
             init: Init::KMeansPlusPlus,
             seed: 0,
             n_init: 1,
-            shift_tol: None,
             sample_weight: None,
         }
     }
     setters! {
         /// Sets the weight of each point (scikit-learn's `sample_weight`).
         sample_weight: Array1<f64> => Some;
-        /// Sets the tolerance on centroid movement (scikit-learn's `tol`).
-        shift_tol: f64 => Some;
         /// Sets the number of starts.
         n_init: usize;
-        /// Sets the seed.
+        /// Sets the seed (scikit-learn's `random_state`).
         seed: u64;
         /// Sets the initialisation.
         init: Init;
         /// Sets the iteration cap.
         max_iter: usize;
-        /// Sets the tolerance.
+        /// Sets the tolerance on centroid movement (scikit-learn's `tol`; 0: off).
         tol: f64;
+        /// Sets the tolerated fraction of points changing cluster (0: none).
+        change_tol: f64;
     }
 }
 
@@ -117,11 +136,15 @@ pub struct KMeansResult<T> {
     pub inertia: f64,
     /// Assignment steps made.
     pub iterations: usize,
-    /// Whether the tolerance was met (rather than `max_iter` reached).
+    /// Whether a tolerance was met (rather than `max_iter` reached).
     pub converged: bool,
     /// The inertia after each assignment step; never increases (Lloyd's monotonicity),
     /// up to rounding.
     pub inertia_history: Vec<f64>,
+    /// The clusters no point is labelled with (or only points of weight 0), ascending:
+    /// fewer distinct clusters than k, as when X has fewer than k distinct points. Such
+    /// a centroid is where the last update left it, and may repeat another one.
+    pub empty_clusters: Vec<usize>,
 }
 
 /// What [`Cluster::kmeans_dev`](crate::Cluster::kmeans_dev) returns: centroids and labels
@@ -136,10 +159,47 @@ pub struct KMeansFit<T> {
     pub inertia: f64,
     /// Assignment steps made.
     pub iterations: usize,
-    /// Whether the tolerance was met (rather than `max_iter` reached).
+    /// Whether a tolerance was met (rather than `max_iter` reached).
     pub converged: bool,
     /// The inertia after each assignment step.
     pub inertia_history: Vec<f64>,
+}
+
+impl<T: Element> KMeansFit<T> {
+    /// [`KMeansResult::empty_clusters`] of this fit, made with `config`: the labels are
+    /// read back once for it (the fit itself never reads them).
+    ///
+    /// # Errors
+    /// Device errors.
+    pub fn empty_clusters<B: crate::Device + ?Sized>(
+        &self,
+        b: &B,
+        config: &KMeansConfig,
+    ) -> crate::Result<Vec<usize>> {
+        let labels = b.download_indices(&self.labels)?;
+        Ok(empty_clusters::<T>(config, labels.view()))
+    }
+}
+
+/// The clusters of `0..config.k` that `labels` gives no point of positive weight (in
+/// `T`, as the update weighs them) to, ascending.
+pub fn empty_clusters<T: Element>(
+    config: &KMeansConfig,
+    labels: ndarray::ArrayView1<usize>,
+) -> Vec<usize> {
+    let mut held = vec![false; config.k];
+    let weight = |i: usize| {
+        config
+            .sample_weight
+            .as_ref()
+            .is_none_or(|w| T::from_f64(w[i]) > T::zero())
+    };
+    for (i, &l) in labels.iter().enumerate() {
+        if let Some(h) = held.get_mut(l) {
+            *h |= weight(i);
+        }
+    }
+    (0..config.k).filter(|&j| !held[j]).collect()
 }
 
 /// What one assignment step found ([`Cluster::assign_dev`](crate::Cluster::assign_dev)).
@@ -222,4 +282,39 @@ pub fn sample_weights<T: Element>(config: &KMeansConfig) -> crate::Result<Option
     let positive = wt.iter().filter(|&&v| v > T::zero()).count();
     crate::check::positive_weights(positive, config)?;
     Ok(Some(wt))
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::array;
+
+    use super::{empty_clusters, KMeansConfig};
+
+    #[test]
+    fn defaults_are_scikit_learns() {
+        let c = KMeansConfig::new(3);
+        assert_eq!((c.max_iter, c.tol, c.change_tol), (300, 1e-4, 0.0));
+        assert_eq!((c.n_init, c.seed, c.init.name()), (1, 0, "k-means++"));
+        let set = c.tol(0.5).change_tol(0.25);
+        assert_eq!((set.tol, set.change_tol), (0.5, 0.25));
+    }
+
+    #[test]
+    fn empty_clusters_are_those_without_a_point_of_positive_weight() {
+        let labels = array![0usize, 0, 1, 1, 3];
+        let config = KMeansConfig::new(5);
+        assert_eq!(empty_clusters::<f64>(&config, labels.view()), vec![2, 4]);
+        assert!(empty_clusters::<f64>(&KMeansConfig::new(2), array![1, 0].view()).is_empty());
+        // Cluster 1 holds only points of weight 0; cluster 3 one of weight 0 and one
+        // positive.
+        let w = array![1.0, 1.0, 0.0, 0.0, 2.0, 0.0];
+        let labels = array![0usize, 2, 1, 1, 3, 3];
+        let weighted = KMeansConfig::new(4).sample_weight(w);
+        assert_eq!(empty_clusters::<f64>(&weighted, labels.view()), vec![1]);
+        // Positive in f64 but 0 in f32: no weight in the update of an f32 fit.
+        let tiny = KMeansConfig::new(2).sample_weight(array![1.0, 1e-50]);
+        let labels = array![0usize, 1];
+        assert_eq!(empty_clusters::<f32>(&tiny, labels.view()), vec![1]);
+        assert!(empty_clusters::<f64>(&tiny, labels.view()).is_empty());
+    }
 }

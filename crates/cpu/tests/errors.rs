@@ -190,7 +190,9 @@ fn kmeans_errors() {
     assert!(invalid(KMeansConfig::new(0)));
     assert!(invalid(KMeansConfig::new(6)));
     assert!(invalid(KMeansConfig::new(2).max_iter(0)));
-    assert!(invalid(KMeansConfig::new(2).tol(2.0)));
+    assert!(invalid(KMeansConfig::new(2).change_tol(2.0)));
+    assert!(invalid(KMeansConfig::new(2).tol(-1.0)));
+    assert!(invalid(KMeansConfig::new(2).tol(f64::NAN)));
     assert!(invalid(
         KMeansConfig::new(2).init(Init::Given(Array2::zeros((2, 3))))
     ));

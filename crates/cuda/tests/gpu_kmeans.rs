@@ -78,6 +78,7 @@ fn fit_on<T: CudaElement>(
 ) -> KMeansResult<T> {
     let fit = b.kmeans_dev(&b.upload(x.view()).unwrap(), config).unwrap();
     KMeansResult {
+        empty_clusters: fit.empty_clusters(b, config).unwrap(),
         centroids: b.download(&fit.centroids).unwrap(),
         labels: b.download_indices(&fit.labels).unwrap(),
         inertia: fit.inertia,
@@ -150,7 +151,7 @@ fn steps_match_cpu<T: CudaElement>(variant: &str, x: &Array2<T>, config: &KMeans
             ga.inertia,
             ha.inertia
         );
-        if ha.changed as f64 <= config.tol * n as f64 {
+        if ha.changed as f64 <= config.change_tol * n as f64 {
             return;
         }
         b.update_dev(&gx, &gl, &mut gc).unwrap();

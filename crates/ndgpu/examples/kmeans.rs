@@ -8,8 +8,8 @@
 //! prints a table and writes `kmeans.csv` into `$OUT` (or the current folder). Host-clock
 //! figures (`end to end`) are medians of 5 runs after one untimed run; device figures
 //! (`resident`) medians of 20 runs timed with CUDA events. f32; 20 iterations exactly
-//! (tol = 0, max_iter = 20, on data without cluster structure) so that every backend
-//! does the same work.
+//! (no centroid-shift test, tol = 0; change_tol = 0, max_iter = 20, on data without
+//! cluster structure) so that every backend does the same work.
 //! `crates/shootout/peer/kmeans.py` times PyTorch and scikit-learn on the same shapes.
 
 use std::io::Write;

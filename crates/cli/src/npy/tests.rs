@@ -19,7 +19,7 @@ fn header_line(dict: &str) -> Vec<u8> {
     text.into_bytes()
 }
 
-fn parsed(dict: &str) -> Result<(DType, u64, Vec<usize>), String> {
+fn parsed(dict: &str) -> Result<(Stored, Vec<usize>, bool), String> {
     parse_header(&header_line(dict), 1).map_err(|e| match e {
         HeaderError::Invalid(m) => format!("invalid: {m}"),
         HeaderError::Unsupported(m) => format!("unsupported: {m}"),
@@ -31,9 +31,9 @@ fn parsed(dict: &str) -> Result<(DType, u64, Vec<usize>), String> {
 #[test]
 fn header_rules_match_the_reader() {
     let ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }";
-    assert_eq!(parsed(ok), Ok((DType::F32, 4, vec![3, 4])));
+    assert_eq!(parsed(ok), Ok((Stored::F32, vec![3, 4], false)));
     let be = "{'descr': '>f8', 'fortran_order': True, 'shape': (5,), }";
-    assert_eq!(parsed(be), Ok((DType::F64, 8, vec![5])));
+    assert_eq!(parsed(be), Ok((Stored::F64, vec![5], true)));
     for (dict, why) in [
         ("{'descr': '<f4', 'shape': (3, 4), }", "needs the keys"),
         (
@@ -69,9 +69,12 @@ fn header_rules_match_the_reader() {
         );
     }
     let ints = "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }";
-    assert_eq!(
-        parsed(ints).unwrap_err(),
-        "unsupported: holds dtype '<i8' (int64), expected f32 or f64"
+    assert_eq!(parsed(ints), Ok((Stored::I64, vec![2], false)));
+    let complex = "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }";
+    let e = parsed(complex).unwrap_err();
+    assert!(
+        e.starts_with("unsupported: holds dtype '<c8' (complex64), which the tool does not read"),
+        "{e}"
     );
     // No newline at the end; non-ASCII text in a version 1 header.
     let mut cut = header_line(ok);
@@ -118,7 +121,7 @@ fn parser_work_is_bounded_and_ordinary_headers_fit_the_budget() {
     line.push(b'\n');
     assert_eq!(line.len() as u64, MAX_HEADER_LEN);
     assert_eq!(
-        parse_header(&line, 1).ok().map(|(_, _, shape)| shape),
+        parse_header(&line, 1).ok().map(|(_, shape, _)| shape),
         Some(vec![1; 64])
     );
     let fields: Vec<String> = (0..120)
@@ -221,4 +224,89 @@ mod fuzz {
             exercise(&bytes);
         }
     }
+}
+
+/// Integer and bool files are read as floats, value by value, whichever float type is
+/// asked for; their header says they compute in f64 by default (as numpy.linalg does).
+#[test]
+fn integer_and_bool_files_are_converted() {
+    fn check<A>(dir: &tempfile::TempDir, name: &str, a: ndarray::Array2<A>, stored: Stored)
+    where
+        A: ndarray_npy::WritableElement + Copy + Into<f64>,
+    {
+        let p = dir.path().join(name);
+        ndarray_npy::write_npy(&p, &a).unwrap();
+        let h = header(&p).unwrap();
+        assert_eq!((h.stored, h.dtype), (stored, DType::F64), "{name}");
+        let want = a.mapv(Into::<f64>::into);
+        assert_eq!(read_matrix::<f64>(&p, false).unwrap(), want, "{name}");
+        assert_eq!(
+            read_matrix::<f32>(&p, false).unwrap(),
+            want.mapv(|x| x as f32),
+            "{name}"
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    let base = ndarray::array![[0i64, -2, 3], [4, 5, -6]];
+    check(&d, "i8.npy", base.mapv(|x| x as i8), Stored::I8);
+    check(&d, "i16.npy", base.mapv(|x| x as i16), Stored::I16);
+    check(&d, "i32.npy", base.mapv(|x| x as i32), Stored::I32);
+    check(
+        &d,
+        "u8.npy",
+        base.mapv(|x| x.unsigned_abs() as u8),
+        Stored::U8,
+    );
+    check(
+        &d,
+        "u16.npy",
+        base.mapv(|x| x.unsigned_abs() as u16),
+        Stored::U16,
+    );
+    check(
+        &d,
+        "u32.npy",
+        base.mapv(|x| x.unsigned_abs() as u32),
+        Stored::U32,
+    );
+    // i64 and u64 have no lossless Into<f64>: checked by value.
+    for (name, stored) in [("i64.npy", Stored::I64), ("u64.npy", Stored::U64)] {
+        let p = d.path().join(name);
+        if stored == Stored::I64 {
+            ndarray_npy::write_npy(&p, &base).unwrap();
+        } else {
+            ndarray_npy::write_npy(&p, &base.mapv(|x| x.unsigned_abs())).unwrap();
+        }
+        assert_eq!(header(&p).unwrap().stored, stored);
+        let want = if stored == Stored::I64 {
+            base.mapv(|x| x as f64)
+        } else {
+            base.mapv(|x| x.unsigned_abs() as f64)
+        };
+        assert_eq!(read_matrix::<f64>(&p, false).unwrap(), want);
+    }
+    // bool, C and Fortran order, and a byte other than 0 or 1 (NumPy reads it as true).
+    let c = raw_file(
+        "{'descr': '|b1', 'fortran_order': False, 'shape': (2, 2), }",
+        &[1, 0, 0, 2],
+    );
+    let f = raw_file(
+        "{'descr': '|b1', 'fortran_order': True, 'shape': (2, 2), }",
+        &[1, 1, 0, 0],
+    );
+    for (name, bytes, want) in [
+        ("c.npy", c, ndarray::array![[1.0, 0.0], [0.0, 1.0]]),
+        ("f.npy", f, ndarray::array![[1.0, 0.0], [1.0, 0.0]]),
+    ] {
+        let p = d.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        assert_eq!(header(&p).unwrap().stored, Stored::Bool);
+        assert_eq!(read_matrix::<f64>(&p, false).unwrap(), want, "{name}");
+    }
+    let v = d.path().join("v.npy");
+    ndarray_npy::write_npy(&v, &ndarray::array![true, false, true]).unwrap();
+    assert_eq!(
+        read_vector::<f32>(&v).unwrap(),
+        ndarray::array![1.0f32, 0.0, 1.0]
+    );
 }

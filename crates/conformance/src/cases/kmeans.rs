@@ -71,7 +71,20 @@ pub(crate) fn check_properties<T: Element, B: Ops<T> + ?Sized>(
         if let Err(e) = check_predict_agrees(x, r.centroids.view(), r.labels.view(), p.view()) {
             v.require(false, || e);
         }
+    } // The empty clusters: those no point of positive weight is labelled with.
+    let mut held = vec![false; config.k];
+    for (i, &l) in r.labels.iter().enumerate() {
+        if let Some(h) = held.get_mut(l) {
+            *h |= w.as_ref().is_none_or(|w| w[i] > 0.0);
+        }
     }
+    let empty: Vec<usize> = (0..config.k).filter(|&j| !held[j]).collect();
+    v.require(r.empty_clusters == empty, || {
+        format!(
+            "empty_clusters {:?}, but the labels leave {empty:?} empty",
+            r.empty_clusters
+        )
+    });
 }
 
 /// Requires `r` to follow the reference's trajectory.
@@ -218,10 +231,14 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
         let x = uniform_points::<T>(rng, n, d);
         let layout = Layout::nth(i + 1);
         let laid = Laid::new(&x, layout);
-        for (init, tol) in [(Init::KMeansPlusPlus, 1e-3), (Init::Random, 0.0)] {
-            let config = KMeansConfig::new(k).init(init).tol(tol).seed(7 + i as u64);
+        for (init, change_tol) in [(Init::KMeansPlusPlus, 1e-3), (Init::Random, 0.0)] {
+            let config = KMeansConfig::new(k)
+                .init(init)
+                .tol(0.0)
+                .change_tol(change_tol)
+                .seed(7 + i as u64);
             let name = format!(
-                "kmeans uniform N={n} d={d} k={k} init={} tol={tol} X:{} (properties only)",
+                "kmeans uniform N={n} d={d} k={k} init={} change_tol={change_tol} X:{} (properties only)",
                 config.init.name(),
                 layout.name()
             );
@@ -244,8 +261,11 @@ fn errors<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
         ("k=0", KMeansConfig::new(0)),
         ("k=6 > N=5", KMeansConfig::new(6)),
         ("max_iter=0", KMeansConfig::new(2).max_iter(0)),
-        ("tol=1.5", KMeansConfig::new(2).tol(1.5)),
+        ("change_tol=1.5", KMeansConfig::new(2).change_tol(1.5)),
+        ("change_tol=-0.1", KMeansConfig::new(2).change_tol(-0.1)),
         ("tol=-0.1", KMeansConfig::new(2).tol(-0.1)),
+        ("tol=NaN", KMeansConfig::new(2).tol(f64::NAN)),
+        ("tol=Inf", KMeansConfig::new(2).tol(f64::INFINITY)),
         (
             "given centroids 2x3 for d=2",
             KMeansConfig::new(2).init(Init::Given(Array2::zeros((2, 3)))),

@@ -80,7 +80,8 @@ pub fn weights_dim(n: usize, w: (usize, usize)) -> Result<()> {
 /// Checks a k-means configuration against data of N points × D dimensions.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for k = 0, k > N, max_iter = 0, tol outside [0, 1], given
+/// [`Error::InvalidArgument`] for k = 0, k > N, max_iter = 0, n_init = 0, tol negative
+/// or not finite, change_tol outside [0, 1], k-means‖ parameters out of range, given
 /// centroids of the wrong shape, sample weights that [`sample_weight`] refuses;
 /// [`Error::NonFinite`] for NaN/Inf in given centroids or in the sample weights.
 pub fn kmeans_config(n: usize, d: usize, config: &KMeansConfig) -> Result<()> {
@@ -99,19 +100,23 @@ pub fn kmeans_config(n: usize, d: usize, config: &KMeansConfig) -> Result<()> {
     if config.max_iter == 0 {
         return Err(Error::invalid("kmeans", "max_iter must be at least 1"));
     }
-    if !(0.0..=1.0).contains(&config.tol) {
+    if !(config.tol.is_finite() && config.tol >= 0.0) {
         return Err(Error::invalid(
             "kmeans",
-            format!("tol = {} is outside [0, 1]", config.tol),
+            format!(
+                "tol = {}: it must be finite and at least 0 (0 turns the centroid-shift test off)",
+                config.tol
+            ),
         ));
     }
-    if let Some(t) = config.shift_tol {
-        if !(t.is_finite() && t >= 0.0) {
-            return Err(Error::invalid(
-                "kmeans",
-                format!("shift_tol = {t}: it must be finite and at least 0"),
-            ));
-        }
+    if !(0.0..=1.0).contains(&config.change_tol) {
+        return Err(Error::invalid(
+            "kmeans",
+            format!(
+                "change_tol = {} is outside [0, 1] (a fraction of the points)",
+                config.change_tol
+            ),
+        ));
     }
     if config.n_init == 0 {
         return Err(Error::invalid("kmeans", "n_init must be at least 1"));
@@ -254,6 +259,21 @@ mod tests {
             }
         }
         assert!(super::kmeans_config(4, 2, &with(array![0.0, 0.0, 2.0, 0.5])).is_ok());
+    }
+
+    #[test]
+    fn bad_tolerances_are_refused_by_name() {
+        let tol = |t| KMeansConfig::new(2).tol(t);
+        for t in [-1e-9, f64::NAN, f64::INFINITY] {
+            invalid_naming(refused(tol(t)), "tol = ");
+        }
+        let change = |t| KMeansConfig::new(2).change_tol(t);
+        for t in [-0.1, 1.5, f64::NAN] {
+            invalid_naming(refused(change(t)), "change_tol = ");
+        }
+        for ok in [tol(0.0), tol(2.0), change(0.0), change(1.0)] {
+            assert!(super::kmeans_config(4, 2, &ok).is_ok(), "{ok:?}");
+        }
     }
 
     #[test]

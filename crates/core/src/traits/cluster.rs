@@ -4,33 +4,118 @@ use ndarray::{Array1, ArrayView2};
 
 use super::kernels::need;
 use super::{Kernels, Memory, Points, Reduce};
-use crate::kmeans::{sample_weights, Assignment, Init, KMeansConfig, KMeansFit, KMeansResult};
+use crate::kmeans::{
+    empty_clusters, sample_weights, Assignment, Init, KMeansConfig, KMeansFit, KMeansResult,
+};
 use crate::{check, Element, Error, Indices, Matrix, ReduceOp, Result};
 
 /// k-means clustering (Lloyd's algorithm).
 ///
 /// The iteration, written once here for every backend: (1) assign each point to its
 /// nearest centroid (ties → the lowest index) and count the points whose label changed
-/// (all of them in the first iteration); (2) stop if that count is at most `tol · N` or
-/// `max_iter` assignments have been made; (3) else move each centroid to the mean of its
-/// points (a centroid with no points stays where it is) and go to (1). So the returned
-/// labels are always those of the nearest returned centroid. With sample weights
+/// (all of them in the first iteration); (2) stop if that count is at most
+/// `change_tol · N` (by default: none changed) or `max_iter` assignments have been made;
+/// (3) else move each centroid to the mean of its points (a centroid with no points stays
+/// where it is); (4) with `tol` > 0, stop after one more assignment if that update moved
+/// the centroids by Σ‖Δc‖² ≤ `tol` × the mean per-dimension variance of X
+/// (scikit-learn's `tol`); else go to (1). So the returned labels are always those of
+/// the nearest returned centroid. With sample weights
 /// (`KMeansConfig::sample_weight`, uploaded once per fit), the means and the inertia are
 /// weighted, and so are the seeding's draws ([`init_centroids`](crate::init_centroids)).
-/// Backends implement the two steps ([`Kernels::assign_unchecked`],
-/// [`Kernels::update_unchecked`]), which this trait calls after checking the shapes.
+/// Backends implement the two steps ([`ClusterKernels::assign_unchecked`],
+/// [`ClusterKernels::update_unchecked`]), which this trait calls after checking the shapes.
 ///
 /// NaN or ±Inf in the points (or the centroids) makes the inertia of an assignment
 /// non-finite; [`Cluster::kmeans_dev`] and [`Cluster::predict_dev`] check it after every
 /// assignment and then name the first offending entry, so they cost no extra pass.
 ///
-/// The methods a user calls first are [`Cluster::kmeans`] and [`Cluster::predict`] (host
-/// arrays) and their resident forms; the single steps (`assign_dev`, `update_dev`, ...)
-/// are there to time or drive an iteration by hand.
+/// The methods a user calls first come first: [`Cluster::kmeans`] and
+/// [`Cluster::predict`] (host arrays), then their resident forms [`Cluster::kmeans_dev`]
+/// and [`Cluster::predict_dev`]. The methods after them are building blocks, the single
+/// steps of the iteration (`assign_dev`, `update_dev`, `shift_dev`, `seed_dev`, ...),
+/// there to time or drive an iteration by hand.
 pub trait Cluster<T: Element>: Kernels<T> + Reduce<T> {
-    /// One assignment step on resident data: `labels[i]` becomes the index of the
-    /// centroid nearest to row i of `x` (ties → the lowest index). On entry `labels`
-    /// holds the previous labels ([`Device::unlabeled`](crate::Device::unlabeled) before
+    /// Runs k-means on the rows of a host `x` (N points × D dimensions): one upload,
+    /// [`Cluster::kmeans_dev`], one download of centroids and labels. The result lists
+    /// the clusters left empty ([`KMeansResult::empty_clusters`], counted from the
+    /// labels on the host).
+    ///
+    /// # Errors
+    /// As [`Cluster::kmeans_dev`].
+    fn kmeans(&self, x: ArrayView2<T>, config: &KMeansConfig) -> Result<KMeansResult<T>> {
+        check::kmeans_config(x.nrows(), x.ncols(), config)?;
+        let fit = self.kmeans_dev(&self.upload(x)?, config)?;
+        let labels = self.download_indices(&fit.labels)?;
+        Ok(KMeansResult {
+            centroids: self.download(&fit.centroids)?,
+            empty_clusters: empty_clusters::<T>(config, labels.view()),
+            labels,
+            inertia: fit.inertia,
+            iterations: fit.iterations,
+            converged: fit.converged,
+            inertia_history: fit.inertia_history,
+        })
+    }
+
+    /// Labels each row of a host `x` with its nearest centroid (ties → the lowest index).
+    ///
+    /// # Errors
+    /// Shape mismatch between `x` and `centroids`, no centroids, NaN/Inf in either.
+    fn predict(&self, x: ArrayView2<T>, centroids: ArrayView2<T>) -> Result<Array1<usize>> {
+        check::predict(&x, &centroids)?;
+        let labels = self.predict_dev(&self.upload(x)?, &self.upload(centroids)?)?;
+        self.download_indices(&labels)
+    }
+
+    /// Runs k-means on the rows of a resident `x` (N points × D dimensions); centroids
+    /// and labels stay resident. With `n_init` > 1, start i seeds from `seed + i` and
+    /// the fit of least final inertia is kept. The labels are not read back:
+    /// [`KMeansFit::empty_clusters`] does that for the list of empty clusters.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for k = 0, k > N,
+    /// `max_iter` = 0, `n_init` = 0, `tol` negative or not finite, `change_tol` outside
+    /// [0, 1], k-means‖ parameters out of range or given centroids of the wrong shape;
+    /// [`Error::NonFinite`](crate::Error::NonFinite) for NaN/Inf in `x`; device errors.
+    fn kmeans_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<KMeansFit<T>> {
+        let (n, d) = x.dim();
+        check::kmeans_config(n, d, config)?;
+        let starts = match config.init {
+            Init::Given(_) => 1,
+            _ => config.n_init,
+        };
+        // The weights go to the device once per fit.
+        let w = upload_weights(self, config)?;
+        let mut best: Option<KMeansFit<T>> = None;
+        for start in 0..starts {
+            let seeded = config.clone().seed(config.seed.wrapping_add(start as u64));
+            let centroids = self.seed_weighted_dev(x, w.as_ref(), &seeded)?;
+            let fit = lloyd(self, x, w.as_ref(), centroids, config)?;
+            if best.as_ref().is_none_or(|b| fit.inertia < b.inertia) {
+                best = Some(fit);
+            }
+        }
+        Ok(best.expect("n_init ≥ 1"))
+    }
+
+    /// Labels each row of a resident `x` with its nearest centroid (ties → the lowest
+    /// index); the labels stay resident.
+    ///
+    /// # Errors
+    /// Shape mismatch between `x` and `centroids`, no centroids, NaN/Inf in either.
+    fn predict_dev(&self, x: &Matrix<T>, centroids: &Matrix<T>) -> Result<Indices> {
+        check::predict_dims(x.dim(), centroids.dim())?;
+        let mut labels = self.unlabeled(x.rows()).map_err(|e| e.for_op("predict"))?;
+        let a = self.assign_dev(x, centroids, &mut labels)?;
+        finite_inertia(self, "predict", x, centroids, a)?;
+        Ok(labels)
+    }
+
+    // The building blocks: the single steps of the iteration above, resident.
+
+    /// A building block, as are the methods after it. One assignment step on resident
+    /// data: `labels[i]` becomes the index of the centroid nearest to row i of `x` (ties
+    /// → the lowest index). On entry `labels` holds the previous labels ([`Device::unlabeled`](crate::Device::unlabeled) before
     /// the first step), against which the changes are counted.
     ///
     /// # Errors
@@ -141,77 +226,6 @@ pub trait Cluster<T: Element>: Kernels<T> + Reduce<T> {
                 .seed_unchecked(Points { x, weights: w }, config),
         }
     }
-
-    /// Runs k-means on the rows of a resident `x` (N points × D dimensions); centroids
-    /// and labels stay resident. With `n_init` > 1, start i seeds from `seed + i` and
-    /// the fit of least final inertia is kept.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for k = 0, k > N,
-    /// `max_iter` = 0, `n_init` = 0, `tol` outside [0, 1], k-means‖ parameters out of
-    /// range or given centroids of the wrong shape;
-    /// [`Error::NonFinite`](crate::Error::NonFinite) for NaN/Inf in `x`; device errors.
-    fn kmeans_dev(&self, x: &Matrix<T>, config: &KMeansConfig) -> Result<KMeansFit<T>> {
-        let (n, d) = x.dim();
-        check::kmeans_config(n, d, config)?;
-        let starts = match config.init {
-            Init::Given(_) => 1,
-            _ => config.n_init,
-        };
-        // The weights go to the device once per fit.
-        let w = upload_weights(self, config)?;
-        let mut best: Option<KMeansFit<T>> = None;
-        for start in 0..starts {
-            let seeded = config.clone().seed(config.seed.wrapping_add(start as u64));
-            let centroids = self.seed_weighted_dev(x, w.as_ref(), &seeded)?;
-            let fit = lloyd(self, x, w.as_ref(), centroids, config)?;
-            if best.as_ref().is_none_or(|b| fit.inertia < b.inertia) {
-                best = Some(fit);
-            }
-        }
-        Ok(best.expect("n_init ≥ 1"))
-    }
-
-    /// Labels each row of a resident `x` with its nearest centroid (ties → the lowest
-    /// index); the labels stay resident.
-    ///
-    /// # Errors
-    /// Shape mismatch between `x` and `centroids`, no centroids, NaN/Inf in either.
-    fn predict_dev(&self, x: &Matrix<T>, centroids: &Matrix<T>) -> Result<Indices> {
-        check::predict_dims(x.dim(), centroids.dim())?;
-        let mut labels = self.unlabeled(x.rows()).map_err(|e| e.for_op("predict"))?;
-        let a = self.assign_dev(x, centroids, &mut labels)?;
-        finite_inertia(self, "predict", x, centroids, a)?;
-        Ok(labels)
-    }
-
-    /// Runs k-means on the rows of a host `x` (N points × D dimensions): one upload,
-    /// [`Cluster::kmeans_dev`], one download of centroids and labels.
-    ///
-    /// # Errors
-    /// As [`Cluster::kmeans_dev`].
-    fn kmeans(&self, x: ArrayView2<T>, config: &KMeansConfig) -> Result<KMeansResult<T>> {
-        check::kmeans_config(x.nrows(), x.ncols(), config)?;
-        let fit = self.kmeans_dev(&self.upload(x)?, config)?;
-        Ok(KMeansResult {
-            centroids: self.download(&fit.centroids)?,
-            labels: self.download_indices(&fit.labels)?,
-            inertia: fit.inertia,
-            iterations: fit.iterations,
-            converged: fit.converged,
-            inertia_history: fit.inertia_history,
-        })
-    }
-
-    /// Labels each row of a host `x` with its nearest centroid (ties → the lowest index).
-    ///
-    /// # Errors
-    /// Shape mismatch between `x` and `centroids`, no centroids, NaN/Inf in either.
-    fn predict(&self, x: ArrayView2<T>, centroids: ArrayView2<T>) -> Result<Array1<usize>> {
-        check::predict(&x, &centroids)?;
-        let labels = self.predict_dev(&self.upload(x)?, &self.upload(centroids)?)?;
-        self.download_indices(&labels)
-    }
 }
 
 impl<T: Element, B: Kernels<T> + ?Sized> Cluster<T> for B {}
@@ -226,8 +240,9 @@ fn upload_weights<T: Element, B: Memory<T> + ?Sized>(
         .transpose()
 }
 
-/// Lloyd's iteration from `centroids`, as the trait's documentation states it, with the
-/// centroid-movement stop when `config.shift_tol` is set.
+/// Lloyd's iteration from `centroids`, as the trait's documentation states it. The
+/// scale of the shift test is computed at the first update, so a fit that stops before
+/// one (or has `tol` = 0) does not pay for it.
 fn lloyd<T: Element, B: Cluster<T> + ?Sized>(
     b: &B,
     x: &Matrix<T>,
@@ -236,10 +251,7 @@ fn lloyd<T: Element, B: Cluster<T> + ?Sized>(
     config: &KMeansConfig,
 ) -> Result<KMeansFit<T>> {
     let n = x.rows();
-    let shift_bound = match config.shift_tol {
-        Some(t) => Some(t * mean_variance(b, x)?),
-        None => None,
-    };
+    let mut shift_bound = None;
     let mut labels = b.unlabeled(n)?;
     let mut history = Vec::new();
     let assign = |c: &Matrix<T>, labels: &mut Indices, history: &mut Vec<f64>| {
@@ -250,18 +262,22 @@ fn lloyd<T: Element, B: Cluster<T> + ?Sized>(
     };
     let converged = loop {
         let a = assign(&centroids, &mut labels, &mut history)?;
-        if a.changed as f64 <= config.tol * n as f64 {
+        if a.changed as f64 <= config.change_tol * n as f64 {
             break true;
         }
         if history.len() >= config.max_iter {
             break false;
         }
-        let old = match shift_bound {
-            Some(_) => Some(b.copy(&centroids)?),
-            None => None,
+        let old = match config.tol > 0.0 {
+            true => Some(b.copy(&centroids)?),
+            false => None,
         };
         b.update_weighted_dev(x, &labels, w, &mut centroids)?;
-        if let (Some(bound), Some(old)) = (shift_bound, old) {
+        if let Some(old) = old {
+            let bound = match shift_bound {
+                Some(bound) => bound,
+                None => *shift_bound.insert(config.tol * mean_variance(b, x)?),
+            };
             if b.shift_dev(&old, &centroids)? <= bound {
                 assign(&centroids, &mut labels, &mut history)?;
                 break true;
@@ -279,7 +295,7 @@ fn lloyd<T: Element, B: Cluster<T> + ?Sized>(
 }
 
 /// The mean over the dimensions of the variance of X's columns, from column sums and
-/// sums of squares (each rounded in T; clamped at 0), the scale of `shift_tol`.
+/// sums of squares (each rounded in T; clamped at 0), the scale of `tol`.
 fn mean_variance<T: Element, B: Cluster<T> + ?Sized>(b: &B, x: &Matrix<T>) -> Result<f64> {
     let (n, d) = x.dim();
     if n == 0 || d == 0 {

@@ -101,6 +101,27 @@ pub trait Reduce<T: Element>: Kernels<T> {
         Ok(Array1::from(r.into_raw_vec_and_offset().0))
     }
 
+    /// The mean of a host array: its sum (as [`ReduceOp::Sum`] computes it) over its
+    /// number of elements, as `numpy.mean`. NaN for an empty array, as NumPy gives.
+    ///
+    /// # Errors
+    /// As [`Reduce::reduce`].
+    fn mean(&self, a: ArrayView2<T>) -> Result<T> {
+        let n = T::from_f64(a.len() as f64);
+        Ok(self.reduce(ReduceOp::Sum, a)? / n)
+    }
+
+    /// The means of a host array along `axis` (one per column for `Axis(0)`, one per row
+    /// for `Axis(1)`): the sums along it over its length. NaN along an axis of length 0.
+    ///
+    /// # Errors
+    /// As [`Reduce::reduce_axis`].
+    fn mean_axis(&self, a: ArrayView2<T>, axis: Axis) -> Result<Array1<T>> {
+        // An axis other than 0 and 1 is refused by `reduce_axis`.
+        let n = a.shape().get(axis.index()).copied().unwrap_or(1);
+        Ok(self.reduce_axis(ReduceOp::Sum, a, axis)? / T::from_f64(n as f64))
+    }
+
     /// Flat row-major index of the extreme element of a host array.
     ///
     /// # Errors

@@ -1,7 +1,7 @@
 //! Seeding: every backend's starting centroids equal the host reference's
 //! ([`init_centroids`]) to the bit, since the reference fixes the random stream, the
 //! distance arithmetic and the order of every sum a draw depends on. Also the options
-//! around them (`n_init`, the centroid-movement stop) and their errors.
+//! around them (`n_init`, the stopping rules `tol` and `change_tol`) and their errors.
 
 use ndarray::Array2;
 use ndgpu_core::{init_centroids, Cluster, Element, Error, Init, KMeansConfig, Ops};
@@ -108,18 +108,21 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
         wide(b, rng, rec);
     }
     n_init(b, rng, rec);
-    shift(b, rng, rec);
+    stopping(b, rng, rec);
     errors(b, rng, rec);
 }
 
-/// The centroid-movement stop: with a bound every update meets, the fit stops after
-/// the first update and one more assignment; on separated blobs it is the reference's.
-fn shift<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
+/// The stopping rules. `tol` (the centroid shift, relative to X's variance): with a
+/// bound every update meets, the fit stops after the first update and one more
+/// assignment; with a bound between two shifts of the iteration driven by hand, after
+/// the update that first met it. `change_tol`: 1 stops after the first assignment;
+/// 0 (with `tol` = 0) only when an assignment changed no label.
+fn stopping<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorder) {
     let (x, _) = blobs::<T>(rng, 4, 200, 3);
     let cpu = CpuBackend::new();
-    for (bound, want) in [(1e9, Some(2)), (0.0, None)] {
-        let config = KMeansConfig::new(4).seed(2).tol(0.0).shift_tol(bound);
-        rec.case(format!("kmeans shift_tol={bound:e} on blobs"), |v| {
+    for (tol, want) in [(1e9, Some(2)), (0.0, None)] {
+        let config = KMeansConfig::new(4).seed(2).tol(tol);
+        rec.case(format!("kmeans tol={tol:e} on blobs"), |v| {
             let (Some(r), Some(c)) = (
                 v.ok(b.kmeans(x.view(), &config)),
                 v.ok(cpu.kmeans(x.view(), &config)),
@@ -138,6 +141,87 @@ fn shift<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Recorde
             }
         });
     }
+    let u = uniform_points::<T>(rng, 400, 3);
+    let labels_only = KMeansConfig::new(7).seed(5).tol(0.0);
+    rec.case("kmeans change_tol=1 stops after one assignment", |v| {
+        let config = labels_only.clone().change_tol(1.0);
+        if let Some(r) = v.ok(b.kmeans(u.view(), &config)) {
+            v.require(r.iterations == 1 && r.converged, || {
+                format!("{} iterations, converged {}", r.iterations, r.converged)
+            });
+        }
+    });
+    rec.case("kmeans change_tol=0 stops when no label changed", |v| {
+        let Some(r) = v.ok(b.kmeans(u.view(), &labels_only)) else {
+            return;
+        };
+        super::check_properties(v, b, u.view(), &labels_only, &r);
+        v.require(r.converged && r.iterations >= 2, || {
+            format!("{} iterations, converged {}", r.iterations, r.converged)
+        });
+        // The last assignment changed nothing: one step fewer gives the same labels.
+        let fewer = labels_only.clone().max_iter(r.iterations - 1);
+        if let Some(p) = v.ok(b.kmeans(u.view(), &fewer)) {
+            v.require(!p.converged && p.labels == r.labels, || {
+                format!(
+                    "{} assignments did not give the final labels",
+                    r.iterations - 1
+                )
+            });
+        }
+    });
+    rec.case(
+        "kmeans tol stops at the update whose shift first meets it",
+        |v| {
+            let Some((shifts, variance)) = v.ok(shifts_by_hand(b, u.view(), &labels_only)) else {
+                return;
+            };
+            // The first update whose shift is under half of every earlier one: a bound
+            // between them (√2 from each) is not near a rounding of either.
+            let found = (1..shifts.len()).find_map(|j| {
+                let before = shifts[..j].iter().copied().fold(f64::INFINITY, f64::min);
+                (shifts[j] < before / 2.0).then(|| (j + 1, (shifts[j] * before).sqrt()))
+            });
+            let Some((updates, bound)) = found else {
+                v.require(false, || {
+                    format!("no clear drop among the shifts {shifts:?}")
+                });
+                return;
+            };
+            let config = labels_only.clone().tol(bound / variance);
+            if let Some(r) = v.ok(b.kmeans(u.view(), &config)) {
+                v.require(r.converged && r.iterations == updates + 1, || {
+                    format!(
+                        "{} iterations, expected {updates} updates and one more assignment \
+                     (shifts {shifts:?}, bound {bound:e})",
+                        r.iterations
+                    )
+                });
+            }
+        },
+    );
+}
+
+/// Lloyd's iteration driven by hand with `b`'s steps and `config`'s start, until an
+/// assignment changes no label (or 100 of them): the shift Σ‖Δc‖² of each update, and
+/// the mean per-dimension variance of X (in f64 on the host).
+fn shifts_by_hand<T: Element, B: Ops<T> + ?Sized>(
+    b: &B,
+    x: ndarray::ArrayView2<T>,
+    config: &KMeansConfig,
+) -> ndgpu_core::Result<(Vec<f64>, f64)> {
+    let dx = b.upload(x)?;
+    let mut c = b.seed_dev(&dx, config)?;
+    let mut labels = b.unlabeled(x.nrows())?;
+    let mut shifts = Vec::new();
+    while b.assign_dev(&dx, &c, &mut labels)?.changed > 0 && shifts.len() < 100 {
+        let old = b.copy(&c)?;
+        b.update_dev(&dx, &labels, &mut c)?;
+        shifts.push(b.shift_dev(&old, &c)?);
+    }
+    let x64 = x.mapv(|v| v.as_f64());
+    let variance = x64.var_axis(ndarray::Axis(0), 0.0).mean().unwrap_or(0.0);
+    Ok((shifts, variance))
 }
 
 /// The ends of the shapes users have, D = 1024 and K = 4096: the start equals the
@@ -199,8 +283,6 @@ fn errors<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mut Record
     };
     let bad = [
         ("n_init=0", KMeansConfig::new(2).n_init(0)),
-        ("shift_tol=-1", KMeansConfig::new(2).shift_tol(-1.0)),
-        ("shift_tol=NaN", KMeansConfig::new(2).shift_tol(f64::NAN)),
         ("k-means|| oversampling=0", parallel(0.0, 5)),
         ("k-means|| oversampling=-1", parallel(-1.0, 5)),
         ("k-means|| oversampling=NaN", parallel(f64::NAN, 5)),

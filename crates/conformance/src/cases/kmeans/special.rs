@@ -1,5 +1,5 @@
 //! k-means cases with known answers: exact ties, an empty cluster, no dimensions, all
-//! points equal, and points that repeat.
+//! points equal, points that repeat, and fewer distinct points than k.
 
 use ndarray::{array, Array2};
 use ndgpu_core::{Element, Init, KMeansConfig, Ops};
@@ -163,4 +163,40 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(b: &B, rng: &mut Rng, rec: &mu
             )
         });
     });
+
+    // Four points of two distinct values and k = 3: two clusters hold the points, the
+    // third is empty (its centroid repeats one of the others, and ties go to the lower
+    // index) and the result says which.
+    let x4 = rows::<T>(array![[0.0, 1.0], [2.0, 3.0], [0.0, 1.0], [2.0, 3.0]]);
+    for (init, seed) in [(Init::KMeansPlusPlus, 0), (Init::Random, 1)] {
+        let config = KMeansConfig::new(3).init(init).seed(seed);
+        let name = config.init.name();
+        rec.case(
+            format!("kmeans: 2 distinct points, k=3, init={name}"),
+            |v| {
+                let Some(r) = v.ok(b.kmeans(x4.view(), &config)) else {
+                    return;
+                };
+                check_properties(v, b, x4.view(), &config, &r);
+                let used: Vec<usize> = (0..3).filter(|j| r.labels.iter().any(|l| l == j)).collect();
+                v.require(used.len() == 2 && r.empty_clusters.len() == 1, || {
+                    format!(
+                        "labels {} (clusters used {used:?}), empty_clusters {:?}",
+                        r.labels, r.empty_clusters
+                    )
+                });
+                if let Some(&e) = r.empty_clusters.first() {
+                    let repeats = used
+                        .iter()
+                        .any(|&j| r.centroids.row(j) == r.centroids.row(e));
+                    v.require(repeats && r.converged && r.inertia == 0.0, || {
+                        format!(
+                            "centroids {}, converged {}, inertia {}",
+                            r.centroids, r.converged, r.inertia
+                        )
+                    });
+                }
+            },
+        );
+    }
 }

@@ -15,7 +15,7 @@ fn unsupported<T: Element, B: Memory<T> + ?Sized>(b: &B, op: &'static str, _: im
     }
 }
 
-/// The kernels of [`Factorize`]; see [`Kernels`].
+/// The kernels of [`Factorize`](crate::Factorize); see [`Kernels`](crate::Kernels).
 pub trait FactorizeKernels<T: Element>: Memory<T> {
     /// Cholesky in place: `a` becomes L. Checked: `a` is square.
     ///
