@@ -1,0 +1,29 @@
+from typing import Any, List, Optional, Union
+
+from . import _ArrayLike, LstsqResult, _Result, SlogdetResult
+from ._errors import LinAlgError as LinAlgError
+
+__all__ = [
+    "LinAlgError", "cholesky", "solve", "solve_triangular", "lu", "qr", "lstsq",
+    "det", "slogdet", "inv",
+]
+
+def cholesky(a: _ArrayLike, *, upper: bool = False) -> _Result: ...
+def solve(
+    a: _ArrayLike, b: _ArrayLike, *, lower: bool = False, assume_a: Optional[str] = None,
+    transposed: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
+    check_finite: bool = True,
+) -> _Result: ...
+def solve_triangular(
+    a: _ArrayLike, b: _ArrayLike, trans: Union[int, str] = 0, lower: bool = False,
+    unit_diagonal: bool = False, overwrite_b: bool = False, check_finite: bool = True,
+) -> _Result: ...
+def lu(
+    a: _ArrayLike, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True,
+    p_indices: bool = False,
+) -> Any: ...
+def qr(a: _ArrayLike, mode: str = "reduced") -> Any: ...
+def lstsq(a: _ArrayLike, b: _ArrayLike, rcond: Any = None) -> LstsqResult: ...
+def det(a: _ArrayLike) -> Any: ...
+def slogdet(a: _ArrayLike) -> SlogdetResult: ...
+def inv(a: _ArrayLike) -> _Result: ...
