@@ -7,36 +7,98 @@
 //! without a GPU gets an error value naming the reason, or the fast CPU backend through
 //! `auto`: never a panic.
 //!
+//! Use the `ndarray` this crate re-exports, [`ndgpu::ndarray`](crate::ndarray) (0.16):
+//! a separate `ndarray` dependency of another version has types that do not match.
+//!
 //! ```
 //! use ndgpu::ndarray::array;
-//! use ndgpu::prelude::*;
 //! use ndgpu::ReduceOp;
 //!
-//! // "auto" picks the fastest available backend (NDGPU_BACKEND overrides it); "cpu" is
-//! // the reference, the same on every machine.
-//! let backend = ndgpu::backend("cpu")?;
-//! let a = array![[1.0f64, 2.0], [3.0, 4.0]];
-//! let c = backend.matmul(a.view(), a.t())?;
-//! assert_eq!(c, array![[5.0, 11.0], [11.0, 25.0]]);
-//! assert_eq!(backend.reduce(ReduceOp::Sum, a.view())?, 10.0);
-//! # Ok::<(), ndgpu::Error>(())
+//! fn main() -> Result<(), ndgpu::Error> {
+//!     // "auto": the fastest backend that runs here (NDGPU_BACKEND overrides it);
+//!     // ndgpu::backend("cpu") would name the reference, the same on every machine.
+//!     let backend = ndgpu::backend("auto")?;
+//!     let a = array![[1.0f64, 2.0], [3.0, 4.0]];
+//!     let c = backend.matmul(a.view(), a.t())?; // A·Aᵀ
+//!     assert_eq!(c, array![[5.0, 11.0], [11.0, 25.0]]);
+//!     assert_eq!(backend.reduce(ReduceOp::Sum, a.view())?, 10.0);
+//!     println!("{} computed {c}", backend.name());
+//!     Ok(())
+//! }
 //! ```
 //!
-//! This crate is the user API: opening a backend ([`backend()`], [`backends`]), the
-//! operation traits, resident arrays and their parameters, errors. Writing a backend
-//! takes `ndgpu-core` itself, whose `backend`, `check`, `host` and `tolerance` modules
-//! are the backend-author API.
+//! # What a user calls
+//!
+//! | to | call |
+//! |---|---|
+//! | open a backend | [`backend()`]`("auto" \| "cpu" \| "faer" \| "cuda" \| "cublas" \| "cuda:all" …)`, [`backend_with`] (with variants); [`backends`] lists them with whether each runs here and why not |
+//! | matrix products | [`MatMul`]: `matmul`, `gemm` ([`Gemm`], [`Trans`]), `gram` (M·Mᵀ) |
+//! | transpose | [`Transpose`]: `transpose` |
+//! | reductions | [`Reduce`]: `reduce` ([`ReduceOp`]: sum, sum of squares, min, max), `arg_reduce` ([`ArgOp`]), their `_axis` forms, `dot` |
+//! | factorizations and solves | [`Factorize`]: `cholesky`, `cholesky_solve`, `solve`, `lu`, `det`, `slogdet`, `inv`, `qr` ([`QrMode`]), `lstsq`, `solve_triangular` ([`Triangular`], [`Uplo`]) |
+//! | k-means | [`Cluster`]: `kmeans` ([`KMeansConfig`], [`Init`] → [`KMeansResult`]), `predict` |
+//! | keep data on the device | [`Memory`]: `upload`, `download`, `upload_into`, `download_into`, `host_array` ([`HostArray`]); every operation's `_dev` form takes and returns [`Matrix`] handles ([`Indices`], [`CholeskyFactor`], [`LuFactor`], [`QrFactor`]) |
+//! | choose how it computes | [`Backend`]: `variants`, `set_variant`, `set_precision` ([`Family`], [`Precision`]), `variant_table` ([`Variants`]) |
+//! | where and when | [`Device`]: `name`, `place` ([`Place`]), `synchronize`, `time` |
+//! | code generic over f32 and f64 | [`BackendElement`]`::ops(&*backend)` gives [`Ops`] (every operation) |
+//! | errors | every call returns [`Result`]; [`Error`] names the operation and the reason |
+//!
+//! A `Box<dyn Backend>`, what [`backend()`] returns, has every operation for `f32` and
+//! `f64`, with no import: [`Backend`]'s supertraits are [`Ops`]`<f32>` and `Ops<f64>`,
+//! and `Ops` is [`MatMul`] + [`Transpose`] + [`Reduce`] + [`Factorize`] + [`Cluster`]
+//! (with [`Memory`] and [`Device`] below them). Code that holds a concrete backend type
+//! ([`CpuBackend`], …) imports those traits with `use ndgpu::prelude::*;` ([`prelude`]).
+//! Each trait's page lists its methods: the host forms take ndarray views and return
+//! new arrays, the resident forms (`*_dev`) take and return [`Matrix`] handles.
+//! `docs/glossary.md` in the repository defines the terms (variant, rung, resident
+//! form, precision tags, `auto`).
+//!
+//! # For backend authors
+//!
+//! A backend implements [`Device`], [`Memory`] and the kernel traits of the families it
+//! has, collected in [`backend_authors`]; the operation traits above are written once,
+//! over those kernels, and check every input before a kernel runs. `ndgpu-core` has the
+//! rest of that side: its `backend`, `check`, `host` and `tolerance` modules.
 #![warn(missing_docs)]
+#![doc(test(attr(deny(warnings))))]
 
-// Inlined, so that `cargo doc -p ndgpu --no-deps` has a page for every item a user
-// calls (rustdoc then spells ndarray's view aliases out as `ArrayBase<ViewRepr<&T>, …>`).
-pub use ndgpu_core::prelude;
+/// The traits a user calls, to import at once: `use ndgpu::prelude::*;`.
+pub mod prelude {
+    pub use crate::{Backend, Cluster, Device, Factorize, MatMul, Memory, Reduce, Transpose};
+}
+
+/// For backend authors: the unchecked kernel traits a backend implements, one per
+/// family, and [`Kernels`](backend_authors::Kernels), which hands them out. A user
+/// never calls these: the operation traits ([`MatMul`], …) check the
+/// input, then call them.
+pub mod backend_authors {
+    #[doc(inline)]
+    pub use ndgpu_core::{
+        impl_kernels, ClusterKernels, FactorizeKernels, Kernels, MatMulKernels, Points,
+        ReduceKernels, TransposeKernels,
+    };
+}
+
+/// The `ndarray` this crate is built with (0.16): use it for the arrays you pass.
+pub use ndgpu_core::ndarray;
+/// The backend [`backend()`] opens, as a `Box<dyn Backend>`.
+///
+/// **What a user calls**: the provided methods below (`variants`, `variant`,
+/// `set_variant`, `set_precision`, `precision`, `runs_here`, `plan`, `notes`) and
+/// `description`; through the supertraits, every operation: [`MatMul`], [`Transpose`],
+/// [`Reduce`], [`Factorize`], [`Cluster`], with [`Memory`] and [`Device`]. A backend
+/// implements the other required methods, `variant_table` and `variant_table_mut`.
+///
+#[doc(inline)]
+pub use ndgpu_core::Backend;
 use ndgpu_core::Precision as RowPrecision;
+#[doc(inline)]
 pub use ndgpu_core::{
-    init_centroids, ndarray, ArgOp, Assignment, Backend, BackendElement, CholeskyFactor, Cluster,
-    DType, Device, Element, Error, FactorLayout, Factorize, Family, Gemm, Indices, Init,
-    KMeansConfig, KMeansFit, KMeansResult, LuFactor, MatMul, Matrix, Memory, Ops, Place, Precision,
-    QrFactor, QrMode, Reduce, ReduceOp, Result, Trans, Transpose, Triangular, Uplo, Variants,
+    init_centroids, ArgOp, Assignment, BackendElement, CholeskyFactor, Cluster, DType, Device,
+    Element, Error, FactorLayout, Factorize, Family, Gemm, HostArray, Indices, Init, KMeansConfig,
+    KMeansFit, KMeansResult, LuFactor, MatMul, Matrix, Memory, Needs, Ops, Place, Precision,
+    QrFactor, QrMode, Reduce, ReduceOp, Result, Trans, Transpose, Triangular, Uplo, Variant,
+    Variants,
 };
 pub use ndgpu_cpu::CpuBackend;
 #[cfg(feature = "cublas")]

@@ -5,7 +5,9 @@
 //!
 //! [`run`] measures every op of [`ShootoutOptions::ops`] at a ladder of sizes on every
 //! variant of the hand-written `cuda` backend, on the vendor (`cublas`, every variant),
-//! on PyTorch where python3 imports a CUDA torch (NumPy beside the host backends), and,
+//! on PyTorch where `python3` (or `NDGPU_PYTHON`) imports a CUDA torch (NumPy beside the
+//! host backends; a peer that cannot run is named at the top of the report, with the
+//! reason and how to get it), and,
 //! for the bandwidth-bound ops, on a device-to-device copy of the same bytes (the `copy`
 //! rows, their ceiling). The `vs_vendor` ratios are to the best vendor figure: the faster
 //! of `cublas`'s default variant and the peer. Compute-bound ops are rated in GFLOP/s
@@ -111,9 +113,11 @@ pub struct ShootoutOptions {
     pub progress: bool,
     /// Also time the ndarray-level calls of the GPU backends, transfers included.
     pub transfers: bool,
-    /// Time the same ops through PyTorch beside the GPU backends, where `python3` can
-    /// import a CUDA-enabled torch, and through NumPy beside the host backends, where it
-    /// can import numpy (`crates/shootout/peer/peer.py`).
+    /// Time the same ops through PyTorch beside the GPU backends, where `python3` (or the
+    /// Python `NDGPU_PYTHON` names) can import a CUDA-enabled torch, and through NumPy
+    /// beside the host backends, where it can import numpy
+    /// (`crates/shootout/peer/peer.py`). Where it cannot, the rows say so
+    /// ([`peer::MISSING`]) and the report names the missing column.
     pub peer: bool,
 }
 
@@ -135,7 +139,7 @@ impl Default for ShootoutOptions {
     }
 }
 
-/// Runs the shootout in f32 (the seed reports' precision) and returns every row,
+/// Runs the shootout in f32 and returns every row,
 /// with the ratios to the vendor and the fractions of the ceiling filled in.
 ///
 /// # Errors

@@ -1,17 +1,41 @@
 //! The peers: the same ops, shapes and dtype timed through PyTorch on the same GPU, or
 //! through NumPy on the host, by `crates/shootout/peer/peer.py` and the factorizations'
 //! `peer_linalg.py` beside it (embedded here, written to a temporary folder and run with
-//! `python3`), measured the shootout's way. Where Python or the library is missing, the
-//! shootout says so in one line and goes on without it.
+//! `python3`, or the Python that `NDGPU_PYTHON` names), measured the shootout's way.
+//! Where Python or the library is missing, the shootout goes on without it and says so:
+//! on stderr, and in its report, where a [`missing`](Peer::missing) row per op stands
+//! for the column that is not there, with the reason and how to get it.
 
 use std::process::Command;
 
 use ndgpu_core::DType;
 
 use crate::cases::Op;
-use crate::row::Row;
+use crate::row::{Row, Status, PEERS};
 use crate::shape::Shape;
 use crate::timing::Stats;
+
+/// The environment variable naming the Python that runs the peers (default `python3`).
+pub const PYTHON_ENV: &str = "NDGPU_PYTHON";
+
+/// The variant of a peer's row that stands for a column that is not there: the peer
+/// could not run here (its reason says why, and how to get it).
+pub const MISSING: &str = "missing";
+
+/// The Python that runs the peers: `NDGPU_PYTHON` if set and not empty, else `python3`.
+pub fn python() -> String {
+    std::env::var(PYTHON_ENV)
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| "python3".to_string())
+}
+
+/// Whether `row` stands for a peer that could not run ([`Peer::missing`]).
+pub fn is_missing(row: &Row) -> bool {
+    PEERS.contains(&row.backend.as_str())
+        && row.variant == MISSING
+        && matches!(row.status, Status::Skipped(_))
+}
 
 /// A library the shootout compares with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +56,39 @@ impl Peer {
         }
     }
 
-    /// Its version if `python3` can use it here (torch: seeing a CUDA device), else why not.
+    /// Its name as its users write it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Peer::Torch => "PyTorch",
+            Peer::Numpy => "NumPy",
+        }
+    }
+
+    /// How to get it where [`Peer::probe`] says it is missing.
+    pub fn hint(self) -> String {
+        let (install, it) = match self {
+            Peer::Torch => ("a CUDA build of PyTorch (`pip install torch`)", "it is"),
+            Peer::Numpy => (
+                "NumPy and SciPy (`pip install numpy scipy`; SciPy times the LU, the \
+                 triangular solve and the chain's solves)",
+                "they are",
+            ),
+        };
+        format!(
+            "install {install} for `{}`, or set {PYTHON_ENV} to a Python where {it} \
+             installed, and run the shootout again",
+            python()
+        )
+    }
+
+    /// The row that stands, in `op`'s table, for this peer's column when it could not
+    /// run here: skipped at `shape` (the first of the op's shapes), `why` its reason.
+    pub fn missing(self, op: Op, shape: Shape, dtype: DType, device: &str, why: &str) -> Row {
+        Row::new(op, self.name(), MISSING, true, dtype, shape, false, device).skipped(why)
+    }
+
+    /// Its version if the peers' Python can use it here (torch: seeing a CUDA device),
+    /// else why not.
     pub fn probe(self) -> Result<String, String> {
         let code = match self {
             Peer::Torch => {
@@ -41,14 +97,15 @@ impl Peer {
             }
             Peer::Numpy => "import numpy; print(numpy.__version__)",
         };
-        let out = Command::new("python3")
+        let python = python();
+        let out = Command::new(&python)
             .args(["-c", code])
             .output()
-            .map_err(|e| format!("python3 could not be run: {e}"))?;
+            .map_err(|e| format!("`{python}` could not be run: {e}"))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             let last = err.lines().last().unwrap_or("the import failed");
-            return Err(format!("python3 cannot use {}: {last}", self.name()));
+            return Err(format!("`{python}` cannot use {}: {last}", self.name()));
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     }
@@ -90,7 +147,7 @@ pub fn run(ask: &Ask<'_>, version: &str) -> Result<Vec<Row>, String> {
     std::fs::write(dir.join("peer_linalg.py"), LINALG)
         .map_err(|e| format!("writing the peer script: {e}"))?;
     let shapes: Vec<String> = ask.shapes.iter().map(|s| s.spec()).collect();
-    let out = Command::new("python3")
+    let out = Command::new(python())
         .arg(&script)
         .args(["--lib", ask.peer.name()])
         .args(["--op", ask.op.name(), "--shapes", &shapes.join(",")])
@@ -214,6 +271,41 @@ mod tests {
         };
         let line = r#"{"shape": "16x16777216@1", "status": "skipped", "reason": "too slow"}"#;
         assert_eq!(row_of(&ask, "2.11", line).unwrap().shape, axis[0]);
+    }
+
+    #[test]
+    fn a_missing_peer_is_a_row_that_says_why_and_how_to_get_it() {
+        let why = format!(
+            "`python3` cannot use numpy: No module named 'numpy'; {}",
+            Peer::Numpy.hint()
+        );
+        let r = Peer::Numpy.missing(Op::Matmul, Shape::Square(64), DType::F32, "host CPU", &why);
+        assert!(is_missing(&r), "{r:?}");
+        assert_eq!(r.label(), "numpy/missing");
+        let reason = r.status.reason().unwrap();
+        assert!(
+            reason.contains("pip install numpy") && reason.contains(PYTHON_ENV),
+            "{reason}"
+        );
+        // A peer's measured row, and a backend's skipped one, are not missing peers.
+        let timed = row_of(
+            &ask(),
+            "2.11",
+            r#"{"shape": "64", "status": "ok", "median_s": 1e-3}"#,
+        );
+        assert!(!is_missing(&timed.unwrap()));
+        let skipped = Row::new(
+            Op::Matmul,
+            "cpu",
+            MISSING,
+            true,
+            DType::F32,
+            Shape::Square(64),
+            false,
+            "host CPU",
+        )
+        .skipped("x");
+        assert!(!is_missing(&skipped));
     }
 
     #[test]

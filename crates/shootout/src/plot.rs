@@ -1,6 +1,6 @@
-//! One SVG figure per op, like the seed reports' figures: rate against size on a
-//! log-scale size axis, one line per backend/variant (dashed with transfers, black
-//! for the copy ceiling).
+//! One SVG figure per op, like the course reports' figures (`docs/references.md`): rate
+//! against size on a log-scale size axis, one line per backend/variant (dashed with
+//! transfers, black for the copy ceiling).
 
 use std::io;
 use std::path::Path;

@@ -66,13 +66,47 @@ pub fn markdown(rows: &[Row]) -> String {
          {transfers} Every variant's result was checked before it was timed; a wrong one \
          is listed as failed, never timed."
     );
+    // A peer that could not run: said once, at the top, with its reason and the way
+    // to get it, instead of a column that silently is not there.
+    let mut missing: Vec<&Row> = Vec::new();
+    for r in rows.iter().filter(|r| crate::peer::is_missing(r)) {
+        if !missing.iter().any(|m| m.backend == r.backend) {
+            missing.push(r);
+        }
+    }
+    for r in missing {
+        let _ = writeln!(
+            s,
+            "\n**No `{}` column**: {}.",
+            r.backend,
+            r.status.reason().unwrap_or("it could not run here")
+        );
+    }
     for op in ops_in(rows) {
-        let of_op: Vec<&Row> = rows.iter().filter(|r| r.op == op).collect();
+        let of_op: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.op == op && !crate::peer::is_missing(r))
+            .collect();
+        if of_op.is_empty() {
+            continue;
+        }
         s.push('\n');
         s.push_str(&op_table(op, &of_op));
     }
     s
 }
+
+/// Whether a table has a ceiling column: the GPU's peak or a device copy. The host has
+/// no ceiling (its roofline is not measured), so a table of host rows alone has none.
+fn has_ceiling(rows: &[&Row]) -> bool {
+    rows.iter()
+        .any(|r| r.ceiling.is_some() || r.device != crate::runner::HOST)
+}
+
+/// Said under a table without a ceiling column.
+const NO_CEILING: &str = "No ceiling column: the ceiling is a GPU's roofline (the peak \
+    rate of the unit a row can use, or a device copy of the same bytes), which the \
+    shootout does not measure for CPUs.";
 
 fn op_table(op: Op, rows: &[&Row]) -> String {
     let mut s = String::new();
@@ -143,6 +177,9 @@ fn op_table(op: Op, rows: &[&Row]) -> String {
             list.join("; ")
         );
     }
+    if !has_ceiling(rows) {
+        let _ = writeln!(s, "{NO_CEILING}");
+    }
     if let Some(note) = op_note(op) {
         let _ = writeln!(s, "{note}");
     }
@@ -189,8 +226,13 @@ fn ladder_table(rows: &[&Row], problems: &mut Vec<String>) -> String {
     for n in &sizes {
         let _ = write!(s, " {} |", size_label(*n as f64, pow2));
     }
-    s.push_str(" best of ceiling |\n|---|");
-    s.push_str(&"---:|".repeat(sizes.len() + 1));
+    let ceiling = has_ceiling(rows);
+    s.push_str(if ceiling {
+        " best of ceiling |\n|---|"
+    } else {
+        "\n|---|"
+    });
+    s.push_str(&"---:|".repeat(sizes.len() + usize::from(ceiling)));
     s.push('\n');
     for line in lines_of(rows) {
         let _ = write!(s, "| {} |", line[0].label());
@@ -226,11 +268,14 @@ fn ladder_table(rows: &[&Row], problems: &mut Vec<String>) -> String {
             .iter()
             .filter_map(|r| r.of_ceiling)
             .fold(None, |b: Option<f64>, v| Some(b.map_or(v, |b| b.max(v))));
-        match best {
-            Some(b) => {
+        match (ceiling, best) {
+            (false, _) => s.push('\n'),
+            (true, Some(b)) => {
                 let _ = writeln!(s, " {:.1}% |", 100.0 * b);
             }
-            None => s.push_str("  |\n"),
+            // A host line beside GPU lines: the host has no ceiling.
+            (true, None) if line[0].device == crate::runner::HOST => s.push_str(" — |\n"),
+            (true, None) => s.push_str("  |\n"),
         }
     }
     s

@@ -25,10 +25,13 @@ fn variant_label(r: &Row) -> String {
 pub(super) fn table(rows: &[&Row], problems: &mut Vec<String>) -> String {
     let mut s = String::new();
     let unit = rows[0].unit;
+    let ceiling = super::has_ceiling(rows);
     let _ = writeln!(
         s,
-        "\n| shape | backend/variant | {unit} | × best vendor | median | ± | of ceiling |\n\
-         |---|---|---:|---:|---:|---:|---:|"
+        "\n| shape | backend/variant | {unit} | × best vendor | median | ± |{}\n\
+         |---|---|---:|---:|---:|---:|{}",
+        if ceiling { " of ceiling |" } else { "" },
+        if ceiling { "---:|" } else { "" },
     );
     let mut shapes = Vec::new();
     for r in rows {
@@ -50,9 +53,11 @@ pub(super) fn table(rows: &[&Row], problems: &mut Vec<String>) -> String {
                         (Some(v), false) => format!("{v:.2}×"),
                         (None, false) => String::new(),
                     };
-                    let of = r
-                        .of_ceiling
-                        .map_or(String::new(), |c| format!("{:.1}%", 100.0 * c));
+                    let of = match r.of_ceiling {
+                        Some(c) => format!("{:.1}%", 100.0 * c),
+                        None if r.device == crate::runner::HOST => "—".into(),
+                        None => String::new(),
+                    };
                     [format_rate(r.rate), vs, format_time(r.median_s), spread, of]
                 }
                 Status::Failed(why) | Status::Skipped(why) => {
@@ -70,6 +75,10 @@ pub(super) fn table(rows: &[&Row], problems: &mut Vec<String>) -> String {
                         String::new(),
                     ]
                 }
+            };
+            let cells = match ceiling {
+                true => &cells[..],
+                false => &cells[..4],
             };
             let _ = writeln!(s, "| {shape} | {label} | {} |", cells.join(" | "));
         }

@@ -3,6 +3,7 @@ use std::path::PathBuf;
 use super::*;
 use crate::row::test_row;
 use crate::shape::Shape;
+use ndgpu_core::DType;
 
 const DEVICE: &str = "Test GPU";
 
@@ -246,4 +247,107 @@ fn figures_are_drawn_for_ladders_only() {
         ],
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A host row at the ladder's size `size`.
+fn host(op: Op, backend: &str, variant: &str, size: usize, secs: f64) -> Row {
+    test_row(
+        op,
+        op.shape(size),
+        backend,
+        variant,
+        true,
+        crate::runner::HOST,
+    )
+    .timed_at(&[secs, secs * 1.1, secs * 0.9])
+}
+
+#[test]
+fn host_tables_have_no_ceiling_column_and_say_why() {
+    let km = Shape::gemm(4096, 32, 128);
+    let mut rows = vec![
+        host(Op::Matmul, "faer", "faer", 64, 1e-5),
+        host(Op::Matmul, "cpu", "reference", 64, 1e-4),
+        test_row(
+            Op::Matmul,
+            km,
+            "cpu",
+            "reference",
+            true,
+            crate::runner::HOST,
+        )
+        .timed_at(&[1e-3]),
+    ];
+    crate::row::annotate(&mut rows);
+    let md = markdown(&rows);
+    assert_contains(
+        &md,
+        &[
+            "| backend/variant | 64 |\n|---|---:|\n",
+            "| faer/faer | ",
+            "| shape | backend/variant | GFLOP/s | × best vendor | median | ± |\n|---|---|---:|---:|---:|---:|\n",
+            "No ceiling column: the ceiling is a GPU's roofline",
+        ],
+    );
+    assert!(!md.contains("of ceiling"), "{md}");
+    // Every line of the ladder has as many cells as its header.
+    for line in md
+        .lines()
+        .filter(|l| l.starts_with("| faer/") || l.starts_with("| cpu/"))
+    {
+        assert_eq!(line.matches(" |").count(), 2, "{line}");
+    }
+    // Beside GPU rows, the column stays, and a host line says it has no ceiling.
+    let mut mixed = sample();
+    mixed.push(host(Op::Matmul, "cpu", "reference", 256, 1e-1));
+    crate::row::annotate(&mut mixed);
+    let md = markdown(&mixed);
+    assert_contains(
+        &md,
+        &["| backend/variant | 256 | 512 | best of ceiling |", " — |"],
+    );
+    assert!(!md.contains("No ceiling column"), "{md}");
+}
+
+#[test]
+fn a_missing_peer_is_said_at_the_top_not_dropped_in_silence() {
+    use crate::peer::Peer;
+    let why = format!(
+        "`python3` cannot use numpy: ModuleNotFoundError: No module named 'numpy'; {}",
+        Peer::Numpy.hint()
+    );
+    let shape = Op::Matmul.shape(64);
+    let rows = vec![
+        host(Op::Matmul, "cpu", "reference", 64, 1e-4),
+        Peer::Numpy.missing(Op::Matmul, shape, DType::F32, crate::runner::HOST, &why),
+        host(Op::Sum, "cpu", "reference", 64, 1e-6),
+        Peer::Numpy.missing(
+            Op::Sum,
+            Op::Sum.shape(64),
+            DType::F32,
+            crate::runner::HOST,
+            &why,
+        ),
+    ];
+    let md = markdown(&rows);
+    assert_contains(
+        &md,
+        &[
+            "**No `numpy` column**: `python3` cannot use numpy: ModuleNotFoundError",
+            "pip install numpy",
+            crate::peer::PYTHON_ENV,
+        ],
+    );
+    // Said once, and no table line of its own.
+    assert_eq!(md.matches("**No `numpy` column**").count(), 1, "{md}");
+    assert!(!md.contains("| numpy/"), "{md}");
+    // The CSV keeps the rows, with the reason.
+    let text = csv(&rows);
+    assert!(
+        text.lines().any(
+            |l| l.starts_with("matmul,numpy,missing,true,f32,64,false,skipped,")
+                && l.contains("pip install numpy")
+        ),
+        "{text}"
+    );
 }

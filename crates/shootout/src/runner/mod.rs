@@ -221,25 +221,38 @@ fn peer_op<T: BackendElement>(ctx: &mut Context<'_>, op: Op, peer: Peer, version
     };
     match crate::peer::run(&ask, version) {
         Ok(rows) => rows.into_iter().for_each(|r| ctx.push(r)),
-        Err(why) => eprintln!(
-            "shootout: {op}: the {} peer gave no rows: {why}",
-            peer.name()
-        ),
+        Err(why) => {
+            let why = format!("the {} peer gave no rows: {why}", peer.title());
+            eprintln!("shootout: {op}: {why}");
+            missing_peer::<T>(ctx, op, peer, &why);
+        }
     }
 }
 
-/// A peer's version when the shootout should run it, else `None` (saying why).
-fn peer_version(peer: Peer, wanted: bool) -> Option<String> {
+/// The row that says, in `op`'s table, that `peer`'s column is missing and why.
+fn missing_peer<T: BackendElement>(ctx: &mut Context<'_>, op: Op, peer: Peer, why: &str) {
+    let (target, _) = target_policy(ctx, peer == Peer::Torch);
+    if let Some(&first) = ctx.shapes(op, target).first() {
+        let device = match peer {
+            Peer::Numpy => HOST,
+            Peer::Torch => "GPU",
+        };
+        ctx.rows
+            .push(peer.missing(op, first, T::DTYPE, device, why));
+    }
+}
+
+/// A peer's version when the shootout should run it (`None`: it should not), or why it
+/// cannot run here and how to get it (said on stderr too).
+fn peer_version(peer: Peer, wanted: bool) -> Option<std::result::Result<String, String>> {
     if !wanted {
         return None;
     }
-    match peer.probe() {
-        Ok(version) => Some(version),
-        Err(why) => {
-            eprintln!("shootout: no {} peer: {why}", peer.name());
-            None
-        }
-    }
+    Some(peer.probe().map_err(|why| {
+        let why = format!("{why}; {}", peer.hint());
+        eprintln!("shootout: no {} column: {why}", peer.title());
+        why
+    }))
 }
 
 /// What the CPU rows ran on.
@@ -324,15 +337,20 @@ pub(crate) fn run<T: BackendElement>(opts: &ShootoutOptions) -> Result<Vec<Row>>
     for op in ops {
         if let Some(info) = &info {
             group::run_op::<T>(&mut ctx, &mut gpu, op, Some(info))?;
-            if let Some(version) = &torch {
-                peer_op::<T>(&mut ctx, op, Peer::Torch, version);
+            match &torch {
+                Some(Ok(version)) => peer_op::<T>(&mut ctx, op, Peer::Torch, version),
+                Some(Err(why)) => missing_peer::<T>(&mut ctx, op, Peer::Torch, why),
+                None => {}
             }
         }
+        // The host has no device to transfer to.
         if run_cpu {
             group::run_op::<T>(&mut ctx, &mut cpu, op, None)?;
-            // The host has no device to transfer to.
-            if let (Some(version), false) = (&numpy, op == Op::Transfer) {
-                peer_op::<T>(&mut ctx, op, Peer::Numpy, version);
+            match &numpy {
+                _ if op == Op::Transfer => {}
+                Some(Ok(version)) => peer_op::<T>(&mut ctx, op, Peer::Numpy, version),
+                Some(Err(why)) => missing_peer::<T>(&mut ctx, op, Peer::Numpy, why),
+                None => {}
             }
         }
     }
