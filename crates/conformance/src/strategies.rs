@@ -9,7 +9,7 @@
 //! use proptest::test_runner::TestRunner;
 //!
 //! let cpu = ndgpu_cpu::CpuBackend::new();
-//! let mut runner = TestRunner::new(ProptestConfig::with_cases(8));
+//! let mut runner = TestRunner::new(strategies::seeded(ProptestConfig::with_cases(8)));
 //! runner
 //!     .run(&strategies::laid_matrix::<f32>(strategies::dim()), |a| {
 //!         let t = cpu.transpose(a.view()).unwrap();
@@ -23,19 +23,85 @@ use ndarray::Array2;
 use ndgpu_core::{Element, Gemm, Init, KMeansConfig, Trans};
 use proptest::prelude::*;
 use proptest::sample::select;
-use proptest::test_runner::FileFailurePersistence;
+use proptest::test_runner::{FileFailurePersistence, RngAlgorithm, RngSeed};
+use std::io::Write;
+use std::sync::OnceLock;
 
 use crate::data::{blobs, uniform_points, Laid, Layout, Rng};
 
-/// A proptest configuration with `cases` cases whose failing seeds are saved to (and
-/// replayed from) `path`, relative to the package root where `cargo test` runs
-/// tests, e.g. `"proptest-regressions/prop_products.txt"`. (proptest's default cannot
-/// place the file for tests in `tests/` of a workspace member.) Commit those files.
-pub fn config(cases: u32, path: &'static str) -> ProptestConfig {
+/// The environment variable that fixes the seed of every proptest run:
+/// `NDGPU_PROPTEST_SEED=<u64> cargo test …` draws exactly the cases of the run that
+/// printed that seed.
+pub const SEED_ENV: &str = "NDGPU_PROPTEST_SEED";
+
+/// The seed when [`SEED_ENV`] is unset and `CI=true`: a CI run draws the same cases
+/// every time.
+pub const CI_SEED: u64 = 0x5EED_0001;
+
+/// The seed of this process's proptest runs: [`SEED_ENV`] when set, else [`CI_SEED`]
+/// when `CI=true`, else a fresh random one. Chosen once per test binary and printed
+/// once to stderr (past the test harness's capture, so a CI log shows it).
+///
+/// # Panics
+/// When [`SEED_ENV`] is set but not a u64.
+pub fn seed() -> u64 {
+    static SEED: OnceLock<u64> = OnceLock::new();
+    *SEED.get_or_init(|| {
+        let env = std::env::var(SEED_ENV).ok();
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+        let (seed, why) = choose_seed(env.as_deref(), ci, random_seed);
+        // Straight to stderr: the test harness captures only the print macros.
+        let _ = writeln!(
+            std::io::stderr(),
+            "proptest seed {seed} ({why}); replay with {SEED_ENV}={seed}"
+        );
+        seed
+    })
+}
+
+/// The seed and why: `env` (the variable's value), else [`CI_SEED`] on CI, else
+/// `random()`.
+fn choose_seed(env: Option<&str>, ci: bool, random: fn() -> u64) -> (u64, &'static str) {
+    match env {
+        Some(v) => match v.trim().parse() {
+            Ok(s) => (s, "from NDGPU_PROPTEST_SEED"),
+            Err(_) => panic!("{SEED_ENV}={v:?} is not a u64"),
+        },
+        None if ci => (CI_SEED, "CI=true"),
+        None => (random(), "random"),
+    }
+}
+
+/// A seed from the standard library's per-process random hasher keys and the clock.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.write_u128(nanos);
+    h.finish()
+}
+
+/// `config` drawing from [`seed`]: what every proptest of the workspace runs under.
+pub fn seeded(config: ProptestConfig) -> ProptestConfig {
     ProptestConfig {
+        rng_algorithm: RngAlgorithm::ChaCha,
+        rng_seed: RngSeed::Fixed(seed()),
+        ..config
+    }
+}
+
+/// A [`seeded`] proptest configuration with `cases` cases whose failing seeds are saved
+/// to (and replayed from) `path`, relative to the package root where `cargo test` runs
+/// tests, e.g. `"proptest-regressions/prop_products.txt"`. (proptest's default cannot
+/// place the file for tests in `tests/` of a workspace member.) Commit those files: a
+/// saved case runs first, whatever the seed.
+pub fn config(cases: u32, path: &'static str) -> ProptestConfig {
+    seeded(ProptestConfig {
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(path))),
         ..ProptestConfig::with_cases(cases)
-    }
+    })
 }
 
 /// Dimensions worth testing: primes and non-multiples of 32 and 64 around tile edges.
@@ -214,4 +280,51 @@ pub fn kmeans_case<T: Element>(max_n: usize) -> impl Strategy<Value = KMeansCase
                 }
             })
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+
+    /// The cases a runner of `config` draws from [`matrix`] strategies.
+    fn draws(config: ProptestConfig) -> Vec<Array2<f64>> {
+        let mut runner = TestRunner::new(config);
+        let strategy = (0..=6usize, 0..=6usize).prop_flat_map(|(r, c)| matrix::<f64>(r, c));
+        (0..16)
+            .map(|_| strategy.new_tree(&mut runner).unwrap().current())
+            .collect()
+    }
+
+    fn fixed(seed: u64) -> ProptestConfig {
+        ProptestConfig {
+            rng_algorithm: RngAlgorithm::ChaCha,
+            rng_seed: RngSeed::Fixed(seed),
+            ..ProptestConfig::with_cases(16)
+        }
+    }
+
+    #[test]
+    fn one_seed_draws_the_same_cases() {
+        assert_eq!(draws(fixed(7)), draws(fixed(7)));
+        assert_ne!(draws(fixed(7)), draws(fixed(8)));
+        // The process's seed, whatever chose it, is the one `seeded` runs under.
+        let s = seeded(ProptestConfig::with_cases(16));
+        assert_eq!(s.rng_seed, RngSeed::Fixed(seed()));
+        assert_eq!(
+            draws(seeded(ProptestConfig::default())),
+            draws(fixed(seed()))
+        );
+    }
+
+    #[test]
+    fn the_variable_then_ci_then_random_choose_the_seed() {
+        let never = || -> u64 { unreachable!() };
+        assert_eq!(choose_seed(Some(" 42 "), true, never).0, 42);
+        assert_eq!(choose_seed(None, true, never).0, CI_SEED);
+        assert_eq!(choose_seed(None, false, || 9), (9, "random"));
+        let bad = std::panic::catch_unwind(|| choose_seed(Some("x"), false, || 0));
+        assert!(bad.is_err());
+    }
 }

@@ -211,6 +211,8 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ndgpu_conformance::strategies::seeded(ProptestConfig::default()))]
+
         #[test]
         fn translation_matches_definition(
             m in 0usize..9, n in 0usize..9, k in 0usize..9,
