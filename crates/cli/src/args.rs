@@ -9,9 +9,11 @@ use crate::error::EXIT_CODES;
 
 mod linalg;
 mod random;
+mod spectra;
 
 pub use linalg::{AssumeA, LstsqArgs, LuArgs, QrArgs, QrModeArg, SquareArgs, TriangularArgs};
 pub use random::{KindArg, RandomArgs};
+pub use spectra::{EighArgs, PcaArgs, SvdArgs};
 
 /// GPU linear algebra on .npy files, with the backend chosen at run time.
 #[derive(Debug, Parser)]
@@ -318,6 +320,15 @@ pub enum Op {
     /// (through QR; as numpy.linalg.lstsq's solution for such A). A without full column
     /// rank is refused (exit 1), naming the first dependent column.
     Lstsq(LstsqArgs),
+    /// w, v with A = v·diag(w)·vᵀ of a symmetric A (lower triangle read), as
+    /// numpy.linalg.eigh: w ascending. --out-dir D writes D/w.npy and D/v.npy.
+    Eigh(EighArgs),
+    /// U, S, Vt with A = U·diag(S)·Vt, as numpy.linalg.svd: S descending, reduced unless
+    /// --full-matrices. --out-dir D writes D/U.npy, D/S.npy and D/Vt.npy.
+    Svd(SvdArgs),
+    /// Principal component analysis, as scikit-learn's PCA: components, variances and
+    /// mean, and with --transform the projected data; --out-dir D writes one .npy each.
+    Pca(PcaArgs),
     /// det A of a square A, as numpy.linalg.det (through LU; 0 for a singular A),
     /// printed, and written as a 0-d .npy with -o.
     Det(SquareArgs),

@@ -19,6 +19,7 @@ mod random;
 mod report;
 mod run;
 mod shootout;
+mod spectra;
 mod verify;
 
 use std::ffi::OsString;

@@ -11,6 +11,7 @@ use crate::linalg::{self, TriangularSolve};
 use crate::npy;
 use crate::ops::{self, Ctx, Solve, Unary};
 use crate::report::Report;
+use crate::spectra;
 
 /// What `run` needs to know of an operation before running it.
 struct Described<'a> {
@@ -40,6 +41,9 @@ fn describe(op: &Op) -> Described<'_> {
         Op::Lu(_) => ("lu", Family::Lu),
         Op::Qr(_) => ("qr", Family::Qr),
         Op::Lstsq(_) => ("lstsq", Family::Qr),
+        Op::Eigh(_) => ("eigh", Family::Qr),
+        Op::Svd(_) => ("svd", Family::Qr),
+        Op::Pca(_) => ("pca", Family::Qr),
         Op::Det(_) => ("det", Family::Lu),
         Op::Inv(_) => ("inv", Family::Lu),
         Op::SolveTriangular(_) => ("solve_triangular", Family::Trsm),
@@ -57,6 +61,9 @@ fn describe(op: &Op) -> Described<'_> {
         Op::Solve { a, b, .. } => vec![a, b],
         Op::Lu(x) => vec![&x.a],
         Op::Qr(x) => vec![&x.a],
+        Op::Eigh(x) => vec![&x.a],
+        Op::Svd(x) => vec![&x.a],
+        Op::Pca(x) => vec![&x.x],
         Op::Det(x) | Op::Inv(x) => vec![&x.a],
         Op::Lstsq(x) => vec![&x.a, &x.b],
         Op::SolveTriangular(x) => vec![&x.a, &x.b],
@@ -73,6 +80,9 @@ fn describe(op: &Op) -> Described<'_> {
         // Files in a folder: never stdout.
         Op::Lu(x) => (&x.common, vec![]),
         Op::Qr(x) => (&x.common, vec![]),
+        Op::Eigh(x) => (&x.common, vec![]),
+        Op::Svd(x) => (&x.common, vec![]),
+        Op::Pca(x) => (&x.common, vec![]),
         Op::Lstsq(x) => (&x.common, vec![x.out.output.as_deref()]),
         Op::Det(x) | Op::Inv(x) => (&x.common, vec![x.out.output.as_deref()]),
         Op::SolveTriangular(x) => (&x.common, vec![x.out.output.as_deref()]),
@@ -203,6 +213,15 @@ pub fn run(op: Op) -> Result<()> {
             let dir = x.out.out_dir.as_deref();
             by_dtype!(dtype, qr(cx!(dir), &x.a, complete), linalg)
         }
+        Op::Eigh(x) => {
+            let dir = x.out.out_dir.as_deref();
+            by_dtype!(dtype, eigh(cx!(dir), &x.a, x.upper), spectra)
+        }
+        Op::Svd(x) => {
+            let dir = x.out.out_dir.as_deref();
+            by_dtype!(dtype, svd(cx!(dir), (&x.a, x.full_matrices)), spectra)
+        }
+        Op::Pca(x) => by_dtype!(dtype, pca(cx!(x.out.out_dir.as_deref()), x), spectra),
         Op::Lstsq(x) => {
             let out = x.out.output.as_deref();
             by_dtype!(dtype, lstsq(cx!(out), &x.a, &x.b), linalg)

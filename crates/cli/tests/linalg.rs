@@ -4,25 +4,13 @@
 
 use ndarray::{array, Array0, Array1, Array2};
 use ndarray_npy::read_npy;
-use serde_json::Value;
 
 mod common;
 
-use common::{close, ndgpu, Dir};
+use common::{close, ndgpu, run_json as run, Dir};
 
 /// The host backends every test runs on.
 const BACKENDS: [&str; 2] = ["cpu", "faer"];
-
-/// `ndgpu run <args> --backend <backend> --json`, expected to succeed: its summary.
-fn run(backend: &str, args: &[&str]) -> Value {
-    let mut all = vec!["run"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["--backend", backend, "--json"]);
-    let out = ndgpu(&all);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{all:?} failed: {stderr}");
-    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
-}
 
 /// `ndgpu run <args> --backend <backend>`, expected to exit with `code` and one
 /// `error:` line on stderr containing `needle`.

@@ -9,9 +9,11 @@ use ndgpu_core::{tolerance, DType, Element, Error, Gemm, Precision};
 mod factors;
 mod kmeans;
 pub mod sampled;
+mod spectra;
 
 pub use factors::*;
 pub use kmeans::*;
+pub use spectra::*;
 
 /// The exact f64 copy of a view of any layout, in C order.
 pub fn to_f64<T: Element>(a: ArrayView2<T>) -> Array2<f64> {

@@ -92,6 +92,15 @@ pub enum Error {
         /// The threshold: ε·max(m, n)·max |R[i, i]|, as NumPy's default `rcond`.
         tol: f64,
     },
+    /// An iterative method (the Jacobi sweeps of an eigendecomposition or SVD, say) did
+    /// not converge within its limit: no result is returned rather than an inaccurate one.
+    #[error("{op}: {method} did not converge")]
+    NoConvergence {
+        /// The operation.
+        op: &'static str,
+        /// The method and its limit ("cyclic Jacobi, 60 sweeps", say).
+        method: &'static str,
+    },
     /// An argument out of its domain (k = 0, k > points, a tolerance outside [0, 1], ...).
     #[error("{op}: invalid argument: {detail}")]
     InvalidArgument {

@@ -42,6 +42,7 @@ mod host_memory;
 pub mod init;
 pub mod kmeans;
 mod params;
+pub mod pca;
 pub mod tolerance;
 mod traits;
 mod variants;
@@ -54,6 +55,7 @@ pub use host_array::HostArray;
 pub use init::init_centroids;
 pub use kmeans::{Assignment, Init, KMeansConfig, KMeansFit, KMeansResult, SplitMix64};
 pub use params::{ArgOp, Gemm, QrMode, ReduceOp, Trans, Triangular, Uplo};
+pub use pca::{Pca, PcaFit, PcaSolver};
 pub use traits::{
     Backend, BackendElement, Cluster, ClusterKernels, Device, Factorize, FactorizeKernels, Kernels,
     MatMul, MatMulKernels, Memory, Ops, Points, Reduce, ReduceKernels, Transpose, TransposeKernels,

@@ -14,6 +14,9 @@
 //! | triangular solve | `(T + ΔT)·x̂ = b`, `|ΔT| ≤ γₙ |T|` | [`TRSM_RATIO`]: xTRT02 `‖B − op(T)·X̂‖₁ / (n·ε·‖op(T)‖₁·‖X̂‖₁)` ≤ 30 ([`trsm_ratio`]) |
 //! | Householder QR `A = Q·R` | `‖A − Q̂R̂‖ ≤ γ_{cmn} ‖A‖`, `‖Q̂ᵀQ̂ − I‖ ≤ γ_{cmn}` | [`QR_RATIO`], [`ORTHOGONALITY_RATIO`]: xQRT01 `‖A − Q̂·R̂‖₁ / (m·ε·‖A‖₁)` and `‖Q̂ᵀQ̂ − I‖₁ / (m·ε)` ≤ 30 |
 //! | least squares through QR | solves a problem with `‖ΔA‖ ≤ γ_{cmn}‖A‖`, `‖Δb‖ ≤ γ_{cmn}‖b‖` | [`LSTSQ_RATIO`]: xQRT17 `‖Aᵀ·(B − A·X̂)‖₁ / (max(m, n, nrhs)·ε·‖A‖₁·max(‖B‖₁, ‖A‖₁‖X̂‖₁))` ≤ 30 |
+//! | symmetric eigendecomposition `A = V·Λ·Vᵀ` | backward stable: the exact decomposition of `A + ΔA`, `‖ΔA‖ ≤ γ_{cn²}‖A‖`, V orthogonal to `γ_{cn²}` | [`EIGH_RATIO`]: xSYT21's `‖A·V̂ − V̂·Λ̂‖₁ / (n·ε·‖A‖₁)` ≤ 30, and [`ORTHOGONALITY_RATIO`] for V̂ |
+//! | SVD `A = U·Σ·Vᵀ` | backward stable as above | [`SVD_RATIO`]: xBDT01's `‖A − Û·Σ̂·V̂ᵀ‖₁ / (max(m, n)·ε·‖A‖₁)` ≤ 30, [`ORTHOGONALITY_RATIO`] for Û and V̂ |
+//! | eigenvalues, singular values | Weyl: `|λ̂ᵢ − λᵢ| ≤ ‖ΔA‖₂` (and so for σ) | [`SPECTRUM_RATIO`]: `maxᵢ |λ̂ᵢ − λᵢ| / (n·ε·‖A‖_F)` ≤ 30 against the reference |
 //!
 //! Using ε = 2u in place of u, and `+2` terms, leaves a factor of about two for the
 //! reference's own rounding (it runs in f64) and for fused multiply-adds.
@@ -98,6 +101,13 @@ scaled! {
     orthogonality_ratio => ORTHOGONALITY_RATIO;
     /// [`LSTSQ_RATIO`] for a QR and solve whose products are computed in `precision`.
     lstsq_ratio => LSTSQ_RATIO;
+    /// [`EIGH_RATIO`] for an eigendecomposition whose products are in `precision`.
+    eigh_ratio => EIGH_RATIO;
+    /// [`SVD_RATIO`] for an SVD whose products are in `precision`.
+    svd_ratio => SVD_RATIO;
+    /// [`SPECTRUM_RATIO`] for eigenvalues or singular values computed with products in
+    /// `precision`.
+    spectrum_ratio => SPECTRUM_RATIO;
 }
 
 /// Relative slack on a squared distance `‖x − c‖²` computed in `T` with `d` dimensions,
@@ -165,3 +175,29 @@ pub const ORTHOGONALITY_RATIO: f64 = 30.0;
 /// condition (‖A‖·‖X̂‖ ≤ κ(A)·‖B‖). As for [`QR_RATIO`], the `cmn` of the bound is
 /// replaced by LAPACK's max(m, n, nrhs) and the threshold 30.
 pub const LSTSQ_RATIO: f64 = 30.0;
+
+/// Threshold on LAPACK's eigendecomposition ratio (xSYT21's first test, column form)
+/// `‖A·V̂ − V̂·Λ̂‖₁ / (n·ε·‖A‖₁)` for a symmetric n×n A.
+///
+/// Jacobi, and reduction to tridiagonal form followed by a tridiagonal eigensolver, are
+/// backward stable: `Λ̂` and a V̂ orthogonal to within `γ_{cn²}` are an exact
+/// decomposition of `A + ΔA` with `‖ΔA‖ ≤ γ_{cn²}‖A‖` (Demmel, *Applied
+/// Numerical Linear Algebra*, §5.3–5.4). The residual is then `ΔA·V̂` plus the
+/// departure of V̂ from orthogonality times ‖A‖. As for [`QR_RATIO`], the errors add
+/// like a random walk: LAPACK divides by n·ε and accepts 30.
+pub const EIGH_RATIO: f64 = 30.0;
+
+/// Threshold on LAPACK's SVD ratio (xBDT01, as xDRVBD uses it)
+/// `‖A − Û·Σ̂·V̂ᵀ‖₁ / (max(m, n)·ε·‖A‖₁)` for an m×n A. The SVD by bidiagonalisation or
+/// by one-sided Jacobi is backward stable in the sense of [`EIGH_RATIO`].
+pub const SVD_RATIO: f64 = 30.0;
+
+/// Threshold on `maxᵢ |λ̂ᵢ − λᵢ| / (n·ε·‖A‖_F)` for the eigenvalues of a symmetric n×n A
+/// (or the singular values of an m×n A, n = max(m, n)) against the reference's.
+///
+/// By Weyl's theorem each eigenvalue of `A + ΔA` is within `‖ΔA‖₂` of the one of the
+/// same rank in A (and each singular value likewise, Mirsky), whatever the clustering
+/// or multiplicity; a backward-stable method has `‖ΔA‖₂ ≤ ‖ΔA‖_F ≲ γ_{cn}·‖A‖_F`. Both
+/// the backend and the reference (f64, rounded once to `T`, at most ε/2 relative more)
+/// are that close, so their difference is within twice the bound.
+pub const SPECTRUM_RATIO: f64 = 30.0;

@@ -13,6 +13,9 @@ use ndgpu_core::{
 
 use crate::{CpuBackend, HERE};
 
+/// The singular vectors `(U, Vt)` of an SVD, when asked for.
+type Spectrum<T> = Option<(Matrix<T>, Matrix<T>)>;
+
 /// Σ_{k<len} x[k]·y[k] in f64.
 fn dot(x: &[f64], y: &[f64]) -> f64 {
     x.iter().zip(y).map(|(a, b)| a * b).sum()
@@ -106,6 +109,18 @@ impl<T: Element> FactorizeKernels<T> for CpuBackend {
 
     fn qr_unchecked(&self, a: Matrix<T>) -> Result<QrFactor<T>> {
         crate::qr::factor(a)
+    }
+
+    fn eigh_unchecked(
+        &self,
+        a: &Matrix<T>,
+        vectors: bool,
+    ) -> Result<(Matrix<T>, Option<Matrix<T>>)> {
+        crate::spectra::eigh(a, vectors)
+    }
+
+    fn svd_unchecked(&self, a: &Matrix<T>, vectors: bool) -> Result<(Matrix<T>, Spectrum<T>)> {
+        crate::spectra::svd(a, vectors)
     }
 
     fn qr_apply_unchecked(&self, f: &QrFactor<T>, trans: Trans, b: &mut Matrix<T>) -> Result<()> {

@@ -19,6 +19,7 @@
 //! | trsm | forward or backward substitution in f64, reading only the triangle used |
 //! | lu | right-looking unblocked LU with partial pivoting in f64 (LAPACK's getf2: the first largest pivot, a zero pivot recorded and its column left unscaled) |
 //! | qr | Householder QR in f64 (LAPACK's geqr2); Q applied reflector by reflector; lstsq by Qᵀ·B and back substitution |
+//! | eigh, svd | cyclic Jacobi in f64: two-sided for eigh, one-sided (Hestenes) on the tall orientation for svd, Demmel–Veselić's stopping test, at most 60 sweeps |
 //! | kmeans | the two steps of Lloyd's iteration documented on [`Cluster`](ndgpu_core::Cluster); distances as direct squared differences in f64 |
 //!
 //! Each family has one variant, `reference`.
@@ -52,6 +53,7 @@ mod matmul;
 mod memory;
 mod qr;
 mod reduce;
+mod spectra;
 mod trsm;
 
 use ndarray::{Array2, ArrayView2};

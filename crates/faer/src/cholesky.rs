@@ -21,6 +21,9 @@ use ndgpu_core::{
 
 use crate::{mat, mat_mut, par, FaerBackend, FaerElement, HERE};
 
+/// The singular vectors `(U, Vt)` of an SVD, when asked for.
+type Spectrum<T> = Option<(Matrix<T>, Matrix<T>)>;
+
 /// Columns per block.
 const NB: usize = 128;
 
@@ -137,6 +140,18 @@ impl<T: FaerElement> FactorizeKernels<T> for FaerBackend {
 
     fn qr_solve_unchecked(&self, f: &QrFactor<T>, b: Matrix<T>) -> Result<Matrix<T>> {
         self.qr_solve_kernel(f, b)
+    }
+
+    fn svd_unchecked(&self, a: &Matrix<T>, vectors: bool) -> Result<(Matrix<T>, Spectrum<T>)> {
+        self.svd_kernel(a, vectors)
+    }
+
+    fn eigh_unchecked(
+        &self,
+        a: &Matrix<T>,
+        vectors: bool,
+    ) -> Result<(Matrix<T>, Option<Matrix<T>>)> {
+        self.eigh_kernel(a, vectors)
     }
 }
 

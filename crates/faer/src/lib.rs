@@ -19,6 +19,7 @@
 //! | trsm | faer's triangular solves on views of the triangle used, no copy |
 //! | lu | LAPACK's recursive getrf2 on the row-major matrix in place: panels of up to 16 columns unblocked (a zero pivot left unscaled), faer's GEMM and triangular solves between them, row swaps in parallel over columns |
 //! | qr | faer's blocked Householder QR on a column-major copy; Q applied as faer's block reflectors; lstsq by Qᵀ·B and back substitution |
+//! | eigh, svd | faer's `self_adjoint_eigen` and `thin_svd` (tridiagonal or bidiagonal reduction, then divide and conquer) on the row-major data in place |
 //! | kmeans | ‖x‖² − 2·x·c + ‖c‖² with x·c from a GEMM over blocks of points in parallel, argmin per point; centroid sums per block in f64, combined in block order |
 //!
 //! Each family has one variant, `faer`.
@@ -43,6 +44,7 @@ mod lu;
 mod products;
 mod qr;
 mod reduce;
+mod spectra;
 mod trsm;
 
 use faer::traits::RealField;

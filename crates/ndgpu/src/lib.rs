@@ -96,9 +96,9 @@ use ndgpu_core::Precision as RowPrecision;
 pub use ndgpu_core::{
     init_centroids, ArgOp, Assignment, BackendElement, CholeskyFactor, Cluster, DType, Device,
     Element, Error, FactorLayout, Factorize, Family, Gemm, HostArray, Indices, Init, KMeansConfig,
-    KMeansFit, KMeansResult, LuFactor, MatMul, Matrix, Memory, Needs, Ops, Place, Precision,
-    QrFactor, QrMode, Reduce, ReduceOp, Result, Trans, Transpose, Triangular, Uplo, Variant,
-    Variants,
+    KMeansFit, KMeansResult, LuFactor, MatMul, Matrix, Memory, Needs, Ops, Pca, PcaFit, PcaSolver,
+    Place, Precision, QrFactor, QrMode, Reduce, ReduceOp, Result, Trans, Transpose, Triangular,
+    Uplo, Variant, Variants,
 };
 pub use ndgpu_cpu::CpuBackend;
 #[cfg(feature = "cublas")]

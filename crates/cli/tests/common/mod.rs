@@ -17,6 +17,17 @@ pub fn ndgpu(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// `ndgpu run <args> --backend <backend> --json`, expected to succeed: its summary.
+pub fn run_json(backend: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--backend", backend, "--json"]);
+    let out = ndgpu(&all);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{all:?} failed: {stderr}");
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
 /// Expects exit code `code` and exactly one stderr line, `error: ...` containing
 /// `needle`, with no panic.
 pub fn fails(args: &[&str], code: i32, needle: &str) {

@@ -17,6 +17,7 @@ mod lu;
 mod qr;
 mod reduce;
 mod resident;
+mod spectra;
 mod transpose;
 mod trsm;
 
@@ -88,7 +89,12 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
         Family::KMeans => kmeans::run(b, sizes, rng, rec),
         Family::Trsm => trsm::run(b, s),
         Family::Lu => lu::run(b, s),
-        Family::Qr => qr::run(b, s),
+        // The spectra ride with QR, the other orthogonal factorization, until they
+        // have a family of their own; a backend without them has no such cases.
+        Family::Qr => {
+            qr::run(b, s);
+            spectra::run(b, Suite(sizes, &mut *rng, &mut *rec, &cpu));
+        }
     }
     resident::run(b, family, rng, rec);
 }

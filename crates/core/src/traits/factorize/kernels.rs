@@ -1,6 +1,6 @@
 //! The backend's side of [`Factorize`](super::Factorize): unchecked kernels. Everything
-//! past Cholesky has a default that answers [`Error::Unsupported`], so LU, QR and the
-//! triangular solve land one backend at a time.
+//! past Cholesky has a default that answers [`Error::Unsupported`], so LU, QR, the
+//! triangular solve and the spectra (`eigh`, `svd`) land one backend at a time.
 
 use crate::traits::Memory;
 use crate::{
@@ -94,5 +94,38 @@ pub trait FactorizeKernels<T: Element>: Memory<T> {
     fn lstsq_unchecked(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<Matrix<T>> {
         let f = self.qr_unchecked(self.copy(a)?)?;
         self.qr_solve_unchecked(&f, self.copy(b)?)
+    }
+
+    /// The eigendecomposition `A = V·diag(w)·Vᵀ` of a symmetric n×n matrix given by its
+    /// lower triangle (the strict upper triangle is not read): `w` n×1 in ascending
+    /// order and, when `vectors`, V n×n with orthonormal columns (column j belongs to
+    /// `w[j]`). Checked: A is square, n ≥ 1. The kernel looks at the lower triangle
+    /// itself: NaN or ±Inf there is [`Error::NonFinite`] naming the entry.
+    ///
+    /// # Errors
+    /// [`Error::NonFinite`]; [`Error::NoConvergence`]; [`Error::WrongPlace`]; device
+    /// errors.
+    fn eigh_unchecked(
+        &self,
+        a: &Matrix<T>,
+        vectors: bool,
+    ) -> Result<(Matrix<T>, Option<Matrix<T>>)> {
+        Err(unsupported(self, "eigh", (a, vectors)))
+    }
+
+    /// The reduced SVD `A = U·diag(s)·Vt` of an m×n matrix, k = min(m, n): `s` k×1 in
+    /// descending order, non-negative, and when `vectors` `(U, Vt)`, U m×k and Vt k×n
+    /// with orthonormal columns and rows. Checked: A is not empty. NaN or ±Inf in A is
+    /// [`Error::NonFinite`] naming the entry.
+    ///
+    /// # Errors
+    /// As [`Self::eigh_unchecked`].
+    #[allow(clippy::type_complexity)]
+    fn svd_unchecked(
+        &self,
+        a: &Matrix<T>,
+        vectors: bool,
+    ) -> Result<(Matrix<T>, Option<(Matrix<T>, Matrix<T>)>)> {
+        Err(unsupported(self, "svd", (a, vectors)))
     }
 }

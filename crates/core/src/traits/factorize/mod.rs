@@ -1,11 +1,13 @@
 //! Factorizations and the solves they carry: Cholesky of symmetric positive-definite
-//! matrices, LU with partial pivoting, Householder QR, and triangular solves.
+//! matrices, LU with partial pivoting, Householder QR, triangular solves, and the
+//! spectra: the symmetric eigendecomposition and the SVD.
 
 mod kernels;
 mod lu;
 mod qr;
+mod spectra;
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array1, Array2, ArrayView2};
 
 use super::kernels::need;
 use super::Kernels;
@@ -36,7 +38,10 @@ fn fk<'a, T: Element, B: Kernels<T> + ?Sized>(
 /// | [`LuFactor`] `P·A = L·U` | `lu*` | `lu_solve*`, `lu_det`, `lu_slogdet`, `lu_unpack`; and `solve`, `det`, `slogdet`, `inv` |
 /// | [`QrFactor`] `A = Q·R` | `qr*` | `qr_apply*`; and `lstsq` |
 ///
-/// and `solve_triangular*` with a triangle of any square matrix.
+/// and `solve_triangular*` with a triangle of any square matrix; and the spectra,
+/// `eigh*`, `eigvalsh*` (symmetric A, lower triangle read) and `svd*`, `svdvals*`, as
+/// NumPy's: eigenvalues ascending, singular values descending, never NaN in an output
+/// (an iteration that does not converge is [`Error::NoConvergence`](crate::Error::NoConvergence)).
 ///
 /// **Bad input.** The host forms refuse NaN and ±Inf in what they read with
 /// [`Error::NonFinite`](crate::Error::NonFinite) naming the entry. The resident forms
@@ -376,6 +381,81 @@ pub trait Factorize<T: Element>: Kernels<T> {
     /// As [`Factorize::lstsq_dev`]; [`Error::NonFinite`](crate::Error::NonFinite).
     fn lstsq(&self, a: ArrayView2<T>, b: ArrayView2<T>) -> Result<Array2<T>> {
         qr::lstsq_host(self, a, b)
+    }
+
+    /// `(w, V)` with `A = V·diag(w)·Vᵀ` of a resident symmetric A given by its lower
+    /// triangle: w n×1 ascending, V n×n with orthonormal columns.
+    ///
+    /// # Errors
+    /// [`Error::NotSquare`](crate::Error::NotSquare); [`Error::NonFinite`](crate::Error::NonFinite)
+    /// naming an entry of the lower triangle; [`Error::NoConvergence`](crate::Error::NoConvergence);
+    /// [`Error::WrongPlace`](crate::Error::WrongPlace); device errors.
+    fn eigh_dev(&self, a: &Matrix<T>) -> Result<(Matrix<T>, Matrix<T>)> {
+        let (w, v) = spectra::eigh(self, ("eigh", a), true)?;
+        Ok((w, spectra::vectors("eigh", v)?))
+    }
+
+    /// The eigenvalues (n×1, ascending) of a resident symmetric A; errors as
+    /// [`Factorize::eigh_dev`]'s.
+    fn eigvalsh_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+        Ok(spectra::eigh(self, ("eigvalsh", a), false)?.0)
+    }
+
+    /// `(U, s, Vt)` of the reduced SVD `A = U·diag(s)·Vt` of a resident m×n A: U m×k,
+    /// s k×1 descending, Vt k×n, k = min(m, n). Errors as [`Factorize::eigh_dev`]'s
+    /// (NaN or ±Inf anywhere in A), without `NotSquare`.
+    fn svd_dev(&self, a: &Matrix<T>) -> Result<(Matrix<T>, Matrix<T>, Matrix<T>)> {
+        let (s, uv) = spectra::svd(self, "svd", a, true)?;
+        let (u, vt) = spectra::vectors("svd", uv)?;
+        Ok((u, s, vt))
+    }
+
+    /// The singular values (k×1, descending) of a resident A; errors as
+    /// [`Factorize::svd_dev`]'s.
+    fn svdvals_dev(&self, a: &Matrix<T>) -> Result<Matrix<T>> {
+        Ok(spectra::svd(self, "svdvals", a, false)?.0)
+    }
+
+    /// `(w, V)` of a symmetric host array, reading its lower triangle only (as
+    /// `numpy.linalg.eigh`): w ascending, V's column j the eigenvector of `w[j]`.
+    ///
+    /// # Errors
+    /// As [`Factorize::eigh_dev`].
+    fn eigh(&self, a: ArrayView2<T>) -> Result<(Array1<T>, Array2<T>)> {
+        let (w, v) = spectra::eigh_host(self, "eigh", a, true)?;
+        Ok((w, spectra::vectors("eigh", v)?))
+    }
+
+    /// The eigenvalues, ascending, of a symmetric host array (as `numpy.linalg.eigvalsh`).
+    ///
+    /// # Errors
+    /// As [`Factorize::eigh_dev`].
+    fn eigvalsh(&self, a: ArrayView2<T>) -> Result<Array1<T>> {
+        Ok(spectra::eigh_host(self, "eigvalsh", a, false)?.0)
+    }
+
+    /// `(U, s, Vt)` with `A = U·diag(s)·Vt` (as `numpy.linalg.svd`): reduced (U m×k, Vt
+    /// k×n, k = min(m, n)), or with `full_matrices` U m×m and Vt n×n, completed to
+    /// orthogonal matrices through a complete QR.
+    ///
+    /// # Errors
+    /// As [`Factorize::svd_dev`].
+    fn svd(
+        &self,
+        a: ArrayView2<T>,
+        full_matrices: bool,
+    ) -> Result<(Array2<T>, Array1<T>, Array2<T>)> {
+        let (s, uv) = spectra::svd_host(self, "svd", a, Some(full_matrices))?;
+        let (u, vt) = spectra::vectors("svd", uv)?;
+        Ok((u, s, vt))
+    }
+
+    /// The singular values, descending (as `numpy.linalg.svd(a, compute_uv=False)`).
+    ///
+    /// # Errors
+    /// As [`Factorize::svd_dev`].
+    fn svdvals(&self, a: ArrayView2<T>) -> Result<Array1<T>> {
+        Ok(spectra::svd_host(self, "svdvals", a, None)?.0)
     }
 }
 
