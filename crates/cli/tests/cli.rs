@@ -8,7 +8,7 @@ use ndarray::{array, Array0, Array1, Array2, Array3};
 use ndarray_npy::read_npy;
 use ndgpu_cli::npy::raw_file;
 
-use common::{close, fails, ndgpu, s, Dir};
+use common::{close, fails, ndgpu, s, two_clusters, Dir};
 use serde_json::Value;
 
 mod common;
@@ -272,20 +272,6 @@ fn cholesky_and_solve() {
         r.iter().zip(x.column(0)).all(|(p, q)| (p - q).abs() < 1e-9),
         "{r}"
     );
-}
-
-/// Two obvious clusters: four points near (0, 0), four near (10, 10).
-fn two_clusters() -> Array2<f64> {
-    array![
-        [0.0, 0.0],
-        [0.0, 1.0],
-        [1.0, 0.0],
-        [1.0, 1.0],
-        [10.0, 10.0],
-        [10.0, 11.0],
-        [11.0, 10.0],
-        [11.0, 11.0]
-    ]
 }
 
 /// `run kmeans` with k = 2 and seed 3 on the file `x` (of [`two_clusters`]), with

@@ -6,8 +6,8 @@ mod common;
 
 use std::process::Output;
 
-use common::{ndgpu, Dir};
-use ndarray::{array, Array2};
+use common::{ndgpu, two_clusters, Dir};
+use ndarray::array;
 use serde_json::Value;
 
 /// `ndgpu run kmeans <args> --backend cpu`.
@@ -43,20 +43,6 @@ fn refused(args: &[&str], needle: &str) {
     assert!(err.contains(needle), "{args:?}: {needle:?} not in {err}");
 }
 
-/// Two groups of four points, far apart.
-fn two_groups() -> Array2<f64> {
-    array![
-        [0.0, 0.0],
-        [0.0, 1.0],
-        [1.0, 0.0],
-        [1.0, 1.0],
-        [10.0, 10.0],
-        [10.0, 11.0],
-        [11.0, 10.0],
-        [11.0, 11.0]
-    ]
-}
-
 /// The clusters `labels` (an N-vector file) gives no point, of `0..k`.
 fn unused(labels: &str, k: usize) -> Vec<usize> {
     let l: ndarray::Array1<i64> = ndarray_npy::read_npy(labels).unwrap();
@@ -68,7 +54,7 @@ fn unused(labels: &str, k: usize) -> Vec<usize> {
 #[test]
 fn n_clusters_and_random_state_are_k_and_seed() {
     let d = Dir::new();
-    let x = d.put("x.npy", &two_groups());
+    let x = d.put("x.npy", &two_clusters());
     let (a, _) = json(&[
         &x,
         "--k",
@@ -99,7 +85,7 @@ fn n_clusters_and_random_state_are_k_and_seed() {
 #[test]
 fn defaults_are_scikit_learns_and_the_options_reach_the_fit() {
     let d = Dir::new();
-    let x = d.put("x.npy", &two_groups());
+    let x = d.put("x.npy", &two_clusters());
     let (v, err) = json(&[&x, "--k", "2"]);
     assert_eq!(v["tol"], 1e-4);
     assert_eq!(v["change_tol"], 0.0);
@@ -159,7 +145,7 @@ fn fewer_distinct_points_than_k_warn_and_succeed() {
 #[test]
 fn out_of_range_tolerances_and_the_old_option_are_refused() {
     let d = Dir::new();
-    let x = d.put("x.npy", &two_groups());
+    let x = d.put("x.npy", &two_clusters());
     refused(&[&x, "--k", "2", "--shift-tol", "0.1"], "--shift-tol");
     refused(&[&x, "--k", "2", "--tol=-1"], "--tol");
     refused(&[&x, "--k", "2", "--tol", "nan"], "--tol");

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use ndarray::Array2;
+use ndarray::{array, Array2};
 use ndarray_npy::{read_npy, write_npy};
 
 pub fn ndgpu(args: &[&str]) -> Output {
@@ -81,4 +81,18 @@ pub fn s(p: &Path) -> String {
 /// Same shape, and every element within `tol`.
 pub fn close(a: &Array2<f64>, b: &Array2<f64>, tol: f64) -> bool {
     a.dim() == b.dim() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol)
+}
+
+/// Two obvious clusters: four points near (0, 0), four near (10, 10).
+pub fn two_clusters() -> Array2<f64> {
+    array![
+        [0.0, 0.0],
+        [0.0, 1.0],
+        [1.0, 0.0],
+        [1.0, 1.0],
+        [10.0, 10.0],
+        [10.0, 11.0],
+        [11.0, 10.0],
+        [11.0, 11.0]
+    ]
 }
