@@ -3,11 +3,42 @@
 //! Most results are bounded by the bytes of their inputs, but not all: an m×0 times a
 //! 0×n matrix is an m×n matrix of zeros, and a 10¹²×0 matrix takes no bytes at all.
 //! ndarray's constructors abort the process (or panic on overflow) when such a result
-//! cannot be allocated; these return [`Error::HostOutOfMemory`] instead.
+//! cannot be allocated; these return [`Error::HostOutOfMemory`] instead. A request
+//! larger than the machine's memory and swap together is refused before the allocator
+//! sees it: where the kernel overcommits, such an allocation would succeed and the
+//! process would be killed when the pages are first written.
+
+use std::sync::OnceLock;
 
 use ndarray::{Array1, Array2};
 
 use crate::{Element, Error, Result};
+
+/// The bytes of physical memory and swap together (Linux: `/proc/meminfo`), or `None`
+/// where that is not known.
+fn memory_and_swap() -> Option<usize> {
+    static BYTES: OnceLock<Option<usize>> = OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let kib = |key: &str| -> Option<usize> {
+            let line = info.lines().find(|l| l.starts_with(key))?;
+            line[key.len()..]
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .ok()
+        };
+        kib("MemTotal:")?
+            .checked_add(kib("SwapTotal:").unwrap_or(0))?
+            .checked_mul(1024)
+    })
+}
+
+/// `Some(bytes)` when the machine could hold them (see [`memory_and_swap`]).
+fn could_hold(bytes: Option<usize>) -> Option<usize> {
+    bytes.filter(|&b| memory_and_swap().is_none_or(|limit| b <= limit))
+}
 
 /// An empty vector with room for `cap` elements, allocated fallibly.
 ///
@@ -22,7 +53,7 @@ pub fn with_capacity<T>(op: &'static str, cap: usize) -> Result<Vec<T>> {
         op,
         requested: bytes,
     };
-    bytes.ok_or_else(oom)?;
+    could_hold(bytes).ok_or_else(oom)?;
     let mut v = Vec::new();
     v.try_reserve_exact(cap).map_err(|_| oom())?;
     Ok(v)
@@ -48,6 +79,7 @@ pub fn zeros<T: Element>(op: &'static str, (rows, cols): (usize, usize)) -> Resu
     } else {
         let layout = std::alloc::Layout::array::<T>(len)
             .map_err(|_| oom(len.checked_mul(std::mem::size_of::<T>())))?;
+        could_hold(Some(layout.size())).ok_or_else(|| oom(Some(layout.size())))?;
         // SAFETY: the layout has a non-zero size (len > 0, T is f32 or f64).
         let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
         if p.is_null() {
@@ -125,6 +157,16 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().contains("address space"), "{e}");
+    }
+
+    #[test]
+    fn zeros_beyond_memory_and_swap_are_refused_before_allocating() {
+        // 2²⁰ × 2²⁰ f64 is 8 TiB: an overcommitting kernel would hand out the zero pages.
+        let e = zeros::<f64>("matmul", (1 << 20, 1 << 20)).unwrap_err();
+        assert!(
+            matches!(e, Error::HostOutOfMemory { op: "matmul", requested: Some(b) } if b == 1 << 43),
+            "{e}"
+        );
     }
 
     #[test]
