@@ -166,7 +166,10 @@ fn steps_match_cpu<T: CudaElement>(variant: &str, x: &Array2<T>, config: &KMeans
 #[ignore = "needs a CUDA device"]
 fn separated_blobs_match_cpu() {
     for v in variants(Family::KMeans) {
-        let config = KMeansConfig::new(8).seed(11);
+        // Strict convergence: k = 8 splits some of the 5 blobs, and a fit stopped early
+        // by the centroid-shift tolerance may leave a point inside a split blob within
+        // rounding of two centroids; at the fixed point both backends agree.
+        let config = KMeansConfig::new(8).seed(11).tol(0.0);
         matches_cpu(v, &blobs::<f32>(1, 20_000, 8, 5, 40.0), &config);
         matches_cpu(v, &blobs::<f64>(1, 20_000, 8, 5, 40.0), &config);
         // init by random points: several centroids may start in one blob
