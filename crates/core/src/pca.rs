@@ -17,7 +17,7 @@
 
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 
-use crate::{check, Element, Error, Factorize, MatMul, Result};
+use crate::{check, Element, Error, Gemm, Matrix, Ops, ReduceOp, Result, Trans};
 
 /// The operation's name in errors.
 const OP: &str = "pca";
@@ -82,20 +82,26 @@ impl Pca {
         }
     }
 
-    /// Fits the n_samples×n_features `x` on backend `b`.
+    /// Fits the n_samples×n_features `x` on backend `b`: uploaded, then
+    /// [`Pca::fit_dev`].
     ///
     /// # Errors
     /// [`Error::Empty`] for no features; [`Error::InvalidArgument`] for fewer than two
     /// samples (the variance divides by n_samples − 1) or `n_components` outside 1 to
     /// min(n_samples, n_features); [`Error::NonFinite`]; the backend's errors
     /// (`Unsupported` where it has no `eigh` or `svd`).
-    pub fn fit<T: Element, B: Factorize<T> + MatMul<T> + ?Sized>(
+    pub fn fit<T: Element, B: Ops<T> + ?Sized>(
         &self,
         b: &B,
         x: ArrayView2<T>,
     ) -> Result<PcaFit<T>> {
-        let (n, d) = x.dim();
-        check::nonempty(OP, &x)?;
+        self.k(x.dim())?;
+        self.fit_dev(b, &b.upload(x)?)
+    }
+
+    /// The components kept of data of shape `(n, d)`, after its checks.
+    fn k(&self, (n, d): (usize, usize)) -> Result<usize> {
+        check::nonempty_dim(OP, (n, d))?;
         if n < 2 {
             return Err(Error::invalid(OP, "PCA needs at least two samples"));
         }
@@ -109,22 +115,55 @@ impl Pca {
                 ),
             ));
         }
-        check::finite(OP, "X", &x)?;
-        let mean = x
-            .mapv(|v| v.as_f64())
-            .mean_axis(Axis(0))
-            .unwrap_or_default();
-        let xc = centred(x, &mean);
+        Ok(k)
+    }
+
+    /// Fits the resident n_samples×n_features `x` where it lives: the finiteness check
+    /// (one sum, read back), the column means (a column sum, read back), the centring
+    /// (a rank-one product update of a copy), then the covariance path's gram and `eigh`
+    /// or the SVD of the centred data, as [`Pca::solver`] picks. Only the small results
+    /// (d×d at most) come back to the host.
+    ///
+    /// # Errors
+    /// As [`Pca::fit`].
+    pub fn fit_dev<T: Element, B: Ops<T> + ?Sized>(
+        &self,
+        b: &B,
+        x: &Matrix<T>,
+    ) -> Result<PcaFit<T>> {
+        let (n, d) = x.dim();
+        let k = self.k((n, d))?;
+        if !b.reduce_dev(ReduceOp::Sum, x)?.as_f64().is_finite() {
+            // Names the entry; a sum of finite values that overflowed is no error.
+            check::finite(OP, "X", &b.download(x)?.view())?;
+        }
+        let sums = b.download(&b.reduce_axis_dev(ReduceOp::Sum, x, Axis(0))?)?;
+        let mean: Array1<T> = sums
+            .iter()
+            .map(|s| T::from_f64(s.as_f64() / n as f64))
+            .collect();
+        let xc = centred(b, x, &mean)?;
         let solver = Pca::solver(n, d);
         // Every squared singular value (descending), and the first k axes.
         let (mut components, squares): (Array2<T>, Vec<f64>) = match solver {
             PcaSolver::CovarianceEigh => {
-                let (w, v) = b.eigh(b.gram(xc.t())?.view())?;
+                let (w, v) = b.eigh_dev(&b.gram_dev(&b.transpose_dev(&xc)?)?)?;
+                let (w, v) = (b.download(&w)?, b.download(&v)?);
                 let comps = Array2::from_shape_fn((k, d), |(i, j)| v[[j, d - 1 - i]]);
-                (comps, w.iter().rev().map(|w| w.as_f64().max(0.0)).collect())
+                (
+                    comps,
+                    w.column(0)
+                        .iter()
+                        .rev()
+                        .map(|w| w.as_f64().max(0.0))
+                        .collect(),
+                )
             }
             PcaSolver::Svd => {
-                let (_, s, vt) = b.svd(xc.view(), false)?;
+                let (s, vt) = {
+                    let (_, s, vt) = b.svd_dev(&xc)?;
+                    (b.download(&s)?, b.download(&vt)?)
+                };
                 let sq = s.iter().map(|v| v.as_f64().powi(2)).collect();
                 (vt.slice(s![..k, ..]).to_owned(), sq)
             }
@@ -141,7 +180,7 @@ impl Pca {
             explained_variance: var.iter().map(|&v| T::from_f64(v)).collect(),
             explained_variance_ratio: squares.iter().map(|s| T::from_f64(ratio(s))).collect(),
             singular_values: squares.iter().map(|s| T::from_f64(s.sqrt())).collect(),
-            mean: mean.mapv(T::from_f64),
+            mean,
             n_samples: n,
             solver,
         })
@@ -149,29 +188,59 @@ impl Pca {
 }
 
 impl<T: Element> PcaFit<T> {
-    /// `(X − mean)·componentsᵀ`: the samples in the components' coordinates, through the
-    /// backend's product (the centring in f64, rounded once to `T`).
+    /// `(X − mean)·componentsᵀ`: the samples in the components' coordinates, on the
+    /// backend (uploaded, [`PcaFit::transform_dev`], downloaded).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] when `x` has other than n_features columns;
     /// [`Error::NonFinite`]; the backend's errors.
-    pub fn transform<B: MatMul<T> + ?Sized>(&self, b: &B, x: ArrayView2<T>) -> Result<Array2<T>> {
-        let d = self.mean.len();
-        if x.ncols() != d {
-            return Err(Error::shape(
+    pub fn transform<B: Ops<T> + ?Sized>(&self, b: &B, x: ArrayView2<T>) -> Result<Array2<T>> {
+        self.features(x.dim())?;
+        b.download(&self.transform_dev(b, &b.upload(x)?)?)
+    }
+
+    /// Refuses data of other than n_features columns.
+    fn features(&self, (_, d): (usize, usize)) -> Result<()> {
+        match d == self.mean.len() {
+            true => Ok(()),
+            false => Err(Error::shape(
                 OP,
-                format!("X has {} features, the fit {d}", x.ncols()),
-            ));
+                format!("X has {d} features, the fit {}", self.mean.len()),
+            )),
         }
-        check::finite(OP, "X", &x)?;
-        let xc = centred(x, &self.mean.mapv(|v| v.as_f64()));
-        b.matmul(xc.view(), self.components.t())
+    }
+
+    /// [`PcaFit::transform`] of a resident `x`, resident: the centring as in
+    /// [`Pca::fit_dev`], then one product with the components.
+    ///
+    /// # Errors
+    /// As [`PcaFit::transform`].
+    pub fn transform_dev<B: Ops<T> + ?Sized>(&self, b: &B, x: &Matrix<T>) -> Result<Matrix<T>> {
+        self.features(x.dim())?;
+        if !b.reduce_dev(ReduceOp::Sum, x)?.as_f64().is_finite() {
+            check::finite(OP, "X", &b.download(x)?.view())?;
+        }
+        let xc = centred(b, x, &self.mean)?;
+        let mut out = b.zeros(x.rows(), self.components.nrows())?;
+        let g = Gemm::new().tb(Trans::Yes);
+        b.gemm_dev(g, &xc, &b.upload(self.components.view())?, &mut out)?;
+        Ok(out)
     }
 }
 
-/// `x − mean` row by row, in f64, rounded once to `T`.
-fn centred<T: Element>(x: ArrayView2<T>, mean: &Array1<f64>) -> Array2<T> {
-    Array2::from_shape_fn(x.dim(), |(i, j)| T::from_f64(x[[i, j]].as_f64() - mean[j]))
+/// `x − 1·meanᵀ` on the backend: a copy of `x` updated by a product of rank one
+/// (α = −1, β = 1), in `T` as scikit-learn centres.
+fn centred<T: Element, B: Ops<T> + ?Sized>(
+    b: &B,
+    x: &Matrix<T>,
+    mean: &Array1<T>,
+) -> Result<Matrix<T>> {
+    let mut xc = b.copy(x)?;
+    let ones = b.upload(Array2::from_elem((x.rows(), 1), T::one()).view())?;
+    let row = b.upload(mean.view().insert_axis(Axis(0)))?;
+    let g = Gemm::new().alpha(-T::one()).beta(T::one());
+    b.gemm_dev(g, &ones, &row, &mut xc)?;
+    Ok(xc)
 }
 
 /// scikit-learn's `svd_flip(u, v, u_based_decision=False)` on the rows of Vᵀ: each row's

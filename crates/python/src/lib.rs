@@ -28,6 +28,7 @@ mod kmeans;
 mod linalg;
 mod operate;
 mod ops;
+mod spectra;
 
 pub use array::Array;
 pub use backend::Backend;
@@ -41,6 +42,7 @@ fn _ndgpu(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::register(m)?;
     linalg::register(m)?;
     kmeans::register(m)?;
+    spectra::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -44,3 +44,22 @@ def test_gpu_resident_chain_and_errors(gpu, rng):
         gpu.cholesky(gpu.asarray(-np.eye(4)))
     with pytest.raises(ValueError):
         ndgpu.backend("cpu").matmul(ra, ra)  # an array of another place
+
+
+def test_gpu_spectra_and_pca_match_numpy_and_the_cpu(gpu, rng):
+    from ndgpu.decomposition import PCA
+
+    a = rng.standard_normal((300, 24))
+    n, u = 300, eps(np.float64)
+    s = gpu.svdvals(a)
+    norm = np.linalg.norm(a, 2)
+    assert np.all(np.abs(s - np.linalg.svd(a, compute_uv=False)) <= 10 * n * u * norm)
+    U, S, Vh = gpu.svd(gpu.asarray(a), full_matrices=False)
+    assert np.linalg.norm(a - f64(U) * f64(S)[:, 0] @ f64(Vh), 1) <= 10 * n * u * norm * 24
+    sym = a.T @ a
+    w, v = gpu.eigh(sym)
+    assert np.linalg.norm(sym @ v - v * w, 1) <= 10 * 24 * u * np.linalg.norm(sym, 1) * 24
+    p = PCA(4, backend=gpu).fit(a)
+    q = PCA(4, backend="cpu").fit(a)
+    assert np.allclose(p.components_, q.components_, atol=1e3 * n * u)
+    assert np.allclose(p.explained_variance_, q.explained_variance_, rtol=1e3 * n * u)

@@ -14,8 +14,8 @@ array([[20., 14.],
 ``ndgpu.backend(name)`` opens one backend, with the same functions as methods;
 ``ndgpu.asarray(x)`` makes an array resident where a backend computes, which the
 functions take and return without a round trip through the host. ``ndgpu.linalg``
-holds the factorizations and solves, ``ndgpu.cluster.KMeans`` is a scikit-learn
-estimator.
+holds the factorizations, solves and spectra; ``ndgpu.cluster.KMeans`` and
+``ndgpu.decomposition.PCA`` are scikit-learn estimators.
 """
 
 from __future__ import annotations
@@ -23,15 +23,18 @@ from __future__ import annotations
 from typing import Any, List, Union
 
 from . import _ndgpu
-from ._backend import Array, Backend, LstsqResult, QRResult, SlogdetResult
+from ._backend import (
+    Array, Backend, EighResult, LstsqResult, QRResult, SlogdetResult, SVDResult,
+)
 from ._dispatch import default_backend, forward, resolve, set_default_backend
 from ._errors import LinAlgError
 
 __all__ = [
     "Array", "Backend", "LinAlgError", "QRResult", "SlogdetResult", "LstsqResult",
+    "EighResult", "SVDResult",
     "backend", "backends", "default_backend", "set_default_backend", "asarray",
     "matmul", "dot", "gram", "transpose", "sum", "min", "max", "argmin", "argmax",
-    "linalg", "cluster", "__version__",
+    "linalg", "cluster", "decomposition", "__version__",
 ]
 
 __version__: str = _ndgpu.__version__
@@ -80,8 +83,8 @@ from . import linalg  # noqa: E402
 
 
 def __getattr__(name: str) -> Any:
-    # ndgpu.cluster needs scikit-learn: imported on first use only.
-    if name == "cluster":
+    # ndgpu.cluster and ndgpu.decomposition need scikit-learn: imported on first use only.
+    if name in ("cluster", "decomposition"):
         import importlib
 
         return importlib.import_module(".cluster", __name__)

@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import cluster as cluster
+from . import decomposition as decomposition
 from . import linalg as linalg
 from ._errors import LinAlgError as LinAlgError
 from ._ndgpu import Array as Array
@@ -14,9 +15,9 @@ from ._ndgpu import Backend as _NativeBackend
 __version__: str
 __all__ = [
     "Array", "Backend", "LinAlgError", "QRResult", "SlogdetResult", "LstsqResult",
-    "backend", "backends", "default_backend", "set_default_backend", "asarray",
+    "EighResult", "SVDResult", "backend", "backends", "default_backend", "set_default_backend", "asarray",
     "matmul", "dot", "gram", "transpose", "sum", "min", "max", "argmin", "argmax",
-    "linalg", "cluster", "__version__",
+    "linalg", "cluster", "decomposition", "__version__",
 ]
 
 _ArrayLike = Union[npt.ArrayLike, Array]
@@ -35,6 +36,15 @@ class LstsqResult(NamedTuple):
     residuals: npt.NDArray[Any]
     rank: np.int64
     s: npt.NDArray[Any]
+
+class EighResult(NamedTuple):
+    eigenvalues: _Result
+    eigenvectors: _Result
+
+class SVDResult(NamedTuple):
+    U: _Result
+    S: _Result
+    Vh: _Result
 
 class Backend(_NativeBackend):
     def __init__(self, name: str = "auto") -> None: ...
@@ -70,6 +80,13 @@ class Backend(_NativeBackend):
     def det(self, a: _ArrayLike) -> Any: ...
     def slogdet(self, a: _ArrayLike) -> SlogdetResult: ...
     def inv(self, a: _ArrayLike) -> _Result: ...
+    def eigh(self, a: _ArrayLike, UPLO: str = "L") -> EighResult: ...
+    def eigvalsh(self, a: _ArrayLike, UPLO: str = "L") -> _Result: ...
+    def svd(
+        self, a: _ArrayLike, full_matrices: bool = True, compute_uv: bool = True,
+        hermitian: bool = False,
+    ) -> Any: ...
+    def svdvals(self, x: _ArrayLike) -> _Result: ...
 
 def backend(name: str = "auto") -> Backend: ...
 def backends() -> List[Dict[str, Any]]: ...

@@ -4,8 +4,9 @@ The compiled functions (``ndgpu._ndgpu``) take 2-D float32 or float64 operands o
 dtype; the methods give them NumPy's and SciPy's conventions: 0-D, 1-D and stacked
 operands, dtype promotion (integers and booleans become float64, as ``numpy.linalg``
 does), negative axes, keyword names and return types. They are written in two layers
-of its base classes, ``_products.Products`` (products, transposes, reductions) and
-``_linalg.LinearAlgebra`` (linear algebra), on the operand helpers of ``_convert``.
+of its base classes, ``_products.Products`` (products, transposes, reductions),
+``_linalg.LinearAlgebra`` (linear algebra) and ``_spectra.Spectra`` (eigh, SVD), on the
+operand helpers of ``_convert``.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from __future__ import annotations
 from typing import Any, Tuple
 
 from ._convert import Array
-from ._linalg import LinearAlgebra, LstsqResult, QRResult, SlogdetResult
+from ._linalg import LstsqResult, QRResult, SlogdetResult
+from ._spectra import EighResult, Spectra, SVDResult
 
-__all__ = ["Backend", "Array", "QRResult", "SlogdetResult", "LstsqResult"]
+__all__ = [
+    "Backend", "Array", "QRResult", "SlogdetResult", "LstsqResult", "EighResult", "SVDResult",
+]
 
 
-class Backend(LinearAlgebra):
+class Backend(Spectra):
     """An opened backend: ``cpu``, ``faer``, ``cuda``, ``cublas``, ``cuda:0,1`` or
     ``auto``.
 

@@ -254,8 +254,8 @@ class LinearAlgebra(Products):
                 residuals = residuals.reshape(1)
         else:
             residuals = np.empty((0,), dtype=dtype)
-        r = _ndgpu.qr(self, a, False)[1]
-        s = np.linalg.svd(r.numpy() if is_resident(r) else r, compute_uv=False).astype(dtype)
+        s = _ndgpu.svd(self, a, None)
+        s = s.numpy()[:, 0] if is_resident(s) else s
         if vector:
             x = x[:, 0]
         return LstsqResult(x, residuals, np.int64(n), s)

@@ -14,7 +14,7 @@ from ._errors import LinAlgError
 
 __all__ = [
     "LinAlgError", "cholesky", "solve", "solve_triangular", "lu", "qr", "lstsq", "det",
-    "slogdet", "inv",
+    "slogdet", "inv", "eigh", "eigvalsh", "svd", "svdvals",
 ]
 
 # Each runs the Backend method of its name (and has its signature and documentation)
@@ -28,3 +28,7 @@ lstsq = forward(__name__, "lstsq")
 det = forward(__name__, "det")
 slogdet = forward(__name__, "slogdet")
 inv = forward(__name__, "inv")
+eigh = forward(__name__, "eigh")
+eigvalsh = forward(__name__, "eigvalsh")
+svd = forward(__name__, "svd")
+svdvals = forward(__name__, "svdvals")
