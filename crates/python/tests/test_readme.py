@@ -15,11 +15,12 @@ def python_examples() -> list[str]:
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
-def test_the_readme_has_a_numpy_and_a_scikit_learn_example():
+def test_the_readme_has_a_numpy_a_scikit_learn_and_a_spectra_example():
     examples = python_examples()
-    assert len(examples) == 2
+    assert len(examples) == 3
     assert "import ndgpu" in examples[0]
     assert "from ndgpu.cluster import KMeans" in examples[1]
+    assert "from ndgpu.decomposition import PCA" in examples[2]
 
 
 def test_numpy_example():
@@ -28,3 +29,7 @@ def test_numpy_example():
 
 def test_sklearn_example():
     exec(compile(python_examples()[1], "README.md (scikit-learn)", "exec"), {})
+
+
+def test_spectra_example():
+    exec(compile(python_examples()[2], "README.md (spectra and PCA)", "exec"), {})
