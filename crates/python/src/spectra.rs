@@ -1,7 +1,7 @@
 //! The spectra (`eigh`, `svd`) and PCA.
 
-use ndarray::{Array1, Array2};
-use ndgpu::{Matrix, Pca, PcaFit, PcaSolver};
+use ndarray::{Array1, Array2, ArrayView2};
+use ndgpu::{Matrix, Ops, Pca, PcaFit, PcaSolver};
 use numpy::{PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -13,7 +13,7 @@ use crate::operate::{operate, In, Out};
 use crate::ops::dispatch;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    add_functions!(m, eigh, svd, pca_fit, pca_transform)
+    add_functions!(m, spectra, pca_fit, pca_transform)
 }
 
 /// Values (a 1-D host array, or a resident k×1 matrix) and matrices where the operand
@@ -32,88 +32,107 @@ impl<T: Elem> Values<T> {
     }
 }
 
-fn eigh_t<T: Elem>(
-    py: Python<'_>,
-    b: &Py<Backend>,
-    v: Vec<Typed<'_, T>>,
-    vectors: bool,
-) -> PyResult<PyObject> {
-    let (w, vecs) = operate(py, b, v, |b, x| {
-        Ok(match (x, vectors) {
-            (In::Host([a]), true) => {
-                let (w, v) = b.eigh(a)?;
-                (Values::Host(w), Some(Out::Host(v)))
+/// What [`spectra`] computes.
+#[derive(Clone, Copy)]
+enum What {
+    Eigh { vectors: bool },
+    Svd { full: Option<bool> },
+}
+
+impl What {
+    fn parse(s: &str) -> PyResult<What> {
+        Ok(match s {
+            "eigh" => What::Eigh { vectors: true },
+            "eigvalsh" => What::Eigh { vectors: false },
+            "svd" => What::Svd { full: Some(false) },
+            "svd_full" => What::Svd { full: Some(true) },
+            "svdvals" => What::Svd { full: None },
+            _ => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown spectrum '{s}' (eigh, eigvalsh, svd, svd_full, svdvals)"
+                )))
             }
-            (In::Host([a]), false) => (Values::Host(b.eigvalsh(a)?), None),
-            (In::Dev([a]), true) => {
-                let (w, v) = b.eigh_dev(a)?;
-                (Values::Dev(w), Some(Out::Dev(v)))
-            }
-            (In::Dev([a]), false) => (Values::Dev(b.eigvalsh_dev(a)?), None),
         })
-    })?;
-    let w = w.into_py(py, b)?;
-    match vecs {
-        Some(v) => PyTuple::new(py, [w, v.into_py(py, b)?])?.into_py_any(py),
-        None => Ok(w),
     }
 }
 
-/// The eigenvalues (ascending) of a symmetric matrix given by its lower triangle and,
-/// when `vectors`, the tuple (eigenvalues, eigenvectors as columns).
-#[pyfunction]
-#[pyo3(signature = (backend, a, vectors = true))]
-fn eigh(py: Python<'_>, backend: Py<Backend>, a: Operand<'_>, vectors: bool) -> PyResult<PyObject> {
-    dispatch!(eigh_t(py, &backend, [a], vectors))
-}
+/// The values, and the matrices asked for (V, or U and Vt).
+type Parts<T> = (Values<T>, Vec<Out<T>>);
 
-fn svd_t<T: Elem>(
-    py: Python<'_>,
-    b: &Py<Backend>,
-    v: Vec<Typed<'_, T>>,
-    full: Option<bool>,
-) -> PyResult<PyObject> {
-    let (s, uv) = operate(py, b, v, |b, x| {
-        Ok(match (x, full) {
-            (In::Host([a]), Some(full)) => {
-                let (u, s, vt) = b.svd(a, full)?;
-                (Values::Host(s), Some((Out::Host(u), Out::Host(vt))))
-            }
-            (In::Host([a]), None) => (Values::Host(b.svdvals(a)?), None),
-            (In::Dev([a]), Some(false)) => {
-                let (u, s, vt) = b.svd_dev(a)?;
-                (Values::Dev(s), Some((Out::Dev(u), Out::Dev(vt))))
-            }
-            // The complete factors are formed on the host (as the core does).
-            (In::Dev([a]), Some(true)) => {
-                let (u, s, vt) = b.svd(b.download(a)?.view(), true)?;
-                let s = b.upload(s.view().insert_axis(ndarray::Axis(1)))?;
-                let up = |m: Array2<T>| b.upload(m.view()).map(Out::Dev);
-                (Values::Dev(s), Some((up(u)?, up(vt)?)))
-            }
-            (In::Dev([a]), None) => (Values::Dev(b.svdvals_dev(a)?), None),
-        })
-    })?;
-    let s = s.into_py(py, b)?;
-    match uv {
-        Some((u, vt)) => {
-            PyTuple::new(py, [u.into_py(py, b)?, s, vt.into_py(py, b)?])?.into_py_any(py)
+fn host_parts<T: Elem>(
+    b: &dyn Ops<T>,
+    a: ArrayView2<'_, T>,
+    what: What,
+) -> ndgpu::Result<Parts<T>> {
+    Ok(match what {
+        What::Eigh { vectors: true } => {
+            let (w, v) = b.eigh(a)?;
+            (Values::Host(w), vec![Out::Host(v)])
         }
-        None => Ok(s),
-    }
+        What::Eigh { vectors: false } => (Values::Host(b.eigvalsh(a)?), vec![]),
+        What::Svd { full: Some(full) } => {
+            let (u, s, vt) = b.svd(a, full)?;
+            (Values::Host(s), vec![Out::Host(u), Out::Host(vt)])
+        }
+        What::Svd { full: None } => (Values::Host(b.svdvals(a)?), vec![]),
+    })
 }
 
-/// The SVD: `full` None for the singular values alone (descending), else the tuple
-/// (U, S, Vh), complete when `full` is true, reduced when false.
-#[pyfunction]
-#[pyo3(signature = (backend, a, full = None))]
-fn svd(
+fn dev_parts<T: Elem>(b: &dyn Ops<T>, a: &Matrix<T>, what: What) -> ndgpu::Result<Parts<T>> {
+    Ok(match what {
+        What::Eigh { vectors: true } => {
+            let (w, v) = b.eigh_dev(a)?;
+            (Values::Dev(w), vec![Out::Dev(v)])
+        }
+        What::Eigh { vectors: false } => (Values::Dev(b.eigvalsh_dev(a)?), vec![]),
+        What::Svd { full: Some(false) } => {
+            let (u, s, vt) = b.svd_dev(a)?;
+            (Values::Dev(s), vec![Out::Dev(u), Out::Dev(vt)])
+        }
+        // The complete factors are formed on the host (as the core does).
+        What::Svd { full: Some(true) } => {
+            let (u, s, vt) = b.svd(b.download(a)?.view(), true)?;
+            let s = b.upload(s.view().insert_axis(ndarray::Axis(1)))?;
+            let up = |m: Array2<T>| b.upload(m.view()).map(Out::Dev);
+            (Values::Dev(s), vec![up(u)?, up(vt)?])
+        }
+        What::Svd { full: None } => (Values::Dev(b.svdvals_dev(a)?), vec![]),
+    })
+}
+
+fn spectra_t<T: Elem>(
     py: Python<'_>,
-    backend: Py<Backend>,
-    a: Operand<'_>,
-    full: Option<bool>,
+    b: &Py<Backend>,
+    v: Vec<Typed<'_, T>>,
+    what: What,
 ) -> PyResult<PyObject> {
-    dispatch!(svd_t(py, &backend, [a], full))
+    let (values, mut mats) = operate(py, b, v, |b, x| match x {
+        In::Host([a]) => host_parts(b, a, what),
+        In::Dev([a]) => dev_parts(b, a, what),
+    })?;
+    let values = values.into_py(py, b)?;
+    if mats.is_empty() {
+        return Ok(values);
+    }
+    // (w, V) or (U, s, Vt): the values before the last matrix.
+    let last = mats.pop().map(|m| m.into_py(py, b)).transpose()?;
+    let mut items: Vec<PyObject> = mats
+        .into_iter()
+        .map(|m| m.into_py(py, b))
+        .collect::<PyResult<_>>()?;
+    items.push(values);
+    items.extend(last);
+    PyTuple::new(py, items)?.into_py_any(py)
+}
+
+/// `what`: `eigh` (eigenvalues ascending and eigenvectors as columns, of the lower
+/// triangle), `eigvalsh`, `svd` (reduced U, S, Vh), `svd_full` (complete), `svdvals`
+/// (descending). Host operands give NumPy arrays (the values 1-D); resident ones give
+/// resident arrays (the values k×1).
+#[pyfunction]
+fn spectra(py: Python<'_>, backend: Py<Backend>, a: Operand<'_>, what: &str) -> PyResult<PyObject> {
+    let what = What::parse(what)?;
+    dispatch!(spectra_t(py, &backend, [a], what))
 }
 
 fn pca_fit_t<T: Elem>(

@@ -254,7 +254,7 @@ class LinearAlgebra(Products):
                 residuals = residuals.reshape(1)
         else:
             residuals = np.empty((0,), dtype=dtype)
-        s = _ndgpu.svd(self, a, None)
+        s = _ndgpu.spectra(self, a, "svdvals")
         s = s.numpy()[:, 0] if is_resident(s) else s
         if vector:
             x = x[:, 0]

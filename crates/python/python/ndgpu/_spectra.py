@@ -58,14 +58,14 @@ class Spectra(LinearAlgebra):
         """
         (a,), _ = operands(a)
         a = _uplo(UPLO, a, self)
-        return EighResult(*per_square("eigh", lambda m: _ndgpu.eigh(self, m, True), a))
+        return EighResult(*per_square("eigh", lambda m: _ndgpu.spectra(self, m, "eigh"), a))
 
     def eigvalsh(self, a: Any, UPLO: str = "L") -> Any:  # noqa: N803
         """Eigenvalues (ascending) of a symmetric matrix, as
         :func:`numpy.linalg.eigvalsh`; see :meth:`eigh`."""
         (a,), _ = operands(a)
         a = _uplo(UPLO, a, self)
-        return per_square("eigvalsh", lambda m: _ndgpu.eigh(self, m, False), a)
+        return per_square("eigvalsh", lambda m: _ndgpu.spectra(self, m, "eigvalsh"), a)
 
     def svd(
         self, a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
@@ -86,12 +86,13 @@ class Spectra(LinearAlgebra):
         _matrices("svd", a)
         if not compute_uv:
             return self.svdvals(a)
-        one = lambda m: _ndgpu.svd(self, m, bool(full_matrices))  # noqa: E731
+        what = "svd_full" if full_matrices else "svd"
+        one = lambda m: _ndgpu.spectra(self, m, what)  # noqa: E731
         return SVDResult(*(one(a) if is_resident(a) else stacked(one, a, core=(2,))))
 
     def svdvals(self, x: Any) -> Any:
         """The singular values (descending), as :func:`numpy.linalg.svdvals`."""
         (x,), _ = operands(x)
         _matrices("svdvals", x)
-        one = lambda m: _ndgpu.svd(self, m, None)  # noqa: E731
+        one = lambda m: _ndgpu.spectra(self, m, "svdvals")  # noqa: E731
         return one(x) if is_resident(x) else stacked(one, x, core=(2,))

@@ -19,16 +19,6 @@ __all__ = [
 
 # Each runs the Backend method of its name (and has its signature and documentation)
 # on the backend of its first resident operand, else on the default backend.
-cholesky = forward(__name__, "cholesky")
-solve = forward(__name__, "solve")
-solve_triangular = forward(__name__, "solve_triangular")
-lu = forward(__name__, "lu")
-qr = forward(__name__, "qr")
-lstsq = forward(__name__, "lstsq")
-det = forward(__name__, "det")
-slogdet = forward(__name__, "slogdet")
-inv = forward(__name__, "inv")
-eigh = forward(__name__, "eigh")
-eigvalsh = forward(__name__, "eigvalsh")
-svd = forward(__name__, "svd")
-svdvals = forward(__name__, "svdvals")
+for _name in __all__[1:]:
+    globals()[_name] = forward(__name__, _name)
+del _name
