@@ -289,11 +289,13 @@ pub enum Family {
     Lu,
     /// Householder QR factorization, its products with Q, and least squares.
     Qr,
+    /// The symmetric eigendecomposition (`eigh`) and the SVD, and PCA on them.
+    Spectra,
 }
 
 impl Family {
     /// Every family, in a fixed order.
-    pub const ALL: [Family; 9] = [
+    pub const ALL: [Family; 10] = [
         Family::MatMul,
         Family::Gram,
         Family::Transpose,
@@ -303,6 +305,7 @@ impl Family {
         Family::Trsm,
         Family::Lu,
         Family::Qr,
+        Family::Spectra,
     ];
 
     /// The lowercase name used by the CLI (`matmul`, `gram`, ...).
@@ -317,6 +320,7 @@ impl Family {
             Family::Trsm => "trsm",
             Family::Lu => "lu",
             Family::Qr => "qr",
+            Family::Spectra => "spectra",
         }
     }
 

@@ -56,6 +56,8 @@ mod reduce;
 mod spectra;
 mod trsm;
 
+pub use spectra::jacobi_eigh;
+
 use ndarray::{Array2, ArrayView2};
 use ndgpu_core::backend::Here;
 use ndgpu_core::{Backend, Element, Place, Variant, Variants};

@@ -2,7 +2,9 @@
 //!
 //! ndgpu's hand-written CUDA backend. Kernels live in `kernels/*.cu` (one file per op
 //! family), are compiled at run time with NVRTC for the device's own architecture
-//! (once per process, cached) and loaded lazily. Every optimisation step of the
+//! when a kernel of the file is first launched, once per process, and kept in an
+//! on-disk cache that later processes load instead of compiling
+//! (`ndgpu_cuda_runtime::cache`). Every optimisation step of the
 //! project's reference reports is a selectable variant, so each rung can be measured
 //! against the vendor.
 //!
@@ -92,6 +94,11 @@ impl CudaBackend {
                 Ladder::new(Family::Trsm, rows(ops::trsm::VARIANTS), ops::trsm::NOTE),
                 Ladder::new(Family::Lu, rows(ops::lu::VARIANTS), ops::lu::NOTE),
                 Ladder::new(Family::Qr, rows(ops::qr::VARIANTS), ops::qr::NOTE),
+                Ladder::new(
+                    Family::Spectra,
+                    rows(ops::spectra::VARIANTS),
+                    ops::spectra::NOTE,
+                ),
             ],
         )
     }

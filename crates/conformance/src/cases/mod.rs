@@ -89,12 +89,8 @@ pub(crate) fn run<T: Element, B: Ops<T> + ?Sized>(
         Family::KMeans => kmeans::run(b, sizes, rng, rec),
         Family::Trsm => trsm::run(b, s),
         Family::Lu => lu::run(b, s),
-        // The spectra ride with QR, the other orthogonal factorization, until they
-        // have a family of their own; a backend without them has no such cases.
-        Family::Qr => {
-            qr::run(b, s);
-            spectra::run(b, Suite(sizes, &mut *rng, &mut *rec, &cpu));
-        }
+        Family::Qr => qr::run(b, s),
+        Family::Spectra => spectra::run(b, s),
     }
     resident::run(b, family, rng, rec);
 }

@@ -10,6 +10,7 @@ pub(crate) mod matmul;
 mod products;
 pub(crate) mod qr;
 pub(crate) mod reduce;
+pub(crate) mod spectra;
 pub(crate) mod transpose;
 pub(crate) mod trsm;
 

@@ -402,6 +402,12 @@ impl<T: CudaElement> FactorizeKernels<T> for CudaBackend {
     fn lstsq_unchecked(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<Matrix<T>> {
         self.lstsq(a, b)
     }
+    fn eigh_unchecked(&self, a: &Matrix<T>, v: bool) -> Result<crate::ops::spectra::Eigh<T>> {
+        self.eigh_kernel(a, v)
+    }
+    fn svd_unchecked(&self, a: &Matrix<T>, v: bool) -> Result<crate::ops::spectra::Svd<T>> {
+        self.svd_kernel(a, v)
+    }
 }
 
 #[cfg(test)]
