@@ -408,4 +408,20 @@ impl<T: BlasElement> FactorizeKernels<T> for CublasBackend {
     fn qr_solve_unchecked(&self, f: &QrFactor<T>, b: Matrix<T>) -> Result<Matrix<T>> {
         self.qr_solve_kernel(f, b)
     }
+
+    fn eigh_unchecked(
+        &self,
+        a: &Matrix<T>,
+        vectors: bool,
+    ) -> Result<(Matrix<T>, Option<Matrix<T>>)> {
+        self.eigh_kernel(a, vectors)
+    }
+
+    fn svd_unchecked(
+        &self,
+        a: &Matrix<T>,
+        vectors: bool,
+    ) -> Result<(Matrix<T>, crate::spectra::SingularVectors<T>)> {
+        self.svd_kernel(a, vectors)
+    }
 }

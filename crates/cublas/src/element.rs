@@ -16,6 +16,9 @@
 //! | LU | `cusolverDnXgetrf_bufferSize`, `cusolverDnXgetrf` (64-bit API, `int64_t` pivots) |
 //! | QR | `cusolverDnXgeqrf_bufferSize`, `cusolverDnXgeqrf` (64-bit API) |
 //! | product with Q | `cusolverDn{S,D}ormqr_bufferSize`, `cusolverDn{S,D}ormqr` (no 64-bit form exists) |
+//! | triangle·vector | `cublas{S,D}trmv_v2_64` |
+//! | symmetric eigendecomposition | `cusolverDnXsyevd_bufferSize`, `cusolverDnXsyevd` (64-bit API) |
+//! | SVD | `cusolverDn{S,D}gesvdj_bufferSize`, `cusolverDn{S,D}gesvdj` (Jacobi, no 64-bit form); `cusolverDnXgesvd_bufferSize`, `cusolverDnXgesvd` (64-bit API) |
 
 use cudarc::cusolver::sys::cudaDataType;
 use ndgpu_cuda_runtime::CudaElement;
@@ -126,6 +129,23 @@ pub(crate) mod table {
             h: solver::cusolverDnHandle_t, uplo: solver::cublasFillMode_t, n: i32, nrhs: i32,
             a: *const Self, lda: i32, b: *mut Self, ldb: i32, info: *mut i32,
         ) -> solver::cusolverStatus_t = solver::cusolverDnSpotrs, solver::cusolverDnDpotrs;
+        fn trmv(
+            h: cublasHandle_t, uplo: cublasFillMode_t, trans: cublasOperation_t,
+            diag: cublasDiagType_t, n: i64, a: *const Self, lda: i64, x: *mut Self, incx: i64,
+        ) -> cublasStatus_t = blas::cublasStrmv_v2_64, blas::cublasDtrmv_v2_64;
+        fn gesvdj_buffer_size(
+            h: solver::cusolverDnHandle_t, jobz: solver::cusolverEigMode_t, econ: i32,
+            m: i32, n: i32, a: *const Self, lda: i32, s: *const Self,
+            u: *const Self, ldu: i32, v: *const Self, ldv: i32, lwork: *mut i32,
+            params: solver::gesvdjInfo_t,
+        ) -> solver::cusolverStatus_t =
+            solver::cusolverDnSgesvdj_bufferSize, solver::cusolverDnDgesvdj_bufferSize;
+        fn gesvdj(
+            h: solver::cusolverDnHandle_t, jobz: solver::cusolverEigMode_t, econ: i32,
+            m: i32, n: i32, a: *mut Self, lda: i32, s: *mut Self,
+            u: *mut Self, ldu: i32, v: *mut Self, ldv: i32, work: *mut Self, lwork: i32,
+            info: *mut i32, params: solver::gesvdjInfo_t,
+        ) -> solver::cusolverStatus_t = solver::cusolverDnSgesvdj, solver::cusolverDnDgesvdj;
         fn ormqr_buffer_size(
             h: solver::cusolverDnHandle_t, side: solver::cublasSideMode_t,
             trans: solver::cublasOperation_t, m: i32, n: i32, k: i32,

@@ -1,6 +1,7 @@
 //! What LU ([`crate::lu`]) and QR ([`crate::qr`]) share: the buffer cuSOLVER factors
 //! (A transposed, with A's row sums in one more row), the 64-bit API's bufferSize query
-//! and call with their workspaces, and the one scan that refuses NaN or ±Inf.
+//! and call with their workspaces, and the one scan that refuses NaN or ±Inf. The
+//! spectra ([`crate::spectra`]) share the row sums and the naming of a non-finite entry.
 
 use std::ffi::c_void;
 
@@ -33,6 +34,16 @@ pub(crate) struct Workspace {
     pub(crate) host_bytes: usize,
 }
 
+/// What of A its check reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// Every entry.
+    Full,
+    /// The lower triangle, diagonal included (the strict upper triangle may hold
+    /// anything).
+    Lower,
+}
+
 /// A 64-bit cuSOLVER factorization, with the output beside the factored matrix.
 #[derive(Clone, Copy)]
 pub(crate) enum XFactor {
@@ -60,6 +71,9 @@ impl XFactor {
     }
 }
 
+/// The op of the row sums, in errors.
+const OP_SUMS: &str = "lu, qr: A's row sums (gemv)";
+
 impl CublasBackend {
     /// A's transpose, the buffer cuSOLVER factors in place (n×m row-major: A read
     /// column-major, lda = m), with one more row of m entries: A's row sums (GEMV with
@@ -77,30 +91,9 @@ impl CublasBackend {
         let mut t = gpu.alloc_matrix::<T>(op, n + 1, m)?;
         t.rows = n;
         self.geam_transpose(a, &mut t)?;
-        let ones = self.ones::<T>(n)?;
-        let (pa, po) = (ptr(gpu, &a.data), ptr(gpu, &ones));
         let py = ptr_mut(gpu, &mut t.data).wrapping_add(n * m);
-        let h = self.blas()?;
-        // Column-major, a's buffer is X = Aᵀ (n×m, lda n): A's row sums are Xᵀ·1.
-        // SAFETY: a holds n·m elements, ones n, and t's buffer (n + 1)·m: py is its
-        // last m.
-        let status = unsafe {
-            T::gemv(
-                h.raw,
-                cublasOperation_t::CUBLAS_OP_T,
-                i64_of(n),
-                i64_of(m),
-                &T::one(),
-                pa,
-                i64_of(n),
-                po,
-                1,
-                &T::zero(),
-                py,
-                1,
-            )
-        };
-        error::cublas(status, "lu, qr: A's row sums (gemv)")?;
+        // SAFETY: t's buffer holds (n + 1)·m elements: py is its last m.
+        unsafe { self.row_sums(OP_SUMS, a, py)? };
         Ok(t)
     }
 
@@ -125,23 +118,78 @@ impl CublasBackend {
                 value: f64::NAN,
                 index: (c, r),
             }),
-            Some((_, c)) => {
-                let row = self.gpu.download_range(&a.data, c * n..(c + 1) * n)?;
-                match row.iter().position(|v| !v.as_f64().is_finite()) {
-                    Some(j) => Err(Error::NonFinite {
-                        op,
-                        what: "A",
-                        value: row[j].as_f64(),
-                        index: (c, j),
-                    }),
-                    None => {
-                        let all = self.gpu.download_range(&a.data, 0..a.len())?;
-                        let all = ArrayView2::from_shape(a.dim(), &all)
-                            .expect("a holds rows × cols elements");
-                        check::finite(op, "A", &all)
-                    }
-                }
-            }
+            Some((_, c)) => self.refuse_nonfinite_row(op, a, c, Part::Full),
+        }
+    }
+
+    /// A's row sums `y ← A·1` (GEMV with ones), queued: NaN or ±Inf in row i of A
+    /// makes `y[i]` non-finite, so a scan of y finds it without reading A.
+    ///
+    /// # Safety
+    /// `y` points to `a.rows` writable elements on the device.
+    pub(crate) unsafe fn row_sums<T: BlasElement>(
+        &self,
+        doing: &'static str,
+        a: &DeviceMatrix<T>,
+        y: *mut T,
+    ) -> Result<()> {
+        let (m, n) = a.dim();
+        let gpu = &self.gpu;
+        let ones = self.ones::<T>(n)?;
+        let (pa, po) = (ptr(gpu, &a.data), ptr(gpu, &ones));
+        let h = self.blas()?;
+        // Column-major, a's buffer is X = Aᵀ (n×m, lda n): A's row sums are Xᵀ·1.
+        // SAFETY: a holds n·m elements, ones n, y m (the caller's promise).
+        let status = unsafe {
+            T::gemv(
+                h.raw,
+                cublasOperation_t::CUBLAS_OP_T,
+                i64_of(n),
+                i64_of(m),
+                &T::one(),
+                pa,
+                i64_of(n.max(1)),
+                po,
+                1,
+                &T::zero(),
+                y,
+                1,
+            )
+        };
+        error::cublas(status, doing)
+    }
+
+    /// The entry of row `r` of `a` (of its lower triangle for [`Part::Lower`]) that
+    /// is NaN or ±Inf, as [`Error::NonFinite`], once a row sum said row `r` holds one. A
+    /// sum of finite values that overflowed names none, and may hide a later row's NaN
+    /// from the scan: then all of `a` is read back and checked (a path of huge entries
+    /// only), and `Ok` means A is finite.
+    pub(crate) fn refuse_nonfinite_row<T: BlasElement>(
+        &self,
+        op: &'static str,
+        a: &DeviceMatrix<T>,
+        r: usize,
+        part: Part,
+    ) -> Result<()> {
+        let n = a.cols;
+        let width = match part {
+            Part::Full => n,
+            Part::Lower => (r + 1).min(n),
+        };
+        let row = self.gpu.download_range(&a.data, r * n..r * n + width)?;
+        if let Some(j) = row.iter().position(|v| !v.as_f64().is_finite()) {
+            return Err(Error::NonFinite {
+                op,
+                what: "A",
+                value: row[j].as_f64(),
+                index: (r, j),
+            });
+        }
+        let all = self.gpu.download_range(&a.data, 0..a.len())?;
+        let all = ArrayView2::from_shape(a.dim(), &all).expect("a holds rows × cols elements");
+        match part {
+            Part::Full => check::finite(op, "A", &all),
+            Part::Lower => check::finite_lower(op, "A", &all),
         }
     }
 

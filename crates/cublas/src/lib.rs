@@ -16,6 +16,7 @@
 //! | trsm | `trsm` | `{S,D}TRSM` from the right on B's row-major buffer in place (the triangle flipped) |
 //! | lu | `getrf` | cuSOLVER `cusolverDnXgetrf` (64-bit API) on a column-major copy; solves: row swaps and two TRSMs from the right |
 //! | qr | `geqrf` | cuSOLVER `cusolverDnXgeqrf` (64-bit API) on a column-major copy; Q applied by `{S,D}ORMQR` from the right; lstsq: ORMQR and one TRSM |
+//! | spectra | `syevd_gesvdj`, `syevd_gesvd`, `syevd_upper_gesvdj` | eigh: cuSOLVER `cusolverDnXsyevd` (64-bit API) on a copy; svd: `{S,D}gesvdj` with a fallback to `cusolverDnXgesvd`, or `cusolverDnXgesvd` alone |
 //!
 //! The libraries are loaded at run time: the crate builds, and its tests pass, on
 //! machines without CUDA, where [`CublasBackend::new`] returns
@@ -45,6 +46,7 @@ mod lu;
 mod matmul;
 mod qr;
 mod reduce;
+mod spectra;
 mod transpose;
 mod trsm;
 
@@ -109,6 +111,7 @@ impl CublasBackend {
             ladder(Family::Trsm, trsm::VARIANTS, trsm::NOTE),
             ladder(Family::Lu, lu::VARIANTS, lu::NOTE),
             ladder(Family::Qr, qr::VARIANTS, qr::NOTE),
+            ladder(Family::Spectra, spectra::VARIANTS, spectra::NOTE),
         ];
         Variants::new(error::BACKEND, ladders).with_notes(&[DETERMINISM])
     }

@@ -239,6 +239,32 @@ impl Drop for Params {
     }
 }
 
+/// cuSOLVER's parameter object of `gesvdj`, default settings (tolerance: machine ε,
+/// 100 sweeps, values sorted descending, as PyTorch leaves them), destroyed on drop.
+/// It must live until the stream has passed the call: cuSOLVER records the residual
+/// and the sweeps in it.
+pub(crate) struct GesvdjParams(pub(crate) solver::gesvdjInfo_t);
+
+impl GesvdjParams {
+    /// A new parameter object.
+    pub(crate) fn new() -> Result<GesvdjParams> {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: the library is loaded (probed); a valid out-pointer.
+        error::cusolver(
+            unsafe { solver::cusolverDnCreateGesvdjInfo(&mut p) },
+            "creating gesvdj parameters",
+        )?;
+        Ok(GesvdjParams(p))
+    }
+}
+
+impl Drop for GesvdjParams {
+    fn drop(&mut self) {
+        // SAFETY: created by cusolverDnCreateGesvdjInfo, destroyed once.
+        let _ = unsafe { solver::cusolverDnDestroyGesvdjInfo(self.0) };
+    }
+}
+
 /// A library handle bound to the [`Gpu`]'s context and stream.
 pub(crate) struct Handle<L: Library> {
     pub(crate) raw: L::Raw,

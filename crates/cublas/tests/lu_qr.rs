@@ -415,18 +415,6 @@ both_dtypes_test!(
     lstsq_checks
 );
 
-/// Host waits of `f`, run once to warm up (kernels compiled, pools filled) and then
-/// counted.
-fn waits_of<R>(gpu: &Gpu, b: &CublasBackend, mut f: impl FnMut() -> R) -> u64 {
-    drop(f());
-    b.synchronize().unwrap();
-    let before = gpu.host_waits();
-    let out = f();
-    let waits = gpu.host_waits() - before;
-    drop(out);
-    waits
-}
-
 #[test]
 #[ignore = "needs a CUDA device"]
 fn resident_chains_wait_for_the_device_only_where_they_read() {

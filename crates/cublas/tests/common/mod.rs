@@ -7,6 +7,7 @@ use ndgpu_conformance::data::Rng;
 use ndgpu_core::{ArgOp, Backend, Device, Element, Family, Memory, Reduce, ReduceOp};
 use ndgpu_cublas::{BlasElement, CublasBackend};
 use ndgpu_cuda::CudaBackend;
+use ndgpu_cuda_runtime::Gpu;
 
 /// The vendor backend on device 0, or a panic saying what is missing.
 pub fn backend() -> CublasBackend {
@@ -35,7 +36,9 @@ pub fn every_variant(
     }
 }
 
-/// A test of `$check::<f32>` and then `$check::<f64>` on one backend.
+/// A test of `$check::<f32>` and then `$check::<f64>` on one backend (not every test
+/// file uses it).
+#[allow(unused_macros)]
 macro_rules! both_dtypes_test {
     ($name:ident, $check:ident) => {
         #[test]
@@ -47,6 +50,7 @@ macro_rules! both_dtypes_test {
         }
     };
 }
+#[allow(unused_imports)]
 pub(crate) use both_dtypes_test;
 
 /// Seeded values in [-1, 1), never zero.
@@ -202,4 +206,16 @@ pub fn check_reductions<T: BlasElement>(b: &CublasBackend, a: &Array2<T>) {
             );
         }
     }
+}
+
+/// Host waits of `f`, run once to warm up (kernels compiled, pools filled) and then
+/// counted.
+pub fn waits_of<R>(gpu: &Gpu, b: &CublasBackend, mut f: impl FnMut() -> R) -> u64 {
+    drop(f());
+    b.synchronize().unwrap();
+    let before = gpu.host_waits();
+    let out = f();
+    let waits = gpu.host_waits() - before;
+    drop(out);
+    waits
 }
