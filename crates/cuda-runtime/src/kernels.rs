@@ -1,14 +1,18 @@
 //! Kernel sources (`kernels/*.cu`, embedded at build time) and their NVRTC compilation.
 //!
 //! Each op family is one `.cu` file; all include `common.cuh`, and the GEMM and gram
-//! files `tiles.cuh`, which are handed to NVRTC as in-memory headers. A file is compiled once per process and architecture (the
-//! cubin is cached), on first use.
+//! files `tiles.cuh`, which are handed to NVRTC as in-memory headers. A file is compiled
+//! on first use, once per process and architecture ([`compile_cached`]); its cubin is kept
+//! in memory and in the on-disk cache ([`crate::cache`]), which later processes load
+//! instead of compiling.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::nvrtc::sys;
+
+use crate::cache::{DiskCache, Key};
 
 /// The shared headers, by the names the kernel files include them under: `common.cuh`
 /// (every file), `tiles.cuh` (the register-blocked GEMM machinery of matmul and gram) and
@@ -144,14 +148,7 @@ pub struct CompileError {
     pub log: String,
 }
 
-/// A compiled kernel file.
-#[derive(Debug, Clone)]
-pub struct Compiled {
-    /// Machine code for the architecture.
-    pub cubin: Vec<u8>,
-    /// NVRTC's log, with ptxas' resource report per kernel.
-    pub log: String,
-}
+pub use crate::cache::Compiled;
 
 /// Whether libnvrtc can be loaded (no GPU is needed for that).
 pub fn nvrtc_present() -> bool {
@@ -279,9 +276,50 @@ pub fn compile(file: KernelFile, arch: &str) -> Result<Compiled, CompileError> {
     }
 }
 
+/// The on-disk cache key of `file` compiled for `arch` by NVRTC `nvrtc` (`(major,
+/// minor)`): the file's name and source, every header's name and text, the compile
+/// options (which name the architecture) and the version.
+pub fn cache_key(file: KernelFile, arch: &str, nvrtc: (i32, i32)) -> Key {
+    let options = options(arch);
+    let version = [nvrtc.0.to_le_bytes(), nvrtc.1.to_le_bytes()].concat();
+    let parts = [file.file_name(), file.source(), arch]
+        .into_iter()
+        .chain(HEADERS.iter().flat_map(|(name, text)| [*name, *text]))
+        .chain(options.iter().map(String::as_str))
+        .map(str::as_bytes)
+        .chain([&version[..]]);
+    Key::of(parts)
+}
+
+/// Compiles `file` for `arch`, or loads it from the on-disk cache `disk` when an entry
+/// of the same key is there, and stores what it compiled there. An entry that cannot be
+/// read or written only costs the compile.
+///
+/// # Errors
+/// [`CompileError`].
+pub fn compile_with(
+    file: KernelFile,
+    arch: &str,
+    disk: Option<&DiskCache>,
+) -> Result<Compiled, CompileError> {
+    let Some((disk, version)) = disk.zip(nvrtc_version()) else {
+        return compile(file, arch);
+    };
+    let key = cache_key(file, arch, version);
+    let name = format!("{}-{arch}", file.file_name().trim_end_matches(".cu"));
+    if let Ok(compiled) = disk.load(&name, &key) {
+        return Ok(compiled);
+    }
+    let compiled = compile(file, arch)?;
+    // An unwritable folder is not an error: the next process compiles again.
+    let _ = disk.store(&name, &key, &compiled);
+    Ok(compiled)
+}
+
 type Cache = Mutex<HashMap<(KernelFile, String), std::sync::Arc<Compiled>>>;
 
-/// Compiles a file once per process and architecture.
+/// Compiles a file once per process and architecture, through the on-disk cache of the
+/// environment's folder ([`DiskCache::from_env`], read once per process).
 ///
 /// # Errors
 /// [`CompileError`].
@@ -290,13 +328,15 @@ pub fn compile_cached(
     arch: &str,
 ) -> Result<std::sync::Arc<Compiled>, CompileError> {
     static CACHE: OnceLock<Cache> = OnceLock::new();
+    static DISK: OnceLock<Option<DiskCache>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let key = (file, arch.to_string());
     if let Some(c) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(c.clone());
     }
     // Compile outside the lock: two threads may race to compile, which is harmless.
-    let compiled = std::sync::Arc::new(compile(file, arch)?);
+    let disk = DISK.get_or_init(DiskCache::from_env);
+    let compiled = std::sync::Arc::new(compile_with(file, arch, disk.as_ref())?);
     cache
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -6,7 +6,8 @@
 //! - [`Gpu`]: one device's context, compute stream and copy stream, device memory (out
 //!   of memory is an error value, never a panic), and the NVRTC module cache: kernel
 //!   files (`kernels/*.cu`) are compiled for the device's own architecture the first
-//!   time one of their kernels is needed, once per process. Backends opened on the same
+//!   time one of their kernels is needed, once per process, and kept in an on-disk
+//!   cache ([`cache`]) that later processes load instead of compiling. Backends opened on the same
 //!   device share one `Gpu` ([`Gpu::shared`]) and so read each other's arrays.
 //! - resident storage: [`DeviceMatrix`] and [`IndexStorage`] behind
 //!   [`ndgpu_core::Matrix`] and [`ndgpu_core::Indices`], and the memory operations both
@@ -21,6 +22,7 @@
 //! ([`probe`]), so a machine without them gets [`ndgpu_core::Error::Unavailable`].
 #![warn(missing_docs)]
 
+pub mod cache;
 mod device_matrix;
 mod element;
 mod errors;
