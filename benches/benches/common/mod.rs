@@ -4,12 +4,13 @@
 //! (for bandwidth-bound ops) the copy ceiling on resident data, through `&dyn Backend`
 //! with [`Device::time`](ndgpu_core::Device::time) around the iterations (CUDA events;
 //! the device is synchronized inside the timed region); group `<op>/transfers` times
-//! the ndarray-level calls (upload, kernels, download) with the wall clock. Without
+//! the ndarray-level calls (upload, kernels, download) with the wall clock (none for
+//! PCA, whose resident group already fits from the host array). Without
 //! one: group `<op>` times the host backends (`faer` and the `cpu` reference) at small
 //! sizes, resident in host memory.
 //! Besides a ladder's sizes, each op runs the other shapes of the shootout's shape suite
 //! (`Suite::Shapes`: rectangular GEMMs and grams, reductions of matrices whole and along
-//! each axis), and QR and least squares a tall-skinny m×32 A, at full size on a GPU, at
+//! each axis), and QR, least squares, the SVD and PCA a tall-skinny m×32 A, at full size on a GPU, at
 //! the host's small shapes without one; their benchmark ids carry the shape
 //! (`1048576x32x1024`, `16x16777216@1`, `1048576x32`).
 //! Every implementation is checked at each size before it is benchmarked; a wrong one
@@ -133,7 +134,7 @@ fn shapes(op: Op, gpu: bool) -> Vec<Shape> {
     shapes
 }
 
-/// The tall-skinny A (m×32) that QR and least squares run at beside the ladder's
+/// The tall-skinny A (m×32) that QR, least squares, the SVD and PCA run at beside the ladder's
 /// squares: 2²⁰ rows on a GPU, 2¹⁶ in its test mode, 2¹² on the host.
 fn tall(op: Op, target: Target) -> Option<Shape> {
     let m = match target {
@@ -141,7 +142,7 @@ fn tall(op: Op, target: Target) -> Option<Shape> {
         Target::GpuQuick => 1 << 16,
         Target::Cpu => 1 << 12,
     };
-    matches!(op, Op::Qr | Op::Lstsq).then(|| Shape::rect(m, 32))
+    matches!(op, Op::Qr | Op::Lstsq | Op::Svd | Op::Pca).then(|| Shape::rect(m, 32))
 }
 
 /// The benchmark's parameter: the ladder's size, or the shape's ASCII spec.
@@ -177,7 +178,10 @@ fn bench_op(c: &mut Criterion, op: Op) {
     match (gpu.is_empty(), DeviceInfo::query()) {
         (false, Ok(info)) => {
             resident(c, &mut gpu, op, Some(&info));
-            transfers(c, &mut gpu, op);
+            // PCA has no resident form: its resident group already calls `Pca::fit`.
+            if op != Op::Pca {
+                transfers(c, &mut gpu, op);
+            }
         }
         _ => {
             let mut host: Vec<Box<dyn Backend>> = HOST_BACKENDS

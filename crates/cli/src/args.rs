@@ -76,9 +76,10 @@ pub struct ShootoutArgs {
     /// Ops, comma separated: matmul, gram, transpose, sum, dot, cholesky, solve (with a
     /// given factor, n right-hand sides), kmeans, chain (gram, Cholesky and a solve on
     /// resident data), transfer (upload and download), the reductions sumsq and argmax,
-    /// and lu, lu_solve, qr, lstsq and trsm (default: those of the suite; the ladders
-    /// leave out sumsq, argmax and the LU, QR and triangular-solve ops, which run when
-    /// named).
+    /// lu, lu_solve, qr, lstsq and trsm, and the spectra eigh, svd (reduced, with U and
+    /// Vt) and pca (to min(m, d, 8) components) (default: those of the suite; the ladders
+    /// leave out sumsq, argmax and the LU, QR, triangular-solve and spectral ops, which
+    /// run when named).
     #[arg(long, value_delimiter = ',')]
     pub ops: Vec<String>,
     /// The cases. ladders: each op at a ladder of sizes (squares for the matrix ops).
@@ -92,7 +93,8 @@ pub struct ShootoutArgs {
     pub suite: SuiteArg,
     /// Sizes, comma separated, for every op instead of each op's default ladder (not
     /// with --suite shapes, which has its own shapes): n for a square op, or rows x
-    /// columns for qr and lstsq (`1048576x32`); an op skips sizes it does not take.
+    /// columns for qr, lstsq, svd and pca (`1048576x32`: samples x features for pca);
+    /// an op skips sizes it does not take.
     #[arg(long, value_delimiter = ',')]
     pub sizes: Option<Vec<String>>,
     /// Backends, comma separated (cpu, faer, cuda, cublas); default: the GPU backends if

@@ -11,17 +11,18 @@ the L2, the median of the samples).
     python3 crates/shootout/peer/peer.py --lib torch --op matmul --shapes 1048576x32x1024,64x8192x64
     python3 crates/shootout/peer/peer.py --lib torch --op sumsq --shapes 16x16777216@1,8192x8192
     python3 crates/shootout/peer/peer.py --lib torch --op qr --shapes 4096x4096,1048576x32
+    python3 crates/shootout/peer/peer.py --lib numpy --op pca --shapes 1048576x32,2048
 
 A shape is the shootout's `Shape::spec`: `MxKxN` for matmul (A M×K times B K×N), `MxK`
 for gram (M·Mᵀ of an M×K M), `RxC` for the reductions (sum, sumsq, argmax) of an R×C
-matrix, whole, or `RxC@0` / `RxC@1` along axis 0 or 1, `MxN` for the A of qr and lstsq,
-and one number n for the other ops (the order of a square, elements, points). The
-factorizations and solves (lu, lu_solve, qr, lstsq, trsm) are in peer_linalg.py, beside
-this file.
+matrix, whole, or `RxC@0` / `RxC@1` along axis 0 or 1, `MxN` for the A of qr, lstsq and
+svd and the X of pca, and one number n for the other ops (the order of a square,
+elements, points). The factorizations and solves (lu, lu_solve, qr, lstsq, trsm) are in
+peer_linalg.py, the spectra (eigh, svd, pca) in peer_spectra.py, beside this file.
 
-Prints one JSON object per shape on stdout:
+Prints one JSON object per shape (per shape and way, for pca: its "variant") on stdout:
     {"op", "shape", "status": "ok" | "failed" | "skipped", "median_s", "min_s", "max_s",
-     "reps", "batch", "reason", "device", "version"}
+     "reps", "batch", "reason", "device", "version", "variant"}
 The inputs are drawn by NumPy with the shootout's distributions (not its numbers); each
 result is checked against NumPy in float64 with the shootout's error bounds before it is
 timed.
@@ -36,6 +37,7 @@ import time
 import numpy as np
 
 import peer_linalg as linalg
+import peer_spectra as spectra
 
 def lib_of(argv):
     """The --lib argument, read before argparse runs, so torch is imported only when used."""
@@ -88,7 +90,9 @@ def parse_shape(op, spec):
     """(dims, axis) of a shape spec: MxKxN, MxK, RxC[@axis], or n."""
     dims, _, axis = spec.partition("@")
     dims = [int(d) for d in dims.split("x")]
-    want = {"matmul": 3, "gram": 2, "qr": 2, "lstsq": 2}.get(op, 2 if op in REDUCTIONS else 1)
+    want = {"matmul": 3, "gram": 2, "qr": 2, "lstsq": 2, "svd": 2, "pca": 2}.get(
+        op, 2 if op in REDUCTIONS else 1
+    )
     if len(dims) == 1 and want > 1:  # a ladder's n: a square, or one row of n elements
         dims = [1, dims[0]] if op in REDUCTIONS else dims * want
     if len(dims) != want:
@@ -108,6 +112,8 @@ def work(op, dims):
         return dims[0] ** 2
     if op in linalg.OPS:
         return linalg.work(op, dims)
+    if op in spectra.OPS:
+        return spectra.work(op, dims)
     return math.prod(dims)
 
 
@@ -115,10 +121,10 @@ class Case:
     """Inputs of one size (on the host and, in `copies` sets, on the device), one run,
     and the check of its result."""
 
-    def __init__(self, op, spec, dtype, seed=0x5EED0001):
+    def __init__(self, op, spec, dtype, seed=0x5EED0001, method=None):
         dims, self.axis = parse_shape(op, spec)
         n = dims[0]
-        self.op, self.dtype = op, dtype
+        self.op, self.dtype, self.method = op, dtype, method
         rng = np.random.default_rng(seed + math.prod(dims))
         if op == "matmul":
             m, k, n = dims
@@ -152,6 +158,8 @@ class Case:
             self.host = [uniform(rng, (n // cols, cols), dtype)]
         elif op in linalg.OPS:  # "lu", "lu_solve", "qr", "lstsq", "trsm"
             self.host = linalg.inputs(op, dims, rng, dtype, uniform)
+        elif op in spectra.OPS:  # "eigh", "svd", "pca"
+            self.host = spectra.inputs(op, dims, rng, dtype, uniform)
         else:
             raise ValueError(f"unknown op {op}")
         self.sets = []
@@ -172,6 +180,8 @@ class Case:
         """One run on set i; returns the result (on the device, or a host scalar)."""
         s = self.sets[i % len(self.sets)]
         op = self.op
+        if op in spectra.OPS:
+            return spectra.run(op, s, torch, self.method)
         if torch is None:
             return run_numpy(op, s, self.axis)
         if op == "matmul":
@@ -268,6 +278,8 @@ class Case:
             return None if np.array_equal(f(out), h[0].astype(np.float64)) else "changed values"
         if op in linalg.OPS:
             return linalg.check(op, h, out, e, f, sample, torch)
+        if op in spectra.OPS:
+            return spectra.check(op, h, out, e, f, sample, self.method)
         return "unchecked"
 
 
@@ -375,8 +387,8 @@ def timed(case, start, runs):
     return a.elapsed_time(b) * 1e-3 / runs
 
 
-def measure(op, spec, dtype, reps, budget, l2):
-    case = Case(op, spec, dtype)
+def measure(op, spec, dtype, reps, budget, l2, method=None):
+    case = Case(op, spec, dtype, method=method)
     nbytes = sum(h.nbytes for h in case.host)
     copies = 1 if nbytes == 0 or nbytes >= l2 or op == "transfer" else min(64, math.ceil(2 * l2 / nbytes))
     case.upload(copies)
@@ -431,10 +443,22 @@ def main():
         props = torch.cuda.get_device_properties(0)
         l2 = getattr(props, "L2_cache_size", 50 << 20)
         base = {"op": args.op, "device": props.name, "version": torch.__version__}
+    ways = spectra.methods(args.op, torch) if args.op in spectra.OPS else [None]
+    for method in ways:
+        measure_all(args, dtype, l2, dict(base) if method is None else dict(base, variant=method), method)
+
+
+def measure_all(args, dtype, l2, base, method):
+    """One row per shape of `method` (None: the op's one way)."""
     previous = None  # (work, seconds) of the last shape, to skip shapes predicted too slow
     for spec in args.shapes.split(","):
         row = dict(base, shape=spec)
         w = work(args.op, parse_shape(args.op, spec)[0])
+        why_not = spectra.unavailable(method)
+        if why_not is not None:
+            row.update(status="skipped", reason=why_not)
+            print(json.dumps(row), flush=True)
+            continue
         if previous is not None:
             predicted = previous[1] * w / max(previous[0], 1)
             if predicted > args.max_run_s:
@@ -442,7 +466,7 @@ def main():
                 print(json.dumps(row), flush=True)
                 continue
         try:
-            row.update(measure(args.op, spec, dtype, args.reps, args.budget, l2))
+            row.update(measure(args.op, spec, dtype, args.reps, args.budget, l2, method))
         except Exception as e:  # a failure of one size is a row, not the end of the run
             if torch is not None and isinstance(e, torch.cuda.OutOfMemoryError):
                 row.update(status="skipped", reason=f"out of device memory: {str(e).splitlines()[0]}")

@@ -8,7 +8,8 @@ pub use crate::shape::{KMEANS_D, KMEANS_K};
 
 /// An operation of the shootout, run at a [`Shape`] (see [`Op::takes`]). A ladder's
 /// size `n` is the shape [`Op::shape`] makes of it: the order of the square matrices
-/// (matmul, gram, transpose, cholesky, solve, lu, lu_solve, qr, lstsq, trsm, chain), the
+/// (matmul, gram, transpose, cholesky, solve, lu, lu_solve, qr, lstsq, trsm, eigh, svd,
+/// pca, chain), the
 /// number of elements (the reductions, dot, transfer), or the number of points N
 /// (kmeans). (The variants' order is that of the seeds of their inputs; [`Op::ALL`] is
 /// the reports' order.)
@@ -56,7 +57,20 @@ pub enum Op {
     /// `L·X = B` in place, L the lower triangle of an n×n matrix, n right-hand sides
     /// (`trsm`, left, lower, no transpose).
     Trsm,
+    /// The symmetric eigendecomposition `A = V·diag(w)·Vᵀ` of an n×n A, eigenvalues and
+    /// eigenvectors (`syevd`, `numpy.linalg.eigh`).
+    Eigh,
+    /// The reduced SVD `A = U·diag(s)·Vt` of an m×n A, with U and Vt (`gesvd`,
+    /// `numpy.linalg.svd(full_matrices=False)`); n×n on a ladder.
+    Svd,
+    /// A PCA fit of m×d data to min(m, d, [`PCA_COMPONENTS`]) components
+    /// ([`ndgpu_core::Pca`]: the covariance's `eigh` or the centred data's SVD, as
+    /// scikit-learn's `svd_solver="auto"`); n×n on a ladder.
+    Pca,
 }
+
+/// The components a PCA case keeps (fewer where the data has fewer features).
+pub const PCA_COMPONENTS: usize = 8;
 
 /// What a reduction op computes: a value or an index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +140,7 @@ pub enum Target {
 
 impl Op {
     /// Every op, in report order.
-    pub const ALL: [Op; 17] = [
+    pub const ALL: [Op; 20] = [
         Op::Matmul,
         Op::Gram,
         Op::Transpose,
@@ -141,6 +155,9 @@ impl Op {
         Op::Qr,
         Op::Lstsq,
         Op::Trsm,
+        Op::Eigh,
+        Op::Svd,
+        Op::Pca,
         Op::KMeans,
         Op::Chain,
         Op::Transfer,
@@ -148,16 +165,16 @@ impl Op {
 
     /// The ops of the default run (the size ladders), in report order: every op but the
     /// reductions that only the shape suite runs unless asked for by name (`sumsq`,
-    /// `argmax`) and the LU, QR and triangular-solve ops, which run when named (their
-    /// naive rungs take minutes at the ladder's largest sizes).
+    /// `argmax`) and the LU, QR, triangular-solve and spectral ops (eigh, svd, pca), which
+    /// run when named (their naive rungs take minutes at the ladder's largest sizes).
     pub const LADDERS: [Op; 10] = {
         let mut ladders = [Op::Matmul; 10];
         let (mut i, mut j) = (0, 0);
         while i < Op::ALL.len() {
-            let named_only = matches!(
-                Op::ALL[i],
-                Op::SumSq | Op::Argmax | Op::Lu | Op::LuSolve | Op::Qr | Op::Lstsq | Op::Trsm
-            );
+            let op = Op::ALL[i];
+            // The cubic ops but the products, Cholesky and its solve; two reductions.
+            let products = matches!(op, Op::Matmul | Op::Gram | Op::Cholesky | Op::Solve);
+            let named_only = matches!(op, Op::SumSq | Op::Argmax) || (op.cubic() && !products);
             if !named_only {
                 ladders[j] = Op::ALL[i];
                 j += 1;
@@ -185,6 +202,9 @@ impl Op {
             Op::Qr => "qr",
             Op::Lstsq => "lstsq",
             Op::Trsm => "trsm",
+            Op::Eigh => "eigh",
+            Op::Svd => "svd",
+            Op::Pca => "pca",
             Op::KMeans => "kmeans",
             Op::Chain => "chain",
             Op::Transfer => "transfer",
@@ -208,14 +228,16 @@ impl Op {
             Op::Lu | Op::LuSolve => Some(Family::Lu),
             Op::Qr | Op::Lstsq => Some(Family::Qr),
             Op::Trsm => Some(Family::Trsm),
+            Op::Eigh | Op::Svd | Op::Pca => Some(Family::Spectra),
             Op::KMeans => Some(Family::KMeans),
             Op::Chain | Op::Transfer => None,
         }
     }
 
     /// Whether the op's work on a ladder grows as n³ and it runs at its own ladder of
-    /// squares: the matrix products and the factorizations and solves (not the chain).
-    pub fn cubic(self) -> bool {
+    /// squares: the matrix products, the factorizations and solves, and the spectra
+    /// (not the chain).
+    pub const fn cubic(self) -> bool {
         matches!(
             self,
             Op::Matmul
@@ -227,6 +249,9 @@ impl Op {
                 | Op::Qr
                 | Op::Lstsq
                 | Op::Trsm
+                | Op::Eigh
+                | Op::Svd
+                | Op::Pca
         )
     }
 
@@ -256,9 +281,9 @@ impl Op {
         match self {
             Op::Matmul => Shape::gemm(n, n, n),
             Op::Gram => Shape::gram(n, n),
-            Op::Qr | Op::Lstsq => Shape::rect(n, n),
+            Op::Qr | Op::Lstsq | Op::Svd | Op::Pca => Shape::rect(n, n),
             Op::Transpose | Op::Cholesky | Op::Solve | Op::Chain => Shape::Square(n),
-            Op::Lu | Op::LuSolve | Op::Trsm => Shape::Square(n),
+            Op::Lu | Op::LuSolve | Op::Trsm | Op::Eigh => Shape::Square(n),
             Op::Sum | Op::SumSq | Op::Argmax => Shape::matrix(1, n, None),
             Op::Dot | Op::Transfer => Shape::Vector(n),
             Op::KMeans => Shape::Points(n),
@@ -266,10 +291,12 @@ impl Op {
     }
 
     /// Whether the op runs at `shape`: the shape is of the op's kind (that of
-    /// [`Op::shape`]), and for lstsq has no fewer rows than columns.
+    /// [`Op::shape`]), for lstsq has no fewer rows than columns, and for pca has at
+    /// least two samples (rows: its variance divides by m − 1).
     pub fn takes(self, shape: Shape) -> bool {
         let kind = std::mem::discriminant(&self.shape(1)) == std::mem::discriminant(&shape);
         kind && !matches!((self, shape), (Op::Lstsq, Shape::Rect { m, n }) if m < n)
+            && !matches!((self, shape), (Op::Pca, Shape::Rect { m, .. }) if m < 2)
     }
 
     /// The sizes it takes, as `--sizes` writes them ([`crate::Size`]; every dimension
@@ -280,6 +307,7 @@ impl Op {
             Shape::Gemm { .. } => "n or m×k×n",
             Shape::Gram { .. } => "n or m×k",
             Shape::Rect { .. } if self == Op::Lstsq => "n or m×n with m ≥ n",
+            Shape::Rect { .. } if self == Op::Pca => "n or m×d (samples × features) with m ≥ 2",
             Shape::Rect { .. } => "n or m×n",
             Shape::Square(_) => "n or n×n",
             Shape::Matrix { .. } => "n, rows×cols or rows×cols@axis",
@@ -293,116 +321,6 @@ impl Op {
             Unit::GBs
         } else {
             Unit::GFlops
-        }
-    }
-
-    /// The work of one run at `shape` with elements of `elem_bytes` bytes: FLOPs for
-    /// compute-bound ops, bytes moved for bandwidth-bound ones (see
-    /// [`Op::work_formula`]).
-    ///
-    /// # Panics
-    /// For a shape the op does not take ([`Op::takes`]).
-    pub fn work(self, shape: Shape, elem_bytes: usize) -> f64 {
-        let s = elem_bytes as f64;
-        let f = |x: usize| x as f64;
-        let kd = (KMEANS_K * KMEANS_D) as f64;
-        match (self, shape) {
-            (Op::Matmul, Shape::Gemm { m, n, k }) => 2.0 * f(m) * f(n) * f(k),
-            (Op::Gram, Shape::Gram { m, k }) => 2.0 * f(m) * f(m) * f(k),
-            (Op::Transpose, Shape::Square(n)) => 2.0 * f(n) * f(n) * s,
-            (Op::Cholesky, Shape::Square(n)) => f(n).powi(3) / 3.0,
-            (Op::Solve | Op::LuSolve, Shape::Square(n)) => 2.0 * f(n).powi(3),
-            (Op::Lu, Shape::Square(n)) => 2.0 * f(n).powi(3) / 3.0,
-            (Op::Trsm, Shape::Square(n)) => f(n).powi(3),
-            (Op::Qr | Op::Lstsq, Shape::Rect { m, n }) => {
-                // LAPACK's count of geqrf (LAWN 41): 2·m·n² − 2n³/3 for m ≥ n.
-                let (big, small) = (f(m.max(n)), f(m.min(n)));
-                let qr = 2.0 * big * small * small - 2.0 * small.powi(3) / 3.0;
-                match self {
-                    // Qᵀ·b (ormqr: 4mn − 2n²) and R⁻¹ of it (n²).
-                    Op::Lstsq => qr + 4.0 * f(m) * f(n) - f(n) * f(n),
-                    _ => qr,
-                }
-            }
-            (Op::Chain, Shape::Square(n)) => {
-                2.0 * f(n).powi(3) + f(n).powi(3) / 3.0 + 2.0 * f(n).powi(3)
-            }
-            (Op::Sum | Op::SumSq | Op::Argmax, Shape::Matrix { rows, cols, axis }) => {
-                let kept = match axis {
-                    None => 0,
-                    Some(0) => cols,
-                    Some(_) => rows,
-                };
-                let out = if self == Op::Argmax { 8.0 } else { s };
-                f(rows) * f(cols) * s + f(kept) * out
-            }
-            (Op::Dot | Op::Transfer, Shape::Vector(n)) => 2.0 * f(n) * s,
-            (Op::KMeans, Shape::Points(n)) => 2.0 * f(n) * kd,
-            (op, shape) => panic!("{op} does not take the shape {shape:?}"),
-        }
-    }
-
-    /// How [`Op::work`] is counted, for the reports.
-    pub fn work_formula(self) -> &'static str {
-        match self {
-            Op::Matmul => "2n³ FLOPs (n×n×n GEMM)",
-            Op::Gram => {
-                "2n³ GEMM-equivalent FLOPs (M·Mᵀ of an n×n M); the symmetric kernels \
-                 compute only one triangle, so they do about half of that"
-            }
-            Op::Transpose => "2·n²·size bytes (each element read once and written once)",
-            Op::Sum | Op::SumSq | Op::Argmax => "n·size bytes (each element read once)",
-            Op::Dot => "2n·size bytes (each element of x and y read once)",
-            Op::Cholesky => "n³/3 FLOPs (the leading term of the factorization)",
-            Op::Solve => "2n³ FLOPs (two triangular solves with n right-hand sides)",
-            Op::Lu => "2n³/3 FLOPs (getrf's count; the pivot search and the row swaps not counted)",
-            Op::LuSolve => {
-                "2n³ FLOPs (two triangular solves with n right-hand sides; the row swaps \
-                 not counted)"
-            }
-            Op::Qr => "4n³/3 FLOPs (geqrf's 2·m·n² − 2n³/3 at m = n)",
-            Op::Lstsq => {
-                "4n³/3 + 3n² FLOPs (QR, then Qᵀ·b and the triangular solve with R: \
-                 2·m·n² − 2n³/3 + 4·m·n − n² at m = n)"
-            }
-            Op::Trsm => "n³ FLOPs (a triangular solve with n right-hand sides)",
-            Op::KMeans => {
-                "2·N·K·D FLOPs with K = 128, D = 32: the distances' inner products only; \
-                 the argmin (N·K compares) and the centroid update (N·D adds) are not counted"
-            }
-            Op::Chain => {
-                "2n³ + n³/3 + 2n³ FLOPs: M·Mᵀ counted as a GEMM, the factorization's leading \
-                 term, and two triangular solves with n right-hand sides"
-            }
-            Op::Transfer => "2·n·size bytes (each element crosses the bus once each way)",
-        }
-    }
-
-    /// How [`Op::work`] is counted at any shape, for the reports' tables of shapes (the
-    /// same numbers as [`Op::work_formula`] at a ladder's shapes).
-    pub fn shape_formula(self) -> &'static str {
-        match self {
-            Op::Matmul => "2·m·n·k FLOPs (m×k×n: A m×k times B k×n)",
-            Op::Gram => {
-                "2·m²·k GEMM-equivalent FLOPs (M·Mᵀ of an m×k M); the symmetric kernels \
-                 compute only one triangle, so they do about half of that"
-            }
-            Op::Sum | Op::SumSq => {
-                "rows·cols·size bytes read, plus the result written along an axis \
-                 (cols values for axis 0, rows for axis 1); a shape reads rows×cols for \
-                 the whole matrix, rows×cols axis a along axis a"
-            }
-            Op::Argmax => {
-                "rows·cols·size bytes read, plus the 8-byte indices written along an axis \
-                 (cols for axis 0, rows for axis 1); a shape reads rows×cols for the whole \
-                 matrix, rows×cols axis a along axis a"
-            }
-            Op::Qr => "2·m·n² − 2n³/3 FLOPs (geqrf's count, m×n with m ≥ n)",
-            Op::Lstsq => {
-                "2·m·n² − 2n³/3 + 4·m·n − n² FLOPs (geqrf's count of the m×n QR, then Qᵀ·b \
-                 and the triangular solve with R, one right-hand side)"
-            }
-            _ => self.work_formula(),
         }
     }
 
@@ -466,6 +384,8 @@ impl Op {
 }
 
 named!(Op, "op");
+
+mod work;
 
 #[cfg(test)]
 mod tests;

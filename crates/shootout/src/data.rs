@@ -6,7 +6,7 @@ use ndarray::{Array1, Array2};
 use ndgpu_conformance::data::{cyclic_blobs, dominant_spd, uniform_matrix, uniform_vec};
 use ndgpu_core::{Element, Ops, Result};
 
-use crate::cases::{Op, Reduction, KMEANS_D, KMEANS_K};
+use crate::cases::{Op, Reduction, KMEANS_D, KMEANS_K, PCA_COMPONENTS};
 use crate::shape::Shape;
 
 /// The host inputs of one case.
@@ -123,6 +123,26 @@ pub enum Inputs<T> {
         /// The right-hand sides.
         b: Array2<T>,
     },
+    /// `eigh` of a symmetric A n×n: its lower triangle uniform in [-1, 1), mirrored
+    /// (both triangles filled; eigenvalues spread over about [-√n·1.15, √n·1.15]).
+    Eigh {
+        /// The symmetric matrix.
+        a: Array2<T>,
+    },
+    /// The reduced SVD of A m×n uniform in [-1, 1).
+    Svd {
+        /// The matrix.
+        a: Array2<T>,
+    },
+    /// A PCA fit to `k` components of X m×d: column j uniform in [-1, 1) times
+    /// 1/√(j + 1), plus a mean uniform in [-1, 1) (so the variances of the features
+    /// decrease, the leading components are distinct, and the centring matters).
+    Pca {
+        /// The data, samples × features.
+        x: Array2<T>,
+        /// The components kept: min(m, d, [`PCA_COMPONENTS`]).
+        k: usize,
+    },
 }
 
 /// An n×n matrix uniform in [-1, 1) with `diag` added to its diagonal.
@@ -131,6 +151,31 @@ fn shifted<T: Element>(n: usize, seed: u64, diag: f64) -> Array2<T> {
     let shift = T::from_f64(diag);
     m.diag_mut().mapv_inplace(|d| d + shift);
     m
+}
+
+/// An n×n symmetric matrix: its lower triangle uniform in [-1, 1), mirrored.
+fn symmetric<T: Element>(n: usize, seed: u64) -> Array2<T> {
+    let mut a: Array2<T> = uniform_matrix(n, n, seed, 1.0);
+    for i in 0..n {
+        for j in i + 1..n {
+            a[[i, j]] = a[[j, i]];
+        }
+    }
+    a
+}
+
+/// m×d data whose column j is uniform in [-1, 1) times 1/√(j + 1), plus a mean per
+/// column uniform in [-1, 1).
+fn features<T: Element>(m: usize, d: usize, seed: u64) -> Array2<T> {
+    let mut x: Array2<T> = uniform_matrix(m, d, seed, 1.0);
+    let mean = uniform_vec::<T>(d, seed.wrapping_add(1), 1.0);
+    for mut row in x.rows_mut() {
+        for (j, v) in row.iter_mut().enumerate() {
+            let scaled = v.as_f64() / ((j + 1) as f64).sqrt() + mean[j].as_f64();
+            *v = T::from_f64(scaled);
+        }
+    }
+    x
 }
 
 /// L lower triangular with n on the diagonal and entries uniform in [-1, 1) below it.
@@ -205,6 +250,16 @@ impl<T: Element> Inputs<T> {
                     b: uniform_matrix(m, 1, seed.wrapping_add(1), 1.0),
                 }
             }
+            (Op::Eigh, _) => Inputs::Eigh {
+                a: symmetric(n, seed),
+            },
+            (Op::Svd, Shape::Rect { m, n }) => Inputs::Svd {
+                a: uniform_matrix(m, n, seed, 1.0),
+            },
+            (Op::Pca, Shape::Rect { m, n: d }) => Inputs::Pca {
+                x: features(m, d, seed),
+                k: d.min(m).min(PCA_COMPONENTS),
+            },
             (Op::KMeans, _) => {
                 let (x, centroids) = cyclic_blobs(n.max(KMEANS_K), KMEANS_K, KMEANS_D, seed);
                 Inputs::KMeans { x, centroids }
@@ -231,6 +286,7 @@ impl<T: Element> Inputs<T> {
             Inputs::Gram { m } => m.len(),
             Inputs::Transpose { a } | Inputs::Cholesky { a } => a.len(),
             Inputs::Lu { a } | Inputs::Qr { a } => a.len(),
+            Inputs::Eigh { a } | Inputs::Svd { a } | Inputs::Pca { x: a, .. } => a.len(),
             Inputs::LuSolve { a, b } | Inputs::Lstsq { a, b } | Inputs::Trsm { a, b } => {
                 a.len() + b.len()
             }

@@ -143,6 +143,10 @@ pub fn traffic(op: Op, shape: Shape, elem_bytes: usize) -> usize {
         // A factored in place; lstsq factors a copy of A.
         (Op::Qr, Shape::Rect { m, n }) => m * n * s,
         (Op::Lstsq, Shape::Rect { m, n }) => (2 * m * n + m + n) * s,
+        // A read; w and V, or U, s and Vt written (k = min(m, n)); PCA's data read.
+        (Op::Eigh, Shape::Square(n)) => (2 * n * n + n) * s,
+        (Op::Svd, Shape::Rect { m, n }) => (m * n + (m + n + 1) * m.min(n)) * s,
+        (Op::Pca, Shape::Rect { m, n }) => m * n * s,
         // The points and centroids, and the labels (i32).
         (Op::KMeans, Shape::Points(n)) => (n * KMEANS_D + KMEANS_K * KMEANS_D) * s + 4 * n,
         // The chain's G, L and X are n×n; a transfer is never rotated (too large, and

@@ -2,7 +2,7 @@
 //! the GPU backends are timed on "with transfers" (upload, kernels, download).
 
 use ndarray::Axis;
-use ndgpu_core::{Element, Init, KMeansConfig, Ops, QrMode, Result, Triangular};
+use ndgpu_core::{Element, Init, KMeansConfig, Ops, Pca, QrMode, Result, Triangular};
 
 use crate::cases::Reduction;
 use crate::check::Output;
@@ -15,7 +15,8 @@ use crate::data::Inputs;
 /// any update), so its result is checked as such. LU runs `lu` (P, L and U unpacked on
 /// the host), its solve `solve` (which factors too: a host-level call cannot be handed
 /// a factor), QR `qr` in the reduced mode (which also forms Q), least squares `lstsq`
-/// and the triangular solve `solve_triangular` with the lower triangle.
+/// and the triangular solve `solve_triangular` with the lower triangle; the spectra
+/// `eigh`, `svd` (reduced) and `Pca::fit`.
 ///
 /// # Errors
 /// Those of the backend.
@@ -77,6 +78,15 @@ pub fn call<T: Element, B: Ops<T> + ?Sized>(backend: &B, inputs: &Inputs<T>) -> 
         Inputs::Trsm { a, b } => {
             Output::Matrix(backend.solve_triangular(a.view(), b.view(), Triangular::lower())?)
         }
+        Inputs::Eigh { a } => {
+            let (w, v) = backend.eigh(a.view())?;
+            Output::Eigh { w, v }
+        }
+        Inputs::Svd { a } => {
+            let (u, s, vt) = backend.svd(a.view(), false)?;
+            Output::Svd { u, s, vt }
+        }
+        Inputs::Pca { x, k } => Output::Pca(Pca::with_components(*k).fit(backend, x.view())?),
     })
 }
 
@@ -109,10 +119,10 @@ mod tests {
             if op == Op::Gram {
                 shapes.extend([Shape::gram(41, 7), Shape::gram(5, 300)]);
             }
-            if matches!(op, Op::Qr | Op::Lstsq) {
+            if matches!(op, Op::Qr | Op::Lstsq | Op::Svd | Op::Pca) {
                 shapes.extend([Shape::rect(41, 7), Shape::rect(300, 1)]);
             }
-            if op == Op::Qr {
+            if matches!(op, Op::Qr | Op::Svd | Op::Pca) {
                 shapes.push(Shape::rect(7, 41));
             }
             for shape in shapes {

@@ -20,7 +20,8 @@
 //! squares and at the rectangular shapes of real workloads, and the reductions whole and
 //! along each axis of square, tall-thin and short-wide matrices ([`Suite::shapes`]).
 //! Sizes asked for ([`ShootoutOptions::sizes`]) may name shapes too: `1048576x32` is
-//! the tall-skinny A of QR and least squares ([`Size`]).
+//! the tall-skinny A of QR, least squares and the SVD, or m samples of d features for
+//! PCA ([`Size`]). `docs/shootout.md` lists the ops and their peers.
 //!
 //! How it measures:
 //! - every implementation is first checked at a shape whose dimensions are no multiple

@@ -1,6 +1,7 @@
 //! The peers: the same ops, shapes and dtype timed through PyTorch on the same GPU, or
 //! through NumPy on the host, by `crates/shootout/peer/peer.py` and the factorizations'
-//! `peer_linalg.py` beside it (embedded here, written to a temporary folder and run with
+//! `peer_linalg.py` and the spectra's `peer_spectra.py` beside it (embedded here, written
+//! to a temporary folder and run with
 //! `python3`, or the Python that `NDGPU_PYTHON` names), measured the shootout's way.
 //! Where Python or the library is missing, the shootout goes on without it and says so:
 //! on stderr, and in its report, where a [`missing`](Peer::missing) row per op stands
@@ -115,6 +116,8 @@ impl Peer {
 const SCRIPT: &str = include_str!("../peer/peer.py");
 /// The module of its factorizations and solves, which it imports from its folder.
 const LINALG: &str = include_str!("../peer/peer_linalg.py");
+/// The module of its spectra (eigh, svd, pca), which it imports from its folder.
+const SPECTRA: &str = include_str!("../peer/peer_spectra.py");
 
 /// What the peer is asked to do.
 pub struct Ask<'a> {
@@ -134,8 +137,9 @@ pub struct Ask<'a> {
     pub max_run_s: f64,
 }
 
-/// Runs the peer on `ask` and returns its rows (variant: the library's version), or why
-/// it could not run at all.
+/// Runs the peer on `ask` and returns its rows (variant: the library's version, then
+/// the way it ran where the op runs several ways, as PCA does), or why it could not run
+/// at all.
 pub fn run(ask: &Ask<'_>, version: &str) -> Result<Vec<Row>, String> {
     // One folder per call: calls from several threads must not remove each other's.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -144,8 +148,10 @@ pub fn run(ask: &Ask<'_>, version: &str) -> Result<Vec<Row>, String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let script = dir.join("peer.py");
     std::fs::write(&script, SCRIPT).map_err(|e| format!("writing the peer script: {e}"))?;
-    std::fs::write(dir.join("peer_linalg.py"), LINALG)
-        .map_err(|e| format!("writing the peer script: {e}"))?;
+    for (name, text) in [("peer_linalg.py", LINALG), ("peer_spectra.py", SPECTRA)] {
+        std::fs::write(dir.join(name), text)
+            .map_err(|e| format!("writing the peer script: {e}"))?;
+    }
     let shapes: Vec<String> = ask.shapes.iter().map(|s| s.spec()).collect();
     let out = Command::new(python())
         .arg(&script)
@@ -185,10 +191,14 @@ fn row_of(ask: &Ask<'_>, version: &str, line: &str) -> Result<Row, String> {
         .copied()
         .ok_or_else(|| format!("the peer printed {line:?}: no shape asked for"))?;
     let device = v.get("device").and_then(|d| d.as_str()).unwrap_or("GPU");
+    let variant = match v.get("variant").and_then(|w| w.as_str()) {
+        Some(way) => format!("{version} {way}"),
+        None => version.to_string(),
+    };
     let row = Row::new(
         ask.op,
         ask.peer.name(),
-        version,
+        &variant,
         true,
         ask.dtype,
         shape,
@@ -248,6 +258,21 @@ mod tests {
         assert!(row_of(&ask(), "2.11", "not json").is_err());
         let other = r#"{"op": "chain", "shape": "128", "status": "ok"}"#;
         assert!(row_of(&ask(), "2.11", other).is_err());
+    }
+
+    #[test]
+    fn a_way_of_the_peer_is_part_of_its_variant() {
+        let shapes = [Shape::rect(1 << 20, 32)];
+        let ask = Ask {
+            op: Op::Pca,
+            shapes: &shapes,
+            ..ask()
+        };
+        let line = r#"{"shape": "1048576x32", "variant": "pca_lowrank (randomized)", "status": "ok", "median_s": 1e-3}"#;
+        let r = row_of(&ask, "2.11", line).unwrap();
+        assert_eq!(r.label(), "torch/2.11 pca_lowrank (randomized)");
+        let plain = r#"{"shape": "1048576x32", "status": "ok", "median_s": 1e-3}"#;
+        assert_eq!(row_of(&ask, "2.11", plain).unwrap().label(), "torch/2.11");
     }
 
     #[test]
@@ -320,6 +345,16 @@ mod tests {
         }
         for op in [Op::Lu, Op::LuSolve, Op::Qr, Op::Lstsq, Op::Trsm] {
             assert!(LINALG.contains(&format!("op == \"{}\"", op.name())), "{op}");
+        }
+        assert!(SCRIPT.contains("import peer_spectra"));
+        for op in [Op::Eigh, Op::Svd, Op::Pca] {
+            assert!(SPECTRA.contains(&format!("\"{}\"", op.name())), "{op}");
+        }
+        for peer in ["torch.linalg.eigh", "torch.linalg.svd", "torch.pca_lowrank"] {
+            assert!(SPECTRA.contains(peer), "{peer}");
+        }
+        for peer in ["np.linalg.eigh", "np.linalg.svd", "svd_solver=\"full\""] {
+            assert!(SPECTRA.contains(peer), "{peer}");
         }
     }
 }

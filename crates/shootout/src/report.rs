@@ -331,6 +331,27 @@ fn op_note(op: Op) -> Option<&'static str> {
              transpose); B is restored from a pristine copy outside the timed region. \
              PyTorch's `solve_triangular` writes a new X."
         }
+        Op::Eigh => {
+            "A symmetric A (uniform in [-1, 1), its lower triangle mirrored), eigenvalues \
+             and eigenvectors; each run decomposes the resident A into a new w and V \
+             (`eigh_dev`; `torch.linalg.eigh`, `numpy.linalg.eigh`). `+transfers` rows \
+             call `eigh` on the host array."
+        }
+        Op::Svd => {
+            "The reduced SVD with U and Vt of A uniform in [-1, 1); each run decomposes the \
+             resident A into new U, s and Vt (`svd_dev`; `torch.linalg.svd` and \
+             `numpy.linalg.svd` with full_matrices=False). `+transfers` rows call `svd` on \
+             the host array."
+        }
+        Op::Pca => {
+            "A fit of m×d data (uniform, column j scaled by 1/√(j + 1) and shifted) to \
+             min(m, d, 8) components with `Pca::fit`, from the host array: PCA has no resident \
+             form, so its rows include the centring on the host and the transfers, and \
+             there are no `+transfers` rows. PyTorch's rows are `torch.pca_lowrank(q=8)` \
+             (randomized: an approximation, not the exact fit) and the exact \
+             `torch.linalg.svd` of the centred X; NumPy's the `numpy.linalg.svd` of the \
+             centred X and scikit-learn's `PCA(svd_solver='full')`."
+        }
         Op::KMeans => {
             "Rows run one Lloyd iteration (assignment and centroid update) on resident \
              points, centroids and labels; `+transfers` rows run the ndarray-level k-means \
@@ -369,6 +390,9 @@ fn vendor_note(op: Op) -> Option<&'static str> {
             Some("The vendor's rows run the `cublas` backend's factorizations, on cuSOLVER.")
         }
         Op::Trsm => Some("The vendor's rows run the `cublas` backend's triangular solve."),
+        Op::Eigh | Op::Svd | Op::Pca => {
+            Some("The vendor's rows run the `cublas` backend's spectra, on cuSOLVER.")
+        }
         _ => None,
     }
 }

@@ -6,6 +6,7 @@
 
 mod cases;
 mod linalg;
+mod spectra;
 
 pub use cases::Cases;
 
@@ -93,6 +94,8 @@ enum Set<T> {
     },
     /// LU, its solve, QR, least squares, the triangular solve.
     Lin(linalg::Lin<T>),
+    /// eigh, the SVD, PCA.
+    Spectra(spectra::Spectra<T>),
 }
 
 /// A solve of a resident B with `by` (a factor, or the matrix that each run factors)
@@ -241,7 +244,10 @@ impl<T: Element> Case<T> {
                 dev: ops.alloc(x.nrows(), x.ncols())?,
                 back: HostBuf::of(ops, &Array2::zeros(x.dim()), self.pinned)?,
             },
-            other => Set::Lin(linalg::Lin::upload(ops, other, &mut self.pristine)?),
+            other => match spectra::Spectra::upload(ops, other)? {
+                Some(s) => Set::Spectra(s),
+                None => Set::Lin(linalg::Lin::upload(ops, other, &mut self.pristine)?),
+            },
         })
     }
 
@@ -275,6 +281,7 @@ impl<T: Element> Case<T> {
             Set::KMeans { labels, .. } => *labels = ops.unlabeled(labels.len())?,
             Set::Reduce { out, idx, .. } => (*out, *idx) = (None, None),
             Set::Lin(l) => l.clear(),
+            Set::Spectra(s) => s.clear(),
             _ => {}
         }
         Ok(())
@@ -355,6 +362,10 @@ impl<T: Element> Case<T> {
             }
             Set::Lin(l) => {
                 l.run(ops)?;
+                Ran::Done
+            }
+            Set::Spectra(s) => {
+                s.run(ops)?;
                 Ran::Done
             }
         })
@@ -440,6 +451,7 @@ impl<T: Element> Case<T> {
             (Set::Pinned { .. }, _) => Output::Scalar(T::zero()),
             (Set::Cholesky { a }, _) => Output::Matrix(matrix(a)?),
             (Set::Lin(l), _) => l.output(ops)?,
+            (Set::Spectra(s), _) => s.output(ops)?,
             (Set::Reduce { .. } | Set::Dot { .. }, Ran::Scalar(v)) => Output::Scalar(v),
             (Set::Reduce { .. }, Ran::Index(i)) => Output::Index(i),
             (Set::Reduce { out: Some(m), .. }, _) => Output::Matrix(ops.download(m)?),

@@ -28,7 +28,8 @@ impl Size {
     /// The shape of `op` at this size, or `None` when the op does not take it: a shape
     /// of another kind (two unequal dimensions for a square op, three for anything but
     /// matmul, an axis for anything but a reduction), a dimension of 0, fewer points than
-    /// centroids (k-means), or fewer rows than columns (lstsq).
+    /// centroids (k-means), fewer rows than columns (lstsq), or fewer than two samples
+    /// (pca).
     pub fn shape(&self, op: Op) -> Option<Shape> {
         let shape = match self {
             Size::N(n) => op.shape(*n),

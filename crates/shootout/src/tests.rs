@@ -117,13 +117,7 @@ fn cpu_run_measures_the_factorizations() {
         assert_eq!(row.variant, "reference");
         assert!(row.rate > 0.0 && row.rate.is_finite(), "{row:?}");
     }
-    for row in &peers {
-        assert_eq!(row.backend, "numpy", "{row:?}");
-        match &row.status {
-            Status::Ok => assert!(row.rate > 0.0 && row.reps > 0, "{row:?}"),
-            other => assert!(!other.reason().unwrap_or("").is_empty(), "{row:?}"),
-        }
-    }
+    numpy_rows_are_printed(&peers);
     write_reports(&rows, &opts.out_dir).unwrap();
     let md = std::fs::read_to_string(opts.out_dir.join("shootout.md")).unwrap();
     for op in ops {
@@ -139,6 +133,78 @@ fn cpu_run_measures_the_factorizations() {
         ),
     }
     std::fs::remove_dir_all(&opts.out_dir).unwrap();
+}
+
+/// eigh, svd and pca on both host backends, named (they are not in the default run):
+/// every shape checked and timed, a wide SVD and a tall PCA (the covariance path)
+/// included, and the NumPy peer's rows (one per way for pca) timed or saying why not.
+#[test]
+fn cpu_run_measures_the_spectra() {
+    let ops = [Op::Eigh, Op::Svd, Op::Pca];
+    let sizes: Vec<Size> = ["33", "7x41", "400x9"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let opts = ShootoutOptions {
+        ops: ops.to_vec(),
+        sizes: Some(sizes),
+        backends: vec!["faer".into(), "cpu".into()],
+        peer: true,
+        ..cpu_options("ndgpu-shootout-spectra")
+    };
+    let rows = run(&opts).unwrap();
+    let (ours, peers): (Vec<&Row>, Vec<&Row>) = rows
+        .iter()
+        .partition(|r| r.backend == "cpu" || r.backend == "faer");
+    for op in ops {
+        assert!(!Op::LADDERS.contains(&op), "{op}");
+        let mut shapes = vec![op.shape(33)];
+        if op != Op::Eigh {
+            shapes.extend([Shape::rect(7, 41), Shape::rect(400, 9)]);
+        }
+        for shape in shapes {
+            for backend in ["faer", "cpu"] {
+                let row = ours
+                    .iter()
+                    .find(|r| (r.op, r.shape, r.backend.as_str()) == (op, shape, backend))
+                    .unwrap_or_else(|| panic!("no {backend} row of {op} at {shape}"));
+                assert_eq!(row.status, Status::Ok, "{row:?}");
+                assert!(row.rate > 0.0 && row.rate.is_finite(), "{row:?}");
+            }
+        }
+    }
+    numpy_rows_are_printed(&peers);
+    if crate::peer::Peer::Numpy.probe().is_ok() {
+        // PCA's NumPy rows: the SVD of the centred X, and scikit-learn's (or why not).
+        let ways: Vec<&str> = peers
+            .iter()
+            .filter(|r| r.op == Op::Pca && r.shape == Shape::rect(400, 9))
+            .map(|r| r.variant.as_str())
+            .collect();
+        assert!(
+            ways.iter().any(|v| v.ends_with("svd of centred X")),
+            "{ways:?}"
+        );
+        assert!(ways.iter().any(|v| v.contains("sklearn PCA")), "{ways:?}");
+    }
+    write_reports(&rows, &opts.out_dir).unwrap();
+    let md = std::fs::read_to_string(opts.out_dir.join("shootout.md")).unwrap();
+    for op in ops {
+        assert!(md.contains(&format!("## {op} (f32")), "{op}: {md}");
+    }
+    std::fs::remove_dir_all(&opts.out_dir).unwrap();
+}
+
+/// Every peer row of a host run is NumPy's, as it printed it: timed, or failed or
+/// skipped with its reason.
+fn numpy_rows_are_printed(peers: &[&Row]) {
+    for row in peers {
+        assert_eq!(row.backend, "numpy", "{row:?}");
+        match &row.status {
+            Status::Ok => assert!(row.rate > 0.0 && row.reps > 0, "{row:?}"),
+            other => assert!(!other.reason().unwrap_or("").is_empty(), "{row:?}"),
+        }
+    }
 }
 
 /// The shape suite on the host: every shape of every op of the suite, checked and timed,
@@ -265,6 +331,38 @@ fn quick_gpu_shape_suite_is_correct_and_positive() {
     }
     write_reports(&rows, &opts.out_dir).unwrap();
     std::fs::remove_dir_all(&opts.out_dir).unwrap();
+}
+
+/// The spectra on the GPU backends, named: every row checked and timed, or skipped
+/// with a reason (a backend without the op answers `Unsupported`, a failure).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn quick_gpu_run_checks_the_spectra() {
+    let opts = ShootoutOptions {
+        ops: vec![Op::Eigh, Op::Svd, Op::Pca],
+        sizes: Some(
+            ["256", "4096x32"]
+                .iter()
+                .map(|s| s.parse().unwrap())
+                .collect(),
+        ),
+        ..quick_gpu_options("ndgpu-spectra-gpu")
+    };
+    let rows = run_without_problems(&opts, |r| match r.status {
+        Status::Ok => !(r.rate > 0.0 && r.rate.is_finite()),
+        Status::Failed(_) => true,
+        Status::Skipped(_) => false,
+    });
+    for op in [Op::Eigh, Op::Svd, Op::Pca] {
+        for b in ["cuda", "cublas"] {
+            assert!(
+                rows.iter()
+                    .any(|r| r.op == op && r.backend == b && r.is_ok()),
+                "{op} {b}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&opts.out_dir).ok();
 }
 
 #[test]

@@ -53,6 +53,44 @@ fn factorizations_run_their_families_variants() {
 }
 
 #[test]
+fn spectra_run_the_spectra_family_when_named() {
+    use ndgpu_core::Family;
+    for op in [Op::Eigh, Op::Svd, Op::Pca] {
+        assert_eq!(op.family(), Some(Family::Spectra), "{op}");
+        assert_eq!(op.name().parse::<Op>(), Ok(op));
+        assert!(!Op::LADDERS.contains(&op) && op.cubic() && !op.bandwidth_bound());
+        assert_eq!(op.unit(), Unit::GFlops);
+    }
+    assert_eq!(Op::Eigh.shape(300), Shape::Square(300));
+    assert_eq!(Op::Svd.shape(300), Shape::rect(300, 300));
+    assert!(Op::Svd.takes(Shape::rect(4, 8)) && !Op::Eigh.takes(Shape::rect(4, 8)));
+    // PCA's variance divides by m − 1.
+    assert!(Op::Pca.takes(Shape::rect(2, 8)) && !Op::Pca.takes(Shape::rect(1, 8)));
+    assert_eq!(
+        Op::Svd.check_shape(Shape::rect(1 << 20, 32)),
+        Shape::rect(131, 33)
+    );
+}
+
+#[test]
+fn spectra_flop_counts() {
+    // 9n³ for eigh; 22n³ for a square SVD (Golub–Reinsch's 14n³ + 8n³).
+    assert_eq!(Op::Eigh.work(Op::Eigh.shape(100), 4), 9e6);
+    assert_eq!(Op::Svd.work(Op::Svd.shape(100), 4), 22e6);
+    // A tall one: R-SVD's 6·m·n² + 20n³; a wide one counts as its transpose.
+    let (m, n) = (1048576.0f64, 32.0f64);
+    let tall = 6.0 * m * n * n + 20.0 * n * n * n;
+    assert_eq!(Op::Svd.work(Shape::rect(1 << 20, 32), 4), tall);
+    assert_eq!(Op::Svd.work(Shape::rect(32, 1 << 20), 4), tall);
+    // PCA: the covariance path for tall data (gram and eigh of d×d), else the SVD's.
+    assert_eq!(
+        Op::Pca.work(Shape::rect(1 << 20, 32), 4),
+        2.0 * m * n * n + 9.0 * n * n * n
+    );
+    assert_eq!(Op::Pca.work(Op::Pca.shape(100), 4), 22e6);
+}
+
+#[test]
 fn byte_counts() {
     assert_eq!(
         Op::Transpose.work(Op::Transpose.shape(1024), 4),

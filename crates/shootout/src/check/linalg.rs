@@ -22,6 +22,7 @@ use ndgpu_conformance::compare::sampled::{
 use ndgpu_conformance::par;
 use ndgpu_core::{tolerance, Element, Precision};
 
+use super::ratios::{sampled_orthogonality, worst};
 use super::Output;
 use crate::data::Inputs;
 
@@ -179,16 +180,6 @@ fn dot<T: Element>(row: ArrayView1<T>, x: &[f64]) -> f64 {
     row.iter().zip(x).map(|(a, b)| a.as_f64() * b).sum()
 }
 
-/// Fails with the worst of `ratios` (column, ratio) above `limit`.
-fn worst(ratios: Vec<(usize, f64)>, limit: f64, what: &str) -> Result<(), String> {
-    match ratios.into_iter().max_by(|x, y| x.1.total_cmp(&y.1)) {
-        Some((j, ratio)) if !within(ratio, limit) => {
-            Err(format!("column {j}: {what} = {ratio:.3e}, above {limit}"))
-        }
-        _ => Ok(()),
-    }
-}
-
 fn check_lu<T: Element>(
     a: &Array2<T>,
     packed: &Array2<T>,
@@ -279,17 +270,7 @@ fn check_qr<T: Element>(
         (j, resid / (eps_m * norm1))
     });
     worst(ratios, limit, "‖(A − Q·R)ⱼ‖₁/(m·ε·‖A‖₁)")?;
-    let ratios = par::map(q_columns, |&c| {
-        let mut qtq = vec![0.0; k];
-        for row in q.rows() {
-            let qc = row[c].as_f64();
-            for (s, v) in qtq.iter_mut().zip(row) {
-                *s += v.as_f64() * qc;
-            }
-        }
-        qtq[c] -= 1.0;
-        (c, qtq.iter().map(|v| v.abs()).sum::<f64>() / eps_m)
-    });
+    let ratios = sampled_orthogonality(q.view(), q_columns);
     worst(ratios, limit, "‖(I − Qᵀ·Q)ⱼ‖₁/(m·ε)")
 }
 
@@ -324,7 +305,7 @@ fn check_lstsq<T: Element>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use ndarray::Array2;
     use ndgpu_core::{Device, Factorize, Memory};
     use ndgpu_cpu::CpuBackend;
@@ -336,13 +317,14 @@ mod tests {
     use crate::shape::Shape;
 
     /// The cpu backend's result of `op` at `shape`, and its reference.
-    fn solved(op: Op, shape: Shape) -> (Inputs<f64>, Output<f64>) {
+    pub(in crate::check) fn solved(op: Op, shape: Shape) -> (Inputs<f64>, Output<f64>) {
         let inputs = Inputs::<f64>::generate(op, shape, 3);
         let out = call(&CpuBackend::new(), &inputs).unwrap();
         (inputs, out)
     }
 
-    fn wrong(inputs: &Inputs<f64>, out: Output<f64>, needle: &str) {
+    /// Fails unless the check of `out` fails, saying `needle`.
+    pub(in crate::check) fn wrong(inputs: &Inputs<f64>, out: Output<f64>, needle: &str) {
         let err = Reference::new(inputs).check(&out).unwrap_err();
         assert!(err.contains(needle), "{needle}: {err}");
     }

@@ -8,19 +8,23 @@
 //! every column for Cholesky), large ones (where an f64 host GEMM would take minutes)
 //! on sampled rows, columns and elements with the same bounds. Every result must also
 //! be finite everywhere. LU, QR, least squares and the triangular solve are checked
-//! with LAPACK's test ratios on sampled columns (`check/linalg.rs`).
+//! with LAPACK's test ratios on sampled columns (`check/linalg.rs`); eigh, the SVD and
+//! PCA with the conformance suite's ratios, on sampled columns above
+//! [`FULL_CHECK_MAX_N`] (`check/spectra.rs`).
 
-use ndarray::Array2;
+use ndarray::{Array1, Array2};
 use ndgpu_conformance::compare::sampled::{
     self, dims, finite, norms, residual, sample_lines, within, Entry, FULL_CHECK_MAX_N,
 };
 use ndgpu_conformance::compare::{check_step, product_tolerance};
-use ndgpu_core::{tolerance, Element, Precision};
+use ndgpu_core::{tolerance, Element, PcaFit, Precision};
 
 use crate::data::Inputs;
 
 mod linalg;
+mod ratios;
 mod reduce;
+mod spectra;
 
 pub use sampled::copy;
 
@@ -76,6 +80,24 @@ pub enum Output<T> {
         /// The triangular factor.
         r: Array2<T>,
     },
+    /// `A = V·diag(w)·Vᵀ`: w ascending, V's columns the eigenvectors.
+    Eigh {
+        /// The eigenvalues.
+        w: Array1<T>,
+        /// The eigenvectors.
+        v: Array2<T>,
+    },
+    /// The reduced SVD `A = U·diag(s)·Vt`.
+    Svd {
+        /// U, m×k.
+        u: Array2<T>,
+        /// The singular values, descending.
+        s: Array1<T>,
+        /// Vt, k×n.
+        vt: Array2<T>,
+    },
+    /// A PCA fit.
+    Pca(PcaFit<T>),
 }
 
 enum Expect {
@@ -113,6 +135,8 @@ enum Expect {
     Same,
     /// LU, QR, least squares, the triangular solve.
     Linalg(linalg::Expect),
+    /// eigh, the SVD, PCA.
+    Spectra(spectra::Expect),
 }
 
 /// What a correct result of one case looks like.
@@ -181,6 +205,9 @@ impl<'a, T: Element> Reference<'a, T> {
                 }
             }
             Inputs::Transfer { .. } => Expect::Same,
+            Inputs::Eigh { .. } | Inputs::Svd { .. } | Inputs::Pca { .. } => {
+                Expect::Spectra(spectra::Expect::new(inputs))
+            }
             other => Expect::Linalg(linalg::Expect::new(other)),
         };
         Reference { inputs, expect }
@@ -274,6 +301,7 @@ impl<'a, T: Element> Reference<'a, T> {
                 copy(x.as_slice().unwrap_or(&[]), y.as_slice().unwrap_or(&[]))
             }
             (Expect::Linalg(e), inputs, out) => e.check(inputs, out, math),
+            (Expect::Spectra(e), inputs, out) => spectra::check(e, (inputs, out), math),
             _ => Err("the result has the wrong kind for this operation".into()),
         }
     }

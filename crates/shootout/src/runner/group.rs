@@ -262,7 +262,8 @@ pub(super) fn run_op<T: BackendElement>(
         }
         // The chain's ndarray-level form is its calls in a row; the transfer's, `upload`
         // and `download` of new ordinary arrays (one row: its pinned form has none).
-        for &w in impls.iter().filter(|w| !w.copy && !w.case_key(op).2) {
+        let host_form = |w: &&Which| !w.copy && !w.case_key(op).2;
+        for &w in impls.iter().filter(host_form) {
             let wrong_here = wrong.get(&(w.name(&names), w.variant, small));
             let limit = policy.max_run_s;
             let Some((row, label)) = admit(ctx, row_for(w, true), wrong_here, &pace, (work, limit))
