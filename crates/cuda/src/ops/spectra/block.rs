@@ -96,7 +96,9 @@ pub(crate) fn svd<T: CudaElement>(
     }
     let mut cols = DeviceColumns::new(gpu, z)?;
     let tol = (big as f64).sqrt() * T::EPS;
-    let Some(sweeps) = jacobi::sweep(&mut cols, k, tol, vectors)? else {
+    // The columns rank_deficient would find negligible stay out of the test.
+    let negligible = (k as f64 * T::EPS).powi(2);
+    let Some(sweeps) = jacobi::sweep(&mut cols, k, (tol, negligible), vectors)? else {
         return Ok(None);
     };
     let norms = sweeps.norms;

@@ -43,18 +43,24 @@ pub(crate) struct Sweeps {
 }
 
 /// Whether every pair of columns is orthogonal to `tol`: `|g_ij| ≤ tol·sqrt(g_ii·g_jj)`
-/// (LAPACK's xGESVJ test); a pair with a zero column counts as converged.
-pub(crate) fn converged(g: &Array2<f64>, tol: f64) -> bool {
+/// (LAPACK's xGESVJ test). A pair with a negligible column, one whose squared norm is
+/// at most `negligible` times the largest (zero included), counts as converged: such a
+/// column is rounding noise of the others, which no rotation makes orthogonal to them
+/// relatively ([`rank_deficient`] then hands the call to another method).
+pub(crate) fn converged(g: &Array2<f64>, tol: f64, negligible: f64) -> bool {
     let n = g.nrows();
+    let big = (0..n).fold(0.0f64, |m, i| m.max(g[[i, i]]));
+    let floor = negligible * big;
     (0..n).all(|i| {
         (0..i).all(|j| {
-            let scale = (g[[i, i]] * g[[j, j]]).sqrt();
-            scale == 0.0 || g[[i, j]].abs() <= tol * scale
+            let (gi, gj) = (g[[i, i]], g[[j, j]]);
+            gi <= floor || gj <= floor || g[[i, j]].abs() <= tol * (gi * gj).sqrt()
         })
     })
 }
 
-/// Runs sweeps on `y` (n columns) until [`converged`] to `tol`; `None` when a G holds
+/// Runs sweeps on `y` (n columns) until [`converged`] to `tol` (columns of squared norm
+/// at most `negligible` times the largest left out); `None` when a G holds
 /// NaN or ±Inf (NaN or ±Inf in the input, or squares beyond the type's range): the
 /// caller computes another way.
 ///
@@ -64,7 +70,7 @@ pub(crate) fn converged(g: &Array2<f64>, tol: f64) -> bool {
 pub(crate) fn sweep(
     y: &mut impl Columns,
     n: usize,
-    tol: f64,
+    (tol, negligible): (f64, f64),
     vectors: bool,
 ) -> Result<Option<Sweeps>> {
     let mut v = vectors.then(|| Array2::<f64>::eye(n));
@@ -73,7 +79,7 @@ pub(crate) fn sweep(
         if !g.iter().all(|x| x.is_finite()) {
             return Ok(None);
         }
-        if converged(&g, tol) {
+        if converged(&g, tol, negligible) {
             let norms = (0..n).map(|j| g[[j, j]].max(0.0).sqrt()).collect();
             return Ok(Some(Sweeps { norms, v }));
         }

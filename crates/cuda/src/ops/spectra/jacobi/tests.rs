@@ -46,7 +46,7 @@ fn graded_columns_converge<T: Element>() {
     let want = CpuBackend::new().svdvals(a.view()).unwrap();
     let mut y = Host(a.clone());
     let tol = (m as f64).sqrt() * T::EPS;
-    let s = sweep(&mut y, n, tol, true).unwrap().unwrap();
+    let s = sweep(&mut y, n, (tol, 0.0), true).unwrap().unwrap();
     let order = descending(&s.norms);
     assert!(!rank_deficient(&s.norms, T::EPS));
     for (i, &j) in order.iter().enumerate() {
@@ -73,15 +73,17 @@ fn graded_columns_converge_in_f64_and_f32() {
 fn the_stopping_test_is_relative_and_skips_zero_columns() {
     let g = array![[1.0, 1e-9], [1e-9, 1e-8]];
     // |g01| = 1e-9 against tol·sqrt(1e-8) = tol·1e-4.
-    assert!(converged(&g, 1e-5));
-    assert!(!converged(&g, 1e-6));
-    assert!(converged(&array![[0.0, 0.0], [0.0, 4.0]], 0.0));
+    assert!(converged(&g, 1e-5, 0.0));
+    assert!(!converged(&g, 1e-6, 0.0));
+    // A column below the floor leaves the test: g is then converged.
+    assert!(converged(&g, 1e-6, 1.0));
+    assert!(converged(&array![[0.0, 0.0], [0.0, 4.0]], 0.0, 0.0));
 }
 
 #[test]
 fn orthogonal_columns_stop_before_any_rotation() {
     let mut y = Host(array![[3.0f64, 0.0], [0.0, 4.0], [0.0, 0.0]]);
-    let s = sweep(&mut y, 2, 1e-15, true).unwrap().unwrap();
+    let s = sweep(&mut y, 2, (1e-15, 0.0), true).unwrap().unwrap();
     assert_eq!(s.norms, vec![3.0, 4.0]);
     assert_eq!(s.v.unwrap(), Array2::eye(2));
 }
@@ -100,16 +102,16 @@ impl Columns for Stuck {
 
 #[test]
 fn no_convergence_after_the_sweeps_allowed() {
-    let e = sweep(&mut Stuck, 2, 1e-15, false).unwrap_err();
+    let e = sweep(&mut Stuck, 2, (1e-15, 0.0), false).unwrap_err();
     assert!(matches!(e, Error::NoConvergence { op: "svd", .. }), "{e}");
 }
 
 #[test]
 fn a_gram_matrix_with_nan_or_inf_hands_the_call_back() {
     let mut y = Host(array![[1.0f64, f64::NAN], [0.0, 1.0]]);
-    assert!(sweep(&mut y, 2, 1e-15, true).unwrap().is_none());
+    assert!(sweep(&mut y, 2, (1e-15, 0.0), true).unwrap().is_none());
     let mut y = Host(array![[1e200f64, 0.0], [0.0, 1.0]]);
-    assert!(sweep(&mut y, 2, 1e-15, true).unwrap().is_none());
+    assert!(sweep(&mut y, 2, (1e-15, 0.0), true).unwrap().is_none());
 }
 
 #[test]
@@ -147,7 +149,7 @@ fn tall_graded_takes_few_sweeps<T: Element>() {
     let (m, n) = (1 << 16, 32);
     let mut y = Counted(Host(graded::<T>(m, n, 9)), 0);
     let tol = (m as f64).sqrt() * T::EPS;
-    let s = sweep(&mut y, n, tol, false).unwrap().unwrap();
+    let s = sweep(&mut y, n, (tol, 0.0), false).unwrap().unwrap();
     assert!(!rank_deficient(&s.norms, T::EPS));
     assert!(y.1 <= 8, "{} reads of G", y.1);
 }
