@@ -10,6 +10,9 @@
 //                  non-finite entry of the whole factor, in one record read back once
 //   pivots_from_lapack  LAPACK's 1-based row swaps to 0-based ones, in place
 //   laswp          apply row swaps to a row-major right-hand side, forward or backward
+//   widen, narrow  f32 → f64 and f64 → f32 copies (cuBLAS's eigh factors f32 in f64)
+//   gather_rows    dst row i = src row perm[i] of a row-major matrix (eigenvectors put in
+//                  the order of their sorted eigenvalues)
 #include "common.cuh"
 
 // Zeroes the strict upper triangle (never read, so it may hold anything on entry).
@@ -78,6 +81,32 @@ extern "C" __global__ void __launch_bounds__(256) triangle_pivots_from_lapack(i6
         ipiv[i] -= 1;
 }
 
+extern "C" __global__ void __launch_bounds__(256) triangle_widen(const float* src, double* dst,
+                                                                  i64 len) {
+    for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < len;
+         e += (i64)gridDim.x * blockDim.x)
+        dst[e] = (double)src[e];
+}
+
+// Rounds to nearest (the conversion's default), as the host's `as f32`.
+extern "C" __global__ void __launch_bounds__(256) triangle_narrow(const double* src, float* dst,
+                                                                   i64 len) {
+    for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < len;
+         e += (i64)gridDim.x * blockDim.x)
+        dst[e] = (float)src[e];
+}
+
+// dst row i = src row perm[i], both row-major rows×cols; perm holds rows indices below rows.
+// A grid-stride loop over dst's elements.
+template <typename T> __device__ void tri_gather_rows(const T* src, T* dst, const i64* perm,
+                                                      i64 rows, i64 cols) {
+    for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < rows * cols;
+         e += (i64)gridDim.x * blockDim.x) {
+        const i64 i = e / cols;
+        dst[e] = src[perm[i] * cols + (e - i * cols)];
+    }
+}
+
 #define TRI_KERNELS(T, S)                                                                   \
     extern "C" __global__ void __launch_bounds__(256) triangle_zero_upper_##S(T* a, int n) { \
         tri_zero_upper<T>(a, n);                                                            \
@@ -93,6 +122,10 @@ extern "C" __global__ void __launch_bounds__(256) triangle_pivots_from_lapack(i6
     extern "C" __global__ void __launch_bounds__(256)                                       \
         triangle_laswp_##S(T* b, i64 cols, const i64* ipiv, int k, int forward) {           \
         tri_laswp<T>(b, cols, ipiv, k, forward);                                            \
+    }                                                                                       \
+    extern "C" __global__ void __launch_bounds__(256)                                       \
+        triangle_gather_rows_##S(const T* src, T* dst, const i64* perm, i64 rows, i64 cols) { \
+        tri_gather_rows<T>(src, dst, perm, rows, cols);                                     \
     }
 
 TRI_KERNELS(float, f32)

@@ -82,28 +82,25 @@ enum Factor {
     Upper,
 }
 
+/// How the solve with the factor runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Solve {
+    /// Two triangular solves (TRSM) on B's own buffer.
     Trsm,
+    /// cuSOLVER's `potrs`.
     Potrs,
 }
 
+/// The factorization and the solve of `variant`.
 fn parse(variant: &str) -> Result<(Factor, Solve)> {
-    Ok(match variant {
-        "xupper_trsm" => (Factor::XUpper, Solve::Trsm),
-        "xlower_trsm" => (Factor::XLower, Solve::Trsm),
-        "lower_trsm" => (Factor::Lower, Solve::Trsm),
-        "upper_trsm" => (Factor::Upper, Solve::Trsm),
-        "upper_potrs" => (Factor::Upper, Solve::Potrs),
-        _ => {
-            return Err(Error::unknown_variant(
-                BACKEND,
-                Family::Cholesky,
-                variant,
-                &Variant::names(VARIANTS),
-            ))
-        }
-    })
+    let table = [
+        ("xupper_trsm", (Factor::XUpper, Solve::Trsm)),
+        ("xlower_trsm", (Factor::XLower, Solve::Trsm)),
+        ("lower_trsm", (Factor::Lower, Solve::Trsm)),
+        ("upper_trsm", (Factor::Upper, Solve::Trsm)),
+        ("upper_potrs", (Factor::Upper, Solve::Potrs)),
+    ];
+    crate::error::pick((Family::Cholesky, variant), VARIANTS, &table)
 }
 
 const UPPER: cublasFillMode_t = cublasFillMode_t::CUBLAS_FILL_MODE_UPPER;

@@ -21,19 +21,49 @@
 //! | SVD | `cusolverDn{S,D}gesvdj_bufferSize`, `cusolverDn{S,D}gesvdj` (Jacobi, no 64-bit form); `cusolverDnXgesvd_bufferSize`, `cusolverDnXgesvd` (64-bit API) |
 
 use cudarc::cusolver::sys::cudaDataType;
-use ndgpu_cuda_runtime::CudaElement;
+use ndgpu_core::Result;
+use ndgpu_cuda_runtime::{triangle, CudaElement, DeviceMatrix, Gpu};
 
 /// An element type the vendor libraries compute in: `f32` or `f64`. Sealed: the
 /// routine table behind it is private.
 pub trait BlasElement: CudaElement + table::Table {
     /// The data type of cuSOLVER's 64-bit (`X`) API.
     const DATA_TYPE: cudaDataType;
+
+    /// For an operation that computes `Self` in f64 (`eigh`): an f64 copy of `a` for
+    /// f32, `None` for f64 (computed as is).
+    ///
+    /// # Errors
+    /// Allocation and driver errors.
+    fn widened(gpu: &Gpu, a: &DeviceMatrix<Self>) -> Result<Option<DeviceMatrix<f64>>>;
+
+    /// An f64 result as `Self`: rounded to nearest for f32, as is for f64.
+    ///
+    /// # Errors
+    /// Allocation and driver errors.
+    fn narrowed(gpu: &Gpu, a: DeviceMatrix<f64>) -> Result<DeviceMatrix<Self>>;
 }
 impl BlasElement for f32 {
     const DATA_TYPE: cudaDataType = cudaDataType::CUDA_R_32F;
+
+    fn widened(gpu: &Gpu, a: &DeviceMatrix<f32>) -> Result<Option<DeviceMatrix<f64>>> {
+        triangle::widen(gpu, a).map(Some)
+    }
+
+    fn narrowed(gpu: &Gpu, a: DeviceMatrix<f64>) -> Result<DeviceMatrix<f32>> {
+        triangle::narrow(gpu, &a)
+    }
 }
 impl BlasElement for f64 {
     const DATA_TYPE: cudaDataType = cudaDataType::CUDA_R_64F;
+
+    fn widened(_: &Gpu, _: &DeviceMatrix<f64>) -> Result<Option<DeviceMatrix<f64>>> {
+        Ok(None)
+    }
+
+    fn narrowed(_: &Gpu, a: DeviceMatrix<f64>) -> Result<DeviceMatrix<f64>> {
+        Ok(a)
+    }
 }
 
 pub(crate) mod table {

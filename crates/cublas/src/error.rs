@@ -87,3 +87,17 @@ pub(crate) fn unavailable(reason: impl Into<String>) -> Error {
         reason: reason.into(),
     }
 }
+
+/// What `table` pairs with variant `name` of `family`, else
+/// [`Error::UnknownVariant`](ndgpu_core::Error::UnknownVariant) listing `rows`.
+pub(crate) fn pick<T: Copy>(
+    (family, name): (ndgpu_core::Family, &str),
+    rows: &[ndgpu_core::Variant],
+    table: &[(&str, T)],
+) -> ndgpu_core::Result<T> {
+    let found = table.iter().find(|(n, _)| *n == name).map(|&(_, t)| t);
+    found.ok_or_else(|| {
+        let names = ndgpu_core::Variant::names(rows);
+        ndgpu_core::Error::unknown_variant(BACKEND, family, name, &names)
+    })
+}

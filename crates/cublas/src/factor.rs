@@ -34,6 +34,30 @@ pub(crate) struct Workspace {
     pub(crate) host_bytes: usize,
 }
 
+impl CublasBackend {
+    /// The workspace of a legacy (32-bit) cuSOLVER call: `lwork` elements of T, at
+    /// least one.
+    pub(crate) fn lwork<T: BlasElement>(
+        &self,
+        op: &'static str,
+        lwork: i32,
+    ) -> Result<CudaSlice<T>> {
+        self.gpu
+            .alloc::<T>(op, usize::try_from(lwork).unwrap_or(0).max(1))
+    }
+}
+
+impl Workspace {
+    /// The device buffer's address and the host buffer's, as a 64-bit cuSOLVER call
+    /// takes them (the byte counts are the fields).
+    pub(crate) fn raw(&mut self, gpu: &ndgpu_cuda_runtime::Gpu) -> (*mut c_void, *mut c_void) {
+        (
+            crate::ptr_mut(gpu, &mut self.dev).cast(),
+            self.host.as_mut_ptr().cast(),
+        )
+    }
+}
+
 /// What of A its check reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Part {

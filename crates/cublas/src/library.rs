@@ -215,55 +215,51 @@ libraries! {
         solver::cusolverDnCreate, solver::cusolverDnSetStream, solver::cusolverDnDestroy;
 }
 
-/// cuSOLVER's parameter object of the 64-bit (`X`) API, default settings (algorithm 0,
-/// as PyTorch leaves it), destroyed on drop.
-pub(crate) struct Params(pub(crate) solver::cusolverDnParams_t);
+/// A cuSOLVER object, `$name(raw)`, made by `$create` with default settings and
+/// destroyed by `$destroy` on drop.
+macro_rules! solver_object {
+    ($(#[$doc:meta])* $name:ident($raw:ty), $create:path, $destroy:path, $what:literal) => {
+        $(#[$doc])*
+        pub(crate) struct $name(pub(crate) $raw);
 
-impl Params {
-    /// A new parameter object.
-    pub(crate) fn new() -> Result<Params> {
-        let mut p = std::ptr::null_mut();
-        // SAFETY: the library is loaded (probed); a valid out-pointer.
-        error::cusolver(
-            unsafe { solver::cusolverDnCreateParams(&mut p) },
-            "creating cuSOLVER parameters",
-        )?;
-        Ok(Params(p))
-    }
+        impl $name {
+            /// A new object.
+            pub(crate) fn new() -> Result<$name> {
+                let mut p = std::ptr::null_mut();
+                // SAFETY: the library is loaded (probed); a valid out-pointer.
+                error::cusolver(unsafe { $create(&mut p) }, $what)?;
+                Ok($name(p))
+            }
+        }
+
+        impl Drop for $name {
+            fn drop(&mut self) {
+                // SAFETY: made by `new`, destroyed once.
+                let _ = unsafe { $destroy(self.0) };
+            }
+        }
+    };
 }
 
-impl Drop for Params {
-    fn drop(&mut self) {
-        // SAFETY: created by cusolverDnCreateParams, destroyed once.
-        let _ = unsafe { solver::cusolverDnDestroyParams(self.0) };
-    }
-}
+solver_object!(
+    /// cuSOLVER's parameter object of the 64-bit (`X`) API, default settings (algorithm
+    /// 0, as PyTorch leaves it).
+    Params(solver::cusolverDnParams_t),
+    solver::cusolverDnCreateParams,
+    solver::cusolverDnDestroyParams,
+    "creating cuSOLVER parameters"
+);
 
-/// cuSOLVER's parameter object of `gesvdj`, default settings (tolerance: machine ε,
-/// 100 sweeps, values sorted descending, as PyTorch leaves them), destroyed on drop.
-/// It must live until the stream has passed the call: cuSOLVER records the residual
-/// and the sweeps in it.
-pub(crate) struct GesvdjParams(pub(crate) solver::gesvdjInfo_t);
-
-impl GesvdjParams {
-    /// A new parameter object.
-    pub(crate) fn new() -> Result<GesvdjParams> {
-        let mut p = std::ptr::null_mut();
-        // SAFETY: the library is loaded (probed); a valid out-pointer.
-        error::cusolver(
-            unsafe { solver::cusolverDnCreateGesvdjInfo(&mut p) },
-            "creating gesvdj parameters",
-        )?;
-        Ok(GesvdjParams(p))
-    }
-}
-
-impl Drop for GesvdjParams {
-    fn drop(&mut self) {
-        // SAFETY: created by cusolverDnCreateGesvdjInfo, destroyed once.
-        let _ = unsafe { solver::cusolverDnDestroyGesvdjInfo(self.0) };
-    }
-}
+solver_object!(
+    /// cuSOLVER's parameter object of `gesvdj`, default settings (tolerance: machine ε,
+    /// 100 sweeps, values sorted descending, as PyTorch leaves them). It must live until
+    /// the stream has passed the call: cuSOLVER records the residual and the sweeps in
+    /// it.
+    GesvdjParams(solver::gesvdjInfo_t),
+    solver::cusolverDnCreateGesvdjInfo,
+    solver::cusolverDnDestroyGesvdjInfo,
+    "creating gesvdj parameters"
+);
 
 /// A library handle bound to the [`Gpu`]'s context and stream.
 pub(crate) struct Handle<L: Library> {

@@ -151,7 +151,7 @@ impl CublasBackend {
             },
             "qr: workspace size (ormqr_bufferSize)",
         )?;
-        let mut work = gpu.alloc::<T>(op, usize::try_from(lwork).unwrap_or(0))?;
+        let mut work = self.lwork::<T>(op, lwork)?;
         let pw = ptr_mut(gpu, &mut work);
         // SAFETY: as above; work holds at least lwork elements, info one.
         error::cusolver(

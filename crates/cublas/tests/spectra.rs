@@ -68,13 +68,10 @@ fn eigh_checks<T: BlasElement>(b: &mut CublasBackend) {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn eigh_meets_lapacks_ratios_and_agrees_with_the_cpu() {
-    let mut b = backend();
-    eigh_checks::<f32>(&mut b);
-    eigh_checks::<f64>(&mut b);
-}
+both_dtypes_test!(
+    eigh_meets_lapacks_ratios_and_agrees_with_the_cpu,
+    eigh_checks
+);
 
 #[test]
 #[ignore = "needs a CUDA device"]
@@ -144,13 +141,10 @@ fn svd_checks<T: BlasElement>(b: &mut CublasBackend) {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA device"]
-fn svd_meets_lapacks_ratios_on_every_layout_path_and_agrees_with_the_cpu() {
-    let mut b = backend();
-    svd_checks::<f32>(&mut b);
-    svd_checks::<f64>(&mut b);
-}
+both_dtypes_test!(
+    svd_meets_lapacks_ratios_on_every_layout_path_and_agrees_with_the_cpu,
+    svd_checks
+);
 
 /// Whether `e` is the contract's NonFinite naming `index` of A, with the value's kind.
 fn names(e: &Error, index: (usize, usize), bad: f64) -> bool {
@@ -204,7 +198,8 @@ fn huge_finite_entries_whose_row_sums_overflow_are_no_error() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
-fn a_resident_eigh_or_svd_waits_for_the_device_once() {
+fn a_resident_eigh_or_svd_waits_for_the_device_twice() {
+    // Once for A's check before cuSOLVER runs, once for its info.
     // A runtime of its own, so that the count is this test's alone while others run.
     let mut b = CublasBackend::with_gpu(Gpu::new(0).unwrap()).unwrap();
     let gpu = Arc::clone(b.gpu());
@@ -212,25 +207,20 @@ fn a_resident_eigh_or_svd_waits_for_the_device_once() {
     let wide = b.upload(random::<f64>((50, 120), 4).view()).unwrap();
     for v in VARIANTS {
         b.set_variant(Family::Spectra, v).unwrap();
-        assert_eq!(
-            waits_of(&gpu, &b, || b.eigh_dev(&a).unwrap()),
-            1,
-            "{v} eigh_dev"
-        );
-        assert_eq!(
-            waits_of(&gpu, &b, || b.eigvalsh_dev(&a).unwrap()),
-            1,
-            "{v} eigvalsh_dev"
-        );
-        assert_eq!(
-            waits_of(&gpu, &b, || b.svd_dev(&wide).unwrap()),
-            1,
-            "{v} svd_dev"
-        );
-        assert_eq!(
-            waits_of(&gpu, &b, || b.svdvals_dev(&a).unwrap()),
-            1,
-            "{v} svdvals_dev"
-        );
+        let waits = [
+            ("eigh_dev", waits_of(&gpu, &b, || b.eigh_dev(&a).unwrap())),
+            (
+                "eigvalsh_dev",
+                waits_of(&gpu, &b, || b.eigvalsh_dev(&a).unwrap()),
+            ),
+            ("svd_dev", waits_of(&gpu, &b, || b.svd_dev(&wide).unwrap())),
+            (
+                "svdvals_dev",
+                waits_of(&gpu, &b, || b.svdvals_dev(&a).unwrap()),
+            ),
+        ];
+        for (what, n) in waits {
+            assert_eq!(n, 2, "{v} {what}");
+        }
     }
 }

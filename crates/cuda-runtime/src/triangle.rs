@@ -1,5 +1,6 @@
 //! What both backends' factorizations need around the factor (`kernels/triangle.cu`):
-//! zeroing its strict upper triangle, and the factorization's status read back once.
+//! zeroing its strict upper triangle, the factorization's status read back once, row
+//! swaps and gathers, and f32 ↔ f64 copies (for a factorization run in f64).
 
 use crate::push_args;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
@@ -184,4 +185,91 @@ pub fn laswp<T: CudaElement>(
     launched(name, unsafe {
         l.launch(linear(blocks(b.cols, 256).min(4096), 256))
     })
+}
+
+/// A grid of 256-thread blocks for a grid-stride loop over `len` elements.
+fn strided(len: usize) -> LaunchConfig {
+    linear(blocks(len, 256).min(4096), 256)
+}
+
+/// An f64 copy of `a` (`triangle_widen`): exact.
+///
+/// # Errors
+/// As [`Gpu::alloc`]; driver errors.
+pub fn widen(gpu: &Gpu, a: &DeviceMatrix<f32>) -> Result<DeviceMatrix<f64>> {
+    convert(gpu, a, "triangle_widen")
+}
+
+/// An f32 copy of `a` (`triangle_narrow`), each entry rounded to nearest.
+///
+/// # Errors
+/// As [`Gpu::alloc`]; driver errors.
+pub fn narrow(gpu: &Gpu, a: &DeviceMatrix<f64>) -> Result<DeviceMatrix<f32>> {
+    convert(gpu, a, "triangle_narrow")
+}
+
+/// `name(const S* src, D* dst, i64 len)` on `a`'s elements, into a new matrix.
+fn convert<S: CudaElement, D: CudaElement>(
+    gpu: &Gpu,
+    a: &DeviceMatrix<S>,
+    name: &'static str,
+) -> Result<DeviceMatrix<D>> {
+    crate::launch::check_buffer(name, "the source", a)?;
+    let mut out = gpu.alloc_matrix::<D>(name, a.rows, a.cols)?;
+    let len = a.len();
+    if len == 0 {
+        return Ok(out);
+    }
+    let f = gpu.function(KernelFile::TRIANGLE, name)?;
+    let n = len as i64;
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; &a.data, &mut out.data, &n);
+    // SAFETY: (const S* src, D* dst, i64 len), S and D the kernel's types (widen: f32 →
+    // f64, narrow: f64 → f32, as the callers pick): src holds len elements (checked), dst
+    // as many; the grid-stride loop stays below len.
+    launched(name, unsafe { b.launch(strided(len)) })?;
+    Ok(out)
+}
+
+/// A new matrix whose row i is row `perm[i]` of the row-major `a`
+/// (`triangle_gather_rows_*`); `perm` is uploaded.
+///
+/// # Errors
+/// [`ndgpu_core::Error::InvalidArgument`] where `perm` does not hold one index below
+/// `a.rows` for each row; as [`Gpu::alloc`]; driver errors.
+pub fn gather_rows<T: CudaElement>(
+    gpu: &Gpu,
+    a: &DeviceMatrix<T>,
+    perm: &[usize],
+) -> Result<DeviceMatrix<T>> {
+    let name = crate::kernel!("triangle_gather_rows").of::<T>();
+    crate::launch::check_buffer(name, "the source", a)?;
+    if perm.len() != a.rows || perm.iter().any(|&p| p >= a.rows) {
+        return Err(ndgpu_core::Error::invalid(
+            "gather_rows",
+            format!(
+                "the row order must hold one index below {} for each of its {} rows; it \
+                 holds {} (or one out of range)",
+                a.rows,
+                a.rows,
+                perm.len()
+            ),
+        ));
+    }
+    let mut out = gpu.alloc_matrix::<T>(name, a.rows, a.cols)?;
+    let len = a.len();
+    if len == 0 {
+        return Ok(out);
+    }
+    let idx: Vec<i64> = perm.iter().map(|&p| p as i64).collect();
+    let dperm = gpu.upload_slice(name, &idx)?;
+    let f = gpu.function(KernelFile::TRIANGLE, name)?;
+    let (rows, cols) = (a.rows as i64, a.cols as i64);
+    let mut b = gpu.stream().launch_builder(&f);
+    push_args!(b; &a.data, &mut out.data, &dperm, &rows, &cols);
+    // SAFETY: (const T* src, T* dst, const i64* perm, i64 rows, i64 cols): src holds
+    // rows·cols elements (checked), dst as many, perm rows indices each below rows
+    // (checked); the grid-stride loop stays below rows·cols.
+    launched(name, unsafe { b.launch(strided(len)) })?;
+    Ok(out)
 }

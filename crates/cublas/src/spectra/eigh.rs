@@ -2,22 +2,38 @@
 //! conquer), as `torch.linalg.eigh` calls it.
 //!
 //! ```text
+//! f32 only:         A ← A in f64 (triangle_widen; exact)
 //! Lower (default):  W ← Aᵀ (GEAM; W read column-major is A)   syevd uplo = LOWER
 //! Upper:            W ← A  (copy; its column-major upper       syevd uplo = UPPER
 //!                           triangle is A's row-major lower one)
+//! read back:        info and w, in one copy (the call's second wait)
+//! out of order:     w sorted on the host (stable); W's rows gathered by that order
+//!                   (triangle_gather_rows) and the sorted w uploaded
 //! then:             W read column-major holds V, so row-major it is Vᵀ:  V ← Wᵀ (GEAM)
+//! f32 only:         w and V rounded to f32 (triangle_narrow)
 //! ```
 //!
-//! Both read A's lower triangle alone, as the contract. `w` comes back ascending, as
-//! LAPACK's. With values alone (jobz = NOVECTOR) the final GEAM is skipped.
+//! Both read A's lower triangle alone, as the contract. Two measurements on an H200
+//! with CUDA 13 set the extra steps. `syevd`'s w is not always ascending: within a
+//! cluster of (nearly) equal eigenvalues, in f32 and f64, it returned values out of
+//! order by an ulp or two (…, −1.0000000000000009, −1.0000000000000007,
+//! −1.0000000000000009, … on a 257×257 matrix of eigenvalues ±1, 0.5 and 2, repeated),
+//! while the contract asks for w ascending with V's column j belonging to w[j]; so w is
+//! read back with `info`, at the same wait, and sorted where it is out of order, V's
+//! columns with it (an already ascending w costs nothing more). And the f32 `syevd`
+//! loses orthogonality where A's entries reach the subnormal range: on a 33×33 graded
+//! matrix (entries d(i)·d(j)·r, d(i) = 0.25^i, down to 2⁻¹²⁸) ‖VᵀV − I‖₁/(n·ε) was
+//! 1.39e3 against a bound of 30, while the same matrix in f64 passes; so f32 input is
+//! factored in f64 and rounded to f32 once. With values alone (jobz = NOVECTOR) no
+//! rows are gathered and the final GEAM is skipped.
 
 use cudarc::cusolver::sys::{
     cublasFillMode_t, cusolverDnXsyevd, cusolverDnXsyevd_bufferSize, cusolverEigMode_t,
 };
 use ndgpu_core::{Matrix, Result};
-use ndgpu_cuda_runtime::DeviceMatrix;
+use ndgpu_cuda_runtime::{triangle, DeviceMatrix};
 
-use super::{refuse_info, Eigh, Status};
+use super::{info_of, refuse_info, Eigh};
 use crate::error;
 use crate::factor::{Part, Workspace};
 use crate::library::Params;
@@ -36,45 +52,88 @@ pub(super) fn eig_mode(vectors: bool) -> cusolverEigMode_t {
     }
 }
 
+/// `(w, V)`, resident, V when asked for.
+type Eig<T> = Result<(Matrix<T>, Option<Matrix<T>>)>;
+
 impl CublasBackend {
     /// [`FactorizeKernels::eigh_unchecked`](ndgpu_core::FactorizeKernels::eigh_unchecked)
     /// (see the module's doc).
-    pub(crate) fn eigh_kernel<T: BlasElement>(
-        &self,
-        a: &Matrix<T>,
-        vectors: bool,
-    ) -> Result<(Matrix<T>, Option<Matrix<T>>)> {
+    pub(crate) fn eigh_kernel<T: BlasElement>(&self, a: &Matrix<T>, vectors: bool) -> Eig<T> {
         let (how, _) = self.spectra_how()?;
         let gpu = &self.gpu;
         let da = gpu.dm(self.here(), OP, "A", a)?;
-        let n = da.rows;
-        let mut status = self.status(OP, da, Part::Lower)?;
-        let mut work = match how {
-            Eigh::Lower => self.transposed(OP, da)?,
-            Eigh::Upper => self.copied(OP, da)?,
+        let status = self.status(OP, da, Part::Lower)?;
+        // A is checked before cuSOLVER sees it: its routines are not defined on NaN.
+        self.read_status(OP, da, &status, Part::Lower)?;
+        drop(status);
+        let (w, v) = match T::widened(gpu, da)? {
+            // f32 is factored in f64 (see the module's doc); the widened copy is the
+            // upper variant's work buffer as it is.
+            Some(wide) => {
+                let work = match how {
+                    Eigh::Lower => self.fresh(OP, &wide, true)?,
+                    Eigh::Upper => wide,
+                };
+                let (w, v) = self.eigh_of(how, vectors, work)?;
+                let v = v.map(|v| T::narrowed(gpu, v)).transpose()?;
+                (T::narrowed(gpu, w)?, v)
+            }
+            None => {
+                let work = match how {
+                    Eigh::Lower => self.fresh(OP, da, true)?,
+                    Eigh::Upper => self.fresh(OP, da, false)?,
+                };
+                self.eigh_of(how, vectors, work)?
+            }
         };
-        let mut w = gpu.alloc_matrix::<T>(OP, n, 1)?;
-        let ws = self.syevd(how, vectors, &mut work, &mut w, &mut status)?;
-        let v = match vectors {
-            true => Some(self.transposed(OP, &work)?),
-            false => None,
-        };
-        let info = self.read_status(OP, da, &status, Part::Lower)?;
-        drop(ws); // the stream has passed syevd: the host workspace may go
-        refuse_info(OP, "Xsyevd", METHOD, info)?;
         Ok((gpu.matrix(w), v.map(|v| gpu.matrix(v))))
     }
 
-    /// `cusolverDnXsyevd` on the n×n `work` read column-major, `info` into the status
-    /// buffer, queued after its `bufferSize` query; returns the workspace, to be kept
-    /// until the status is read.
+    /// `syevd` on `work` (A's lower triangle as `how` lays it out), then the second
+    /// read: `info` and w in one copy. w is put in ascending order where `syevd` left it
+    /// out of order, V's columns with it; returns w (n×1) and V.
+    fn eigh_of<U: BlasElement>(
+        &self,
+        how: Eigh,
+        vectors: bool,
+        mut work: DeviceMatrix<U>,
+    ) -> Result<(DeviceMatrix<U>, Option<DeviceMatrix<U>>)> {
+        let gpu = &self.gpu;
+        let n = work.rows;
+        // w, then one slot for info (an int in the first four bytes of a U).
+        let mut w = gpu.alloc_matrix::<U>(OP, n + 1, 1)?;
+        w.rows = n;
+        let ws = self.syevd(how, vectors, &mut work, &mut w)?;
+        let back = gpu.download_slice(&w.data, n + 1)?;
+        drop(ws); // the stream has passed syevd: the host workspace may go
+        refuse_info(OP, "Xsyevd", METHOD, info_of(&back[n]))?;
+        let values: Vec<f64> = back[..n].iter().map(|x| x.as_f64()).collect();
+        let Some(order) = ascending_order(&values) else {
+            let v = match vectors {
+                true => Some(self.fresh(OP, &work, true)?),
+                false => None,
+            };
+            return Ok((w, v));
+        };
+        let sorted: Vec<U> = order.iter().map(|&i| back[i]).collect();
+        w.data = gpu.upload_slice(OP, &sorted)?;
+        let v = match vectors {
+            // work read row-major is Vᵀ: row j is the eigenvector of w[j].
+            true => Some(self.fresh(OP, &triangle::gather_rows(gpu, &work, &order)?, true)?),
+            false => None,
+        };
+        Ok((w, v))
+    }
+
+    /// `cusolverDnXsyevd` on the n×n `work` read column-major, the values into `w`'s
+    /// first n elements and `info` into the one after, queued after its `bufferSize`
+    /// query; returns the workspace, to be kept until `info` is read.
     fn syevd<T: BlasElement>(
         &self,
         how: Eigh,
         vectors: bool,
         work: &mut DeviceMatrix<T>,
         w: &mut DeviceMatrix<T>,
-        status: &mut Status<T>,
     ) -> Result<Workspace> {
         let gpu = &self.gpu;
         let n = i64_of(work.rows);
@@ -87,7 +146,10 @@ impl CublasBackend {
             ptr_mut(gpu, &mut work.data).cast(),
             ptr_mut(gpu, &mut w.data).cast(),
         );
-        let pi = status.info_ptr(self);
+        // w's buffer holds n + 1 elements of T (at least four bytes, aligned for an int).
+        let pi = ptr_mut(gpu, &mut w.data)
+            .wrapping_add(work.rows)
+            .cast::<i32>();
         // The handle first: it makes the device's context current.
         let h = self.solver()?;
         let params = Params::new()?;
@@ -102,10 +164,9 @@ impl CublasBackend {
         };
         error::cusolver(status, "eigh: workspace size (Xsyevd_bufferSize)")?;
         let mut ws = self.workspace(OP, db, hb)?;
-        let pd = ptr_mut(gpu, &mut ws.dev).cast();
-        let (hw, hb) = (ws.host.as_mut_ptr().cast(), ws.host_bytes);
+        let ((pd, hw), hb) = (ws.raw(gpu), ws.host_bytes);
         // SAFETY: as above; the workspaces hold the bytes the query asked for; pi points
-        // to the status buffer's info slot.
+        // to w's last slot, past the n values.
         let status = unsafe {
             cusolverDnXsyevd(
                 hs, p, jobz, uplo, n, dt, pa, lda, dt, pw, dt, pd, db, hw, hb, pi,
@@ -113,5 +174,52 @@ impl CublasBackend {
         };
         error::cusolver(status, "eigh (Xsyevd)")?;
         Ok(ws)
+    }
+}
+
+/// The stable order that sorts `w` ascending (NaN last), or `None` where it is
+/// ascending already.
+fn ascending_order(w: &[f64]) -> Option<Vec<usize>> {
+    if w.windows(2).all(|p| p[0] <= p[1]) {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..w.len()).collect();
+    order.sort_by(|&i, &j| w[i].total_cmp(&w[j]));
+    Some(order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ascending_order;
+
+    #[test]
+    fn ascending_values_need_no_order() {
+        assert_eq!(ascending_order(&[]), None);
+        assert_eq!(ascending_order(&[3.0]), None);
+        assert_eq!(ascending_order(&[-1.0, -1.0, 0.5, 2.0, 2.0]), None);
+    }
+
+    #[test]
+    fn a_cluster_out_of_order_is_sorted_stably() {
+        // As syevd returned them on an H200: a cluster at -1 out of order by an ulp.
+        let w = [
+            -1.0000000000000009,
+            -1.0000000000000007,
+            -1.0000000000000009,
+            0.5,
+            0.5,
+        ];
+        let order = ascending_order(&w).unwrap();
+        assert_eq!(order, [0, 2, 1, 3, 4]);
+        let sorted: Vec<f64> = order.iter().map(|&i| w[i]).collect();
+        assert!(sorted.windows(2).all(|p| p[0] <= p[1]));
+    }
+
+    #[test]
+    fn equal_values_keep_their_order() {
+        assert_eq!(
+            ascending_order(&[2.0, 1.0, 2.0, 1.0]).unwrap(),
+            [1, 3, 0, 2]
+        );
     }
 }

@@ -10,14 +10,23 @@
 //! column-major is Aᵀ (n×m) = U'·S·V'ᵀ, so `A = V'·S·U'ᵀ`: U = V' and Vt = U'ᵀ, and a
 //! column-major U' (n×k) is already Vt row-major ([`svd`] has the details).
 //!
-//! **Checks, one read.** A copy of A is factored, so A itself is left to be checked:
-//! its row sums, of the lower triangle for `eigh` (TRMV with the buffer's upper
-//! triangle, which reads nothing else) or of all of A for the SVD (GEMV), are formed
-//! into a status buffer whose one more slot receives cuSOLVER's `info`. All is queued,
-//! then the status buffer is read back in one copy: the one synchronisation. A
-//! non-finite sum names the row, which is read back to name the entry
-//! ([`CublasBackend::refuse_nonfinite_row`]); `info > 0` is
-//! [`Error::NoConvergence`].
+//! **Checks, two reads.** The row sums of A, of the lower triangle for `eigh` (TRMV
+//! with the buffer's upper triangle, which reads nothing else) or of all of A for the
+//! SVD (GEMV), are formed into a status buffer and read back before cuSOLVER runs: its
+//! routines are not defined on NaN, and a kernel that faults leaves the context
+//! unusable for every backend that shares it. A non-finite sum names the row, which is
+//! read back to name the entry ([`CublasBackend::refuse_nonfinite_row`]). A copy of A
+//! is factored; cuSOLVER's `info` goes into a last slot, read back after it: `info >
+//! 0` is [`Error::NoConvergence`]. For `eigh` that slot follows w, so that w comes back
+//! in the same copy.
+//!
+//! **`eigh` beyond `syevd`.** cuSOLVER's `syevd`, measured on an H200 with CUDA 13,
+//! returned eigenvalues out of order within clusters of (nearly) equal ones, in f32 and
+//! f64, and lost orthogonality in f32 on a graded matrix whose entries reach the
+//! subnormal range (the same matrix in f64 passes). So w is read back with `info` and,
+//! where it is not ascending, sorted on the host (stably), V's columns gathered into
+//! the same order; and f32 input is factored in f64, the results rounded to f32 once
+//! ([`eigh`] has the details).
 
 mod eigh;
 mod svd;
@@ -37,7 +46,8 @@ pub const VARIANTS: &[Variant] = &[
     Variant::new(
         "syevd_gesvdj",
         "eigh: cusolverDnXsyevd (64-bit API, divide and conquer) with uplo = LOWER on a \
-         transposed copy (GEAM), as torch.linalg.eigh calls it; svd: SGESVDJ/DGESVDJ \
+         transposed copy (GEAM), as torch.linalg.eigh calls it, in f64 for f32 input \
+         too, w sorted where syevd leaves it out of order (see the note); svd: SGESVDJ/DGESVDJ \
          (one-sided Jacobi, econ = 1, tolerance ε, 100 sweeps) on a plain copy, as \
          torch.linalg.svd's default CUDA driver, falling back to cusolverDnXgesvd where \
          Jacobi does not converge (as PyTorch does); U by one GEAM, Vt written in place",
@@ -51,17 +61,30 @@ pub const VARIANTS: &[Variant] = &[
     Variant::new(
         "syevd_upper_gesvdj",
         "eigh: cusolverDnXsyevd with uplo = UPPER on a plain copy (the buffer's \
-         column-major upper triangle is A's row-major lower one: no input transpose); \
-         svd as syevd_gesvdj",
+         column-major upper triangle is A's row-major lower one: no input transpose; \
+         for f32 the f64 copy is that copy), w sorted as syevd_gesvdj's; svd as \
+         syevd_gesvdj",
     ),
 ];
 
 /// What every variant shares.
-pub const NOTE: &str = "one synchronisation per call: the row sums of what A's check reads \
-    (its lower triangle for eigh, by TRMV; all of it for svd, by GEMV) and cuSOLVER's info \
-    are read back in one copy; a non-finite sum names the row, read back to name the entry. \
-    Values only: jobz = NOVECTOR / jobu = jobvt = 'N', and nothing transposed back. \
-    gesvdj has 32-bit dimensions (m, n below 2³¹).";
+pub const NOTE: &str = "two synchronisations per call: the row sums of what A's check reads \
+    (its lower triangle for eigh, by TRMV; all of it for svd, by GEMV) are read back before \
+    cuSOLVER runs (a non-finite sum names the row, read back to name the entry), and \
+    cuSOLVER's info after it (for eigh with w, in the same copy). Values only: jobz = \
+    NOVECTOR / jobu = jobvt = 'N', and nothing transposed back. eigh: f32 input is factored \
+    in f64 (widened on the device, the results rounded to f32 once), since cuSOLVER's f32 \
+    syevd lost orthogonality on a graded matrix whose entries reach the subnormal range \
+    (H200, CUDA 13); and where syevd's w is not ascending (it returned values out of order \
+    within clusters of nearly equal eigenvalues, in f32 and f64) it is sorted on the host, \
+    stably, and V's columns gathered into that order on the device. gesvdj has 32-bit \
+    dimensions (m, n below 2³¹).";
+
+/// An op's name, in errors.
+type Op = &'static str;
+
+/// A new device matrix.
+type Fresh<T> = Result<DeviceMatrix<T>>;
 
 /// How `eigh` hands A to `syevd`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,23 +105,17 @@ enum Svd {
 }
 
 fn parse(variant: &str) -> Result<(Eigh, Svd)> {
-    Ok(match variant {
-        "syevd_gesvdj" => (Eigh::Lower, Svd::Jacobi),
-        "syevd_gesvd" => (Eigh::Lower, Svd::Qr),
-        "syevd_upper_gesvdj" => (Eigh::Upper, Svd::Jacobi),
-        _ => {
-            return Err(Error::unknown_variant(
-                BACKEND,
-                Family::Spectra,
-                variant,
-                &Variant::names(VARIANTS),
-            ))
-        }
-    })
+    let table = [
+        ("syevd_gesvdj", (Eigh::Lower, Svd::Jacobi)),
+        ("syevd_gesvd", (Eigh::Lower, Svd::Qr)),
+        ("syevd_upper_gesvdj", (Eigh::Upper, Svd::Jacobi)),
+    ];
+    crate::error::pick((Family::Spectra, variant), VARIANTS, &table)
 }
 
-/// The status buffer: `len` row sums of A, then one slot that cuSOLVER writes its
-/// `info` into (an `int` fits in the first four bytes of an f32 or f64).
+/// The status buffer: `len` row sums of A, then one slot that the SVD's cuSOLVER
+/// routine writes its `info` into (an `int` fits in the first four bytes of an f32 or
+/// f64; `eigh` puts its `info` after w instead).
 struct Status<T> {
     buf: CudaSlice<T>,
     len: usize,
@@ -198,7 +215,7 @@ impl CublasBackend {
         crate::error::cublas(status, "eigh: the lower triangle's row sums (trmv)")
     }
 
-    /// Reads the status buffer back, the one synchronisation, and refuses NaN or ±Inf
+    /// Reads the status buffer back (one synchronisation) and refuses NaN or ±Inf
     /// in `a` (what `part` covers); returns cuSOLVER's `info`.
     fn read_status<T: BlasElement>(
         &self,
@@ -215,25 +232,18 @@ impl CublasBackend {
         Ok(info_of(&info[0]))
     }
 
-    /// A new matrix holding `a`'s transpose (GEAM).
-    fn transposed<T: BlasElement>(
-        &self,
-        op: &'static str,
-        a: &DeviceMatrix<T>,
-    ) -> Result<DeviceMatrix<T>> {
-        let mut t = self.gpu.alloc_matrix::<T>(op, a.cols, a.rows)?;
-        self.geam_transpose(a, &mut t)?;
-        Ok(t)
-    }
-
-    /// A new matrix holding a copy of `a`.
-    fn copied<T: BlasElement>(
-        &self,
-        op: &'static str,
-        a: &DeviceMatrix<T>,
-    ) -> Result<DeviceMatrix<T>> {
-        let mut t = self.gpu.alloc_matrix::<T>(op, a.rows, a.cols)?;
-        self.gpu.copy_matrix(a, &mut t)?;
+    /// A new matrix holding `a`, or its transpose (GEAM) when `transpose`.
+    fn fresh<T: BlasElement>(&self, op: Op, a: &DeviceMatrix<T>, transpose: bool) -> Fresh<T> {
+        let (r, c) = if transpose {
+            (a.cols, a.rows)
+        } else {
+            (a.rows, a.cols)
+        };
+        let mut t = self.gpu.alloc_matrix::<T>(op, r, c)?;
+        match transpose {
+            true => self.geam_transpose(a, &mut t)?,
+            false => self.gpu.copy_matrix(a, &mut t)?,
+        }
         Ok(t)
     }
 }

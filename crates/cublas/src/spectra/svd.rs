@@ -72,6 +72,8 @@ impl CublasBackend {
         let (_, how) = self.spectra_how()?;
         let da = self.gpu.dm(self.here(), OP, "A", a)?;
         let mut status = self.status(OP, da, Part::Full)?;
+        // A is checked before cuSOLVER sees it: its routines are not defined on NaN.
+        self.read_status(OP, da, &status, Part::Full)?;
         if how == Svd::Jacobi {
             let (parts, keep) = self.gesvdj(da, vectors, &mut status)?;
             let info = self.read_status(OP, da, &status, Part::Full)?;
@@ -108,16 +110,14 @@ impl CublasBackend {
         let gpu = &self.gpu;
         let (m, n) = a.dim();
         let k = m.min(n);
-        let mut work = self.copied(OP, a)?;
+        let mut work = self.fresh(OP, a, false)?;
         let mut s = gpu.alloc_matrix::<T>(OP, k, 1)?;
-        // U' column-major n×k is Vt; V' column-major m×k is Uᵀ row-major.
-        let (mut left, mut right) = match vectors {
-            true => (
-                Some(gpu.alloc_matrix::<T>(OP, k, n)?),
-                Some(gpu.alloc_matrix::<T>(OP, k, m)?),
-            ),
-            false => (None, None),
-        };
+        // U' column-major n×k is Vt; V' column-major m×k is Uᵀ row-major. Both are
+        // given to gesvdj even for the values alone, which it does not write.
+        let (mut left, mut right) = (
+            Some(gpu.alloc_matrix::<T>(OP, k, n)?),
+            Some(gpu.alloc_matrix::<T>(OP, k, m)?),
+        );
         let (rows, cols) = (dim_i32(OP, n)?, dim_i32(OP, m)?);
         let (lda, ldv) = (rows.max(1), cols.max(1));
         let pa = ptr_mut(gpu, &mut work.data);
@@ -129,8 +129,7 @@ impl CublasBackend {
         let params = GesvdjParams::new()?;
         let mut lwork = 0;
         // SAFETY: work holds n×m elements column-major (lda n), s k, U' n×k (ldu n) and
-        // V' m×k (ldv m) when formed, else null and not referenced (NOVECTOR); a valid
-        // out-pointer.
+        // V' m×k (ldv m); a valid out-pointer.
         error::cusolver(
             unsafe {
                 T::gesvdj_buffer_size(
@@ -139,7 +138,7 @@ impl CublasBackend {
             },
             "svd: workspace size (gesvdj_bufferSize)",
         )?;
-        let mut w = gpu.alloc::<T>(OP, usize::try_from(lwork).unwrap_or(0).max(1))?;
+        let mut w = self.lwork::<T>(OP, lwork)?;
         let pw = ptr_mut(gpu, &mut w);
         // SAFETY: as above; w holds at least lwork elements; pi points to the status
         // buffer's info slot.
@@ -167,8 +166,8 @@ impl CublasBackend {
             "svd (gesvdj)",
         )?;
         drop(h);
-        let uv = match (left, right) {
-            (Some(vt), Some(ut)) => Some((self.transposed(OP, &ut)?, vt)),
+        let uv = match (left, right, vectors) {
+            (Some(vt), Some(ut), true) => Some((self.fresh(OP, &ut, true)?, vt)),
             _ => None,
         };
         Ok((Parts { s, uv }, (w, params)))
@@ -189,8 +188,8 @@ impl CublasBackend {
         let tall = m > n;
         // What gesvd factors, column-major rows×cols, rows ≥ cols = k.
         let (mut work, (rows, cols)) = match tall {
-            true => (self.transposed(OP, a)?, (m, n)),
-            false => (self.copied(OP, a)?, (n, m)),
+            true => (self.fresh(OP, a, true)?, (m, n)),
+            false => (self.fresh(OP, a, false)?, (n, m)),
         };
         let k = cols;
         let mut s = gpu.alloc_matrix::<T>(OP, k, 1)?;
@@ -226,8 +225,7 @@ impl CublasBackend {
         };
         error::cusolver(st, "svd: workspace size (Xgesvd_bufferSize)")?;
         let mut ws = self.workspace(OP, db, hb)?;
-        let pd = ptr_mut(gpu, &mut ws.dev).cast();
-        let (hw, hb) = (ws.host.as_mut_ptr().cast(), ws.host_bytes);
+        let ((pd, hw), hb) = (ws.raw(gpu), ws.host_bytes);
         // SAFETY: as above; the workspaces hold the bytes the query asked for; pi points
         // to the status buffer's info slot.
         let st = unsafe {
@@ -240,7 +238,9 @@ impl CublasBackend {
         drop(h);
         let uv = match (left, right, tall) {
             (Some(l), Some(r), false) => Some((r, l)),
-            (Some(l), Some(r), true) => Some((self.transposed(OP, &l)?, self.transposed(OP, &r)?)),
+            (Some(l), Some(r), true) => {
+                Some((self.fresh(OP, &l, true)?, self.fresh(OP, &r, true)?))
+            }
             _ => None,
         };
         Ok((Parts { s, uv }, ws))

@@ -44,9 +44,10 @@ macro_rules! both_dtypes_test {
         #[test]
         #[ignore = "needs a CUDA device"]
         fn $name() {
-            let b = $crate::common::backend();
-            $check::<f32>(&b);
-            $check::<f64>(&b);
+            // `&mut b` coerces to `&b` for the checks that only read it.
+            let mut b = $crate::common::backend();
+            $check::<f32>(&mut b);
+            $check::<f64>(&mut b);
         }
     };
 }
