@@ -17,6 +17,19 @@ use ndgpu_cuda_runtime::CudaElement;
 
 common::conformance_test!(conformance_spectra_every_variant, Family::Spectra);
 
+/// A GPU test named `$name` that runs `$f` in f32, then in f64.
+macro_rules! in_both_types {
+    ($(#[$doc:meta])* $name:ident, $f:ident) => {
+        $(#[$doc])*
+        #[test]
+        #[ignore = "needs a CUDA device"]
+        fn $name() {
+            $f::<f32>();
+            $f::<f64>();
+        }
+    };
+}
+
 /// An m×n matrix with entries in [−1, 1) and column j scaled by 10^(−5j/(n−1)): column
 /// scales from 1 to 1e-5.
 fn graded<T: Element>(rng: &mut SplitMix64, m: usize, n: usize) -> Array2<T> {
@@ -68,13 +81,11 @@ fn tall_graded<T: CudaElement>() {
     check_svd(&b, &a, "block_jacobi, graded");
 }
 
-/// block_jacobi on a 100000×32 matrix with column scales from 1 to 1e-5, in both types.
-#[test]
-#[ignore = "needs a CUDA device"]
-fn block_jacobi_on_a_tall_graded_matrix() {
-    tall_graded::<f32>();
-    tall_graded::<f64>();
-}
+in_both_types!(
+    /// block_jacobi on a 100000×32 matrix with column scales from 1 to 1e-5, in both types.
+    block_jacobi_on_a_tall_graded_matrix,
+    tall_graded
+);
 
 fn rank_deficient<T: CudaElement>() {
     let mut a = random::<T>(&mut SplitMix64::new(22), 20_000, 16);
@@ -88,13 +99,11 @@ fn rank_deficient<T: CudaElement>() {
     }
 }
 
-/// A rank-deficient tall matrix: block_jacobi hands the call to hybrid, which is right.
-#[test]
-#[ignore = "needs a CUDA device"]
-fn a_rank_deficient_tall_matrix_is_still_right() {
-    rank_deficient::<f32>();
-    rank_deficient::<f64>();
-}
+in_both_types!(
+    /// A rank-deficient tall matrix: block_jacobi hands the call to hybrid, which is right.
+    a_rank_deficient_tall_matrix_is_still_right,
+    rank_deficient
+);
 
 fn wide<T: CudaElement>() {
     let a = graded::<T>(&mut SplitMix64::new(23), 5000, 24);
@@ -104,13 +113,11 @@ fn wide<T: CudaElement>() {
     }
 }
 
-/// A wide 24×5000 matrix (block_jacobi works on Aᵀ and swaps U and V).
-#[test]
-#[ignore = "needs a CUDA device"]
-fn a_wide_matrix_on_every_variant() {
-    wide::<f32>();
-    wide::<f64>();
-}
+in_both_types!(
+    /// A wide 24×5000 matrix (block_jacobi works on Aᵀ and swaps U and V).
+    a_wide_matrix_on_every_variant,
+    wide
+);
 
 fn nan<T: CudaElement>() {
     let mut a = random::<T>(&mut SplitMix64::new(24), 3000, 8);
@@ -133,11 +140,9 @@ fn nan<T: CudaElement>() {
     }
 }
 
-/// NaN or ±Inf is NonFinite naming the entry, on every variant (block_jacobi finds it
-/// in G and lets hybrid name it).
-#[test]
-#[ignore = "needs a CUDA device"]
-fn nan_or_inf_is_non_finite_naming_the_entry() {
-    nan::<f32>();
-    nan::<f64>();
-}
+in_both_types!(
+    /// NaN or ±Inf is NonFinite naming the entry, on every variant (block_jacobi finds it
+    /// in G and lets hybrid name it).
+    nan_or_inf_is_non_finite_naming_the_entry,
+    nan
+);

@@ -1,6 +1,6 @@
 //! The spectra (`eigh`, `svd`) and PCA.
 
-use ndarray::{Array1, Array2, ArrayView2};
+use ndarray::Array1;
 use ndgpu::{Matrix, Ops, Pca, PcaFit, PcaSolver};
 use numpy::{PyArray1, PyArray2};
 use pyo3::prelude::*;
@@ -59,57 +59,77 @@ impl What {
 /// The values, and the matrices asked for (V, or U and Vt).
 type Parts<T> = (Values<T>, Vec<Out<T>>);
 
-fn host_parts<T: Elem>(
-    b: &dyn Ops<T>,
-    a: ArrayView2<'_, T>,
-    what: What,
-) -> ndgpu::Result<Parts<T>> {
-    Ok(match what {
-        What::Eigh { vectors: true } => {
-            let (w, v) = b.eigh(a)?;
-            (Values::Host(w), vec![Out::Host(v)])
+/// The parts where the operand is: a host operand is uploaded, computed on, and its
+/// parts downloaded, except for the complete SVD, which the core forms on the host.
+fn parts<T: Elem>(b: &dyn Ops<T>, x: In<'_, T, 1>, what: What) -> ndgpu::Result<Parts<T>> {
+    let (host, a) = match x {
+        In::Host([a]) => (true, Err(a)),
+        In::Dev([a]) => (false, Ok(a)),
+    };
+    if let What::Svd { full: Some(true) } = what {
+        let (u, s, vt) = match a {
+            Err(a) => b.svd(a, true)?,
+            Ok(a) => b.svd(b.download(a)?.view(), true)?,
+        };
+        let parts = (Values::Host(s), vec![Out::Host(u), Out::Host(vt)]);
+        return if host {
+            Ok(parts)
+        } else {
+            moved(b, parts, false)
+        };
+    }
+    let uploaded;
+    let a = match a {
+        Err(a) => {
+            uploaded = b.upload(a)?;
+            &uploaded
         }
-        What::Eigh { vectors: false } => (Values::Host(b.eigvalsh(a)?), vec![]),
-        What::Svd { full: Some(full) } => {
-            let (u, s, vt) = b.svd(a, full)?;
-            (Values::Host(s), vec![Out::Host(u), Out::Host(vt)])
-        }
-        What::Svd { full: None } => (Values::Host(b.svdvals(a)?), vec![]),
-    })
-}
-
-fn dev_parts<T: Elem>(b: &dyn Ops<T>, a: &Matrix<T>, what: What) -> ndgpu::Result<Parts<T>> {
-    Ok(match what {
+        Ok(a) => a,
+    };
+    let parts = match what {
         What::Eigh { vectors: true } => {
             let (w, v) = b.eigh_dev(a)?;
             (Values::Dev(w), vec![Out::Dev(v)])
         }
         What::Eigh { vectors: false } => (Values::Dev(b.eigvalsh_dev(a)?), vec![]),
-        What::Svd { full: Some(false) } => {
+        What::Svd { full: None } => (Values::Dev(b.svdvals_dev(a)?), vec![]),
+        What::Svd { .. } => {
             let (u, s, vt) = b.svd_dev(a)?;
             (Values::Dev(s), vec![Out::Dev(u), Out::Dev(vt)])
         }
-        // The complete factors are formed on the host (as the core does).
-        What::Svd { full: Some(true) } => {
-            let (u, s, vt) = b.svd(b.download(a)?.view(), true)?;
-            let s = b.upload(s.view().insert_axis(ndarray::Axis(1)))?;
-            let up = |m: Array2<T>| b.upload(m.view()).map(Out::Dev);
-            (Values::Dev(s), vec![up(u)?, up(vt)?])
-        }
-        What::Svd { full: None } => (Values::Dev(b.svdvals_dev(a)?), vec![]),
-    })
+    };
+    if host {
+        moved(b, parts, true)
+    } else {
+        Ok(parts)
+    }
 }
 
-fn spectra_t<T: Elem>(
-    py: Python<'_>,
-    b: &Py<Backend>,
-    v: Vec<Typed<'_, T>>,
-    what: What,
-) -> PyResult<PyObject> {
-    let (values, mut mats) = operate(py, b, v, |b, x| match x {
-        In::Host([a]) => host_parts(b, a, what),
-        In::Dev([a]) => dev_parts(b, a, what),
-    })?;
+/// `p` downloaded (`to_host`) or uploaded.
+fn moved<T: Elem>(b: &dyn Ops<T>, (v, mats): Parts<T>, to_host: bool) -> ndgpu::Result<Parts<T>> {
+    let v = match (v, to_host) {
+        (Values::Dev(m), true) => Values::Host(b.download(&m)?.column(0).to_owned()),
+        (Values::Host(h), false) => Values::Dev(b.upload(h.view().insert_axis(ndarray::Axis(1)))?),
+        (v, _) => v,
+    };
+    let mats = mats
+        .into_iter()
+        .map(|m| match (m, to_host) {
+            (Out::Dev(m), true) => b.download(&m).map(Out::Host),
+            (Out::Host(h), false) => b.upload(h.view()).map(Out::Dev),
+            (m, _) => Ok(m),
+        })
+        .collect::<ndgpu::Result<_>>()?;
+    Ok((v, mats))
+}
+
+type Args<'a, T> = Vec<Typed<'a, T>>;
+
+/// What a function gives Python.
+type Obj = PyResult<PyObject>;
+
+fn spectra_t<T: Elem>(py: Python, b: &Py<Backend>, v: Args<T>, w: What) -> PyResult<PyObject> {
+    let (values, mut mats) = operate(py, b, v, |b, x| parts(b, x, w))?;
     let values = values.into_py(py, b)?;
     if mats.is_empty() {
         return Ok(values);
@@ -135,12 +155,7 @@ fn spectra(py: Python<'_>, backend: Py<Backend>, a: Operand<'_>, what: &str) -> 
     dispatch!(spectra_t(py, &backend, [a], what))
 }
 
-fn pca_fit_t<T: Elem>(
-    py: Python<'_>,
-    b: &Py<Backend>,
-    v: Vec<Typed<'_, T>>,
-    config: Pca,
-) -> PyResult<PyObject> {
+fn pca_fit_t<T: Elem>(py: Python, b: &Py<Backend>, v: Args<T>, config: Pca) -> PyResult<PyObject> {
     let f: PcaFit<T> = operate(py, b, v, |b, x| match x {
         In::Host([x]) => config.fit(b, x),
         In::Dev([x]) => config.fit_dev(b, x),
@@ -176,11 +191,7 @@ fn pca_fit(
     dispatch!(pca_fit_t(py, &backend, [x], Pca { n_components }))
 }
 
-fn pca_transform_t<T: Elem>(
-    py: Python<'_>,
-    b: &Py<Backend>,
-    v: Vec<Typed<'_, T>>,
-) -> PyResult<PyObject> {
+fn pca_transform_t<T: Elem>(py: Python, b: &Py<Backend>, v: Args<T>) -> PyResult<PyObject> {
     operate(py, b, v, |b, x| {
         let [x, mean, components] = match x {
             In::Host(x) => x.map(|m| m.to_owned()),
@@ -203,12 +214,6 @@ fn pca_transform_t<T: Elem>(
 
 /// `(x − mean)·componentsᵀ` (`mean` 1×d, `components` k×d), a host array.
 #[pyfunction]
-fn pca_transform(
-    py: Python<'_>,
-    backend: Py<Backend>,
-    x: Operand<'_>,
-    mean: Operand<'_>,
-    components: Operand<'_>,
-) -> PyResult<PyObject> {
-    dispatch!(pca_transform_t(py, &backend, [x, mean, components]))
+fn pca_transform(py: Python, b: Py<Backend>, x: Operand, mean: Operand, c: Operand) -> Obj {
+    dispatch!(pca_transform_t(py, &b, [x, mean, c]))
 }

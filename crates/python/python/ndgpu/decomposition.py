@@ -76,11 +76,8 @@ class PCA(TransformerMixin, BaseEstimator):
         svd_solver: str = "auto",
         backend: Union[str, Backend, None] = None,
     ) -> None:
-        self.n_components = n_components
-        self.copy = copy
-        self.whiten = whiten
-        self.svd_solver = svd_solver
-        self.backend = backend
+        self.n_components, self.copy, self.whiten = n_components, copy, whiten
+        self.svd_solver, self.backend = svd_solver, backend
 
     def _check_params(self, n: int, d: int) -> Union[int, None]:
         k = self.n_components
@@ -109,16 +106,13 @@ class PCA(TransformerMixin, BaseEstimator):
         -------
         self : PCA
         """
-        b = resolve(self.backend)
-        if isinstance(X, Array):
-            n, d = X.shape
+        resident = isinstance(X, Array)
+        kw = dict(accept_sparse=False, dtype=[np.float64, np.float32], ensure_min_samples=2)
+        X = X if resident else _validate_data(self, X, **kw)
+        n, d = X.shape
+        if resident:
             self.n_features_in_ = d
-        else:
-            X = _validate_data(
-                self, X, accept_sparse=False, dtype=[np.float64, np.float32], ensure_min_samples=2
-            )
-            n, d = X.shape
-        fit = _ndgpu.pca_fit(b, X, self._check_params(n, d))
+        fit = _ndgpu.pca_fit(resolve(self.backend), X, self._check_params(n, d))
         self.components_ = fit["components"]
         self.explained_variance_ = fit["explained_variance"]
         self.explained_variance_ratio_ = fit["explained_variance_ratio"]
