@@ -345,12 +345,13 @@ fn op_note(op: Op) -> Option<&'static str> {
         }
         Op::Pca => {
             "A fit of m×d data (uniform, column j scaled by 1/√(j + 1) and shifted) to \
-             min(m, d, 8) components with `Pca::fit`, from the host array: PCA has no resident \
-             form, so its rows include the centring on the host and the transfers, and \
-             there are no `+transfers` rows. PyTorch's rows are `torch.pca_lowrank(q=8)` \
-             (randomized: an approximation, not the exact fit) and the exact \
-             `torch.linalg.svd` of the centred X; NumPy's the `numpy.linalg.svd` of the \
-             centred X and scikit-learn's `PCA(svd_solver='full')`."
+             min(m, d, 8) components; each run fits the resident X (`Pca::fit_dev`: the \
+             centring, the gram and eigh or the SVD where X lives, the small results \
+             downloaded). `+transfers` rows call `Pca::fit` on the host array. PyTorch's rows \
+             are `torch.pca_lowrank(q=8)` (randomized: an approximation, not the exact fit) \
+             and the exact `torch.linalg.svd` of the centred X; NumPy's the \
+             `numpy.linalg.svd` of the centred X and scikit-learn's `PCA` with its default \
+             solver."
         }
         Op::KMeans => {
             "Rows run one Lloyd iteration (assignment and centroid update) on resident \
