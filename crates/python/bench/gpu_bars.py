@@ -90,7 +90,7 @@ def main() -> None:
     except ImportError as e:
         rows.append((f"  scikit-learn: {e}", float("nan"), None))
 
-    print(f"backend {name}: {b.description if hasattr(b, 'description') else ''}")
+    print(f"backend {name}: {b.description()}")
     for what, ms, ratio in rows:
         extra = f"   ({ratio:.1f}× ours)" if ratio else ""
         print(f"{what:<66} {ms:10.3f} ms{extra}")
