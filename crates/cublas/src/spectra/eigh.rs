@@ -13,19 +13,16 @@
 //! f32 only:         w and V rounded to f32 (triangle_narrow)
 //! ```
 //!
-//! Both read A's lower triangle alone, as the contract. Two measurements on an H200
-//! with CUDA 13 set the extra steps. `syevd`'s w is not always ascending: within a
-//! cluster of (nearly) equal eigenvalues, in f32 and f64, it returned values out of
-//! order by an ulp or two (…, −1.0000000000000009, −1.0000000000000007,
-//! −1.0000000000000009, … on a 257×257 matrix of eigenvalues ±1, 0.5 and 2, repeated),
-//! while the contract asks for w ascending with V's column j belonging to w[j]; so w is
-//! read back with `info`, at the same wait, and sorted where it is out of order, V's
-//! columns with it (an already ascending w costs nothing more). And the f32 `syevd`
-//! loses orthogonality where A's entries reach the subnormal range: on a 33×33 graded
-//! matrix (entries d(i)·d(j)·r, d(i) = 0.25^i, down to 2⁻¹²⁸) ‖VᵀV − I‖₁/(n·ε) was
-//! 1.39e3 against a bound of 30, while the same matrix in f64 passes; so f32 input is
-//! factored in f64 and rounded to f32 once. With values alone (jobz = NOVECTOR) no
-//! rows are gathered and the final GEAM is skipped.
+//! Both read A's lower triangle alone, as the contract. Two behaviours of `syevd`
+//! (docs/kernels.md, "The `cublas` spectra", has the measurements) set the extra
+//! steps. Its w is not always ascending within a cluster of (nearly) equal eigenvalues,
+//! in f32 and f64, while the contract asks for w ascending with V's column j belonging
+//! to w[j]; so w is read back with `info`, at the same wait, and sorted where it is out
+//! of order, V's columns with it (an already ascending w costs nothing more). And the
+//! f32 `syevd` loses orthogonality where A's entries reach the subnormal range, while
+//! the same matrix in f64 passes; so f32 input is factored in f64 and rounded to f32
+//! once. With values alone (jobz = NOVECTOR) no rows are gathered and the final GEAM is
+//! skipped.
 
 use cudarc::cusolver::sys::{
     cublasFillMode_t, cusolverDnXsyevd, cusolverDnXsyevd_bufferSize, cusolverEigMode_t,
