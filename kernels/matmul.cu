@@ -565,6 +565,18 @@ GEMM_STRIDED(tn, true, f32, float, __launch_bounds__(256, 2))
 GEMM_STRIDED(nn, false, f64, double, __launch_bounds__(256))
 GEMM_STRIDED(tn, true, f64, double, __launch_bounds__(256))
 
+// tensor_core's f64 kernel (DMMA, mma.cuh) on blocks of larger matrices: C = alpha·A·B +
+// beta·C with leading dimensions, A and B untransposed, on the grouped grid of 128×64
+// tiles of C (the f64 solves' and LU's large updates).
+extern "C" __global__ void __launch_bounds__(128, 2)
+    gemm_strided_tc_nn_f64(int M, int N, int K, double alpha, const double* __restrict__ A,
+                           int lda, const double* __restrict__ B, int ldb, double beta,
+                           double* __restrict__ C, int ldc) {
+    int tm, tn;
+    grouped_tile((M + 127) / 128, (N + Tc<double>::BN - 1) / Tc<double>::BN, tm, tn);
+    gemm_tc<double, 1>(M, N, K, alpha, A, B, beta, C, tm, tn, lda, ldb, ldc);
+}
+
 extern "C" __global__ void __launch_bounds__(256) gemm_scale_f32(int M, int N, float beta,
                                                                  float* C) {
     gemm_scale<float>(M, N, beta, C);

@@ -3,7 +3,7 @@
 //!
 //! | variant | what it launches |
 //! |---|---|
-//! | `recursive` (default) | the Cholesky solve's recursive blocked solve: halves of the rows, the off-diagonal block by the GEMM ladder's fastest rung, leaves of 256 rows as products with the inverses of 64×64 diagonal blocks; a triangle other than a non-unit lower one is first copied as a lower-stored one (`tri_prepare`: the upper triangle transposed, ones on a unit diagonal) |
+//! | `recursive` (default) | the Cholesky solve's recursive blocked solve: halves of the rows, the off-diagonal block by the GEMM ladder's fastest rung (f64: the FP64 tensor cores where the shape suits them), leaves of 256 rows (f64 on DMMA: 64) as products with the inverses of 64×64 diagonal blocks; a triangle other than a non-unit lower one is first copied as a lower-stored one (`tri_prepare`: the upper triangle transposed, ones on a unit diagonal) |
 //! | `naive` | one thread per column of B, substitution row by row (`trsm_naive`) |
 
 use cudarc::driver::PushKernelArg;
@@ -23,8 +23,9 @@ pub const VARIANTS: &[Row] = &[
     Row::new(
         "recursive",
         "recursive blocked solve (the Cholesky solve's): the off-diagonal blocks by the GEMM \
-         ladder, 256-row leaves as products with inverted 64x64 diagonal blocks; other \
-         triangles than a non-unit lower one copied as one first",
+         ladder (f64 on DMMA where the shape suits it), 256-row leaves (f64 on DMMA: 64) \
+         as products with inverted 64x64 diagonal blocks; other triangles than a \
+         non-unit lower one copied as one first",
     ),
     Row::new(
         "naive",
@@ -71,7 +72,7 @@ pub(crate) fn trsm<T: CudaElement>(
     }
     let back = !tri.forward();
     if tri.uplo == Uplo::Lower && !tri.unit {
-        return lower_solve(gpu, a, b, back);
+        return lower_solve(gpu, a, None, b, back);
     }
     let mut l = gpu.alloc_matrix::<T>("solve_triangular", a.rows, a.rows)?;
     let name = kernel!("tri_prepare").of::<T>();
@@ -81,7 +82,9 @@ pub(crate) fn trsm<T: CudaElement>(
     // SAFETY: (const T* src, int n, T* dst, int upper, int unit): both n×n; the
     // grid-stride loop stays below n².
     unsafe { go(lb, name, linear(blocks(a.len(), 256).min(4096), 256))? };
-    lower_solve(gpu, &l, b, back)
+    // An upper A holds the copy's transpose: the backward updates read it as it is.
+    let upper = (tri.uplo == Uplo::Upper).then_some(a);
+    lower_solve(gpu, &l, upper, b, back)
 }
 
 impl CudaBackend {

@@ -96,6 +96,7 @@ pub const DEFAULT_KERNELS: &[&str] = &[
     "cholesky_solve_leaf_bwd_f64",
     "gemm_strided_nn_f64",
     "gemm_strided_tn_f64",
+    "gemm_strided_tc_nn_f64",
 ];
 
 /// Determinism and scope.

@@ -146,8 +146,10 @@ pub(crate) struct Strided<V> {
 }
 
 /// Row-major `C (m×n) ← alpha·op(A)·B (k×n) + beta·C` on blocks of larger matrices, with
-/// the ladder's fastest rung (its tiles and pipeline, with leading dimensions): op(A) is
-/// A (m×k) or, with `trans_a`, Aᵀ for an A held k×m. With `beta = 0`, C is not read.
+/// leading dimensions: f64 with A untransposed on the FP64 tensor cores where the
+/// `split_k` rule picks them ([`strided_dmma`]), otherwise the double_buffered rung's tiles
+/// and pipeline. op(A) is A (m×k) or, with `trans_a`, Aᵀ for an A held k×m. With
+/// `beta = 0`, C is not read.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] when a view is shorter than its block, a leading dimension
@@ -183,9 +185,25 @@ pub(crate) fn gemm_strided<T: CudaElement>(
     }
     let [mi, ni, ki] = [m, n, k].map(|d| d as i32);
     let [lda, ldb, ldc] = [a.ld, b.ld, c.ld].map(|d| d as i32);
-    let cfg = tile_grid(DOUBLE_BUFFERED, m, n)?;
     let form = if trans_a { "tn" } else { "nn" };
-    let name = format!("gemm_strided_{form}_{}", T::SUFFIX);
+    let (name, cfg) = if strided_dmma::<T>(gpu, trans_a, (m, n, k))? {
+        let name = "gemm_strided_tc_nn_f64".to_string();
+        let f = gpu.function(KernelFile::MATMUL, &name)?;
+        let tc = tc_shape::<T>();
+        let cfg = LaunchConfig {
+            grid_dim: (
+                grid_1d("gemm", m.div_ceil(tc.tile.0) * n.div_ceil(tc.tile.1))?,
+                1,
+                1,
+            ),
+            block_dim: (tc.threads, 1, 1),
+            shared_mem_bytes: tc_shared_memory::<T>(gpu, &name, &f)?,
+        };
+        (name, cfg)
+    } else {
+        let name = format!("gemm_strided_{form}_{}", T::SUFFIX);
+        (name, tile_grid(DOUBLE_BUFFERED, m, n)?)
+    };
     let f = gpu.function(KernelFile::MATMUL, &name)?;
     let mut l = gpu.stream().launch_builder(&f);
     push_args!(l; &mi, &ni, &ki, &alpha, a.view, &lda, b.view, &ldb, &beta, c.view, &ldc);
@@ -194,8 +212,21 @@ pub(crate) fn gemm_strided<T: CudaElement>(
     // row start + row length, checked above), the kernel reads and writes only inside the
     // blocks (every access bounds-checked against M, N, K, vectors only where the extent
     // and the leading dimension are whole vectors); the grid has one block per 128×128
-    // tile of C, as for the double_buffered rung whose tiles it shares.
+    // tile of C, as for the double_buffered rung whose tiles it shares;
+    // gemm_strided_tc_nn_f64 has the same parameters and checks, one block of 128 threads
+    // per 128×64 tile of C and the dynamic shared memory of tensor_core's stages.
     launched(&name, unsafe { l.launch(cfg) })
+}
+
+/// Whether [`gemm_strided`] runs on the FP64 tensor cores: f64, A untransposed, a device
+/// with DMMA, and a shape where the `split_k` rule picks DMMA (enough tiles of C, or a
+/// short K).
+pub(crate) fn strided_dmma<T: CudaElement>(
+    gpu: &Gpu,
+    trans_a: bool,
+    mnk: (usize, usize, usize),
+) -> Result<bool> {
+    Ok(T::DTYPE == DType::F64 && !trans_a && has_tensor_cores(gpu) && dmma(Dev::of(gpu)?, mnk))
 }
 
 /// One block of `rung.block` threads per `rung.tile` of the m×n C (the kernels decode

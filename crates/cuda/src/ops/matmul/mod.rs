@@ -18,7 +18,7 @@ use crate::ops::dispatch::Dev;
 use launch::{applied, launch, scale, split_k, Product};
 use table::{rung, small_tiles, TENSOR_CORE};
 
-pub(crate) use launch::{gemm_strided, transposed, Strided};
+pub(crate) use launch::{gemm_strided, strided_dmma, transposed, Strided};
 pub(crate) use rules::{plan, stream_cut, StreamCut};
 pub(crate) use table::{has_tensor_cores, tc_shape, tc_shared_memory};
 pub use table::{variants, DEFAULT_KERNELS, NOTE};
