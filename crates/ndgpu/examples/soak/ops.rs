@@ -1,6 +1,8 @@
 //! The soak's operations: one call of a randomly chosen operation at a random size on
 //! the backend under test, and, when asked, its check against the reference (the
-//! definition in f64, or the CPU backend) with the project's tolerances.
+//! definition in f64, or the CPU backend) with the project's tolerances. Each call also
+//! reports its work (a count of the multiply-adds or elements it handles), from which
+//! the tallies put it in a size class.
 
 use std::time::Instant;
 
@@ -43,9 +45,18 @@ pub struct Call<'a> {
     pub check: bool,
 }
 
-/// Makes `call` once in `T`, drawing its inputs from `rng`. Sets `took` to the seconds
-/// of the backend's calls (not of drawing the inputs or checking).
-fn run<T: BackendElement>(call: &Call, rng: &mut Rng, took: &mut f64) -> Outcome {
+/// What one call measured: the seconds of the backend's calls (not of drawing the
+/// inputs or checking), and its work: multiply-adds for the products, factorizations,
+/// solves and k-means (one distance pass), elements for transpose and reductions, 1
+/// for a chain (its sizes are fixed).
+#[derive(Clone, Copy, Default)]
+pub struct Measure {
+    pub secs: f64,
+    pub work: f64,
+}
+
+/// Makes `call` once in `T`, drawing its inputs from `rng`; sets `took`.
+fn run<T: BackendElement>(call: &Call, rng: &mut Rng, took: &mut Measure) -> Outcome {
     let Call {
         backend: b,
         cpu,
@@ -72,6 +83,7 @@ fn run<T: BackendElement>(call: &Call, rng: &mut Rng, took: &mut f64) -> Outcome
             let a: Array2<T> = rng.matrix(g.ta.dim((m, k)).0, g.ta.dim((m, k)).1);
             let bm: Array2<T> = rng.matrix(g.tb.dim((k, n)).0, g.tb.dim((k, n)).1);
             let c: Array2<T> = rng.matrix(m, n);
+            took.work = (m * n * k) as f64;
             let got = timed(took, || ops.gemm(g, a.view(), bm.view(), Some(c.view())))?;
             if check {
                 let want = gemm_f64(&g, a.view(), bm.view(), Some(c.view()));
@@ -83,6 +95,7 @@ fn run<T: BackendElement>(call: &Call, rng: &mut Rng, took: &mut f64) -> Outcome
         "gram" => {
             let (n, k) = (dim(rng, 160), dim(rng, 160));
             let a: Array2<T> = rng.matrix(n, k);
+            took.work = (n * n * k) as f64;
             let got = timed(took, || ops.gram(a.view()))?;
             if check {
                 let g = Gemm::new().tb(Trans::Yes);
@@ -95,6 +108,7 @@ fn run<T: BackendElement>(call: &Call, rng: &mut Rng, took: &mut f64) -> Outcome
         "transpose" => {
             let (r, c) = (dim(rng, 300), dim(rng, 300));
             let a: Array2<T> = rng.matrix(r, c);
+            took.work = (r * c) as f64;
             let got = timed(took, || ops.transpose(a.view()))?;
             if check && got != a.t() {
                 return Err("transpose: not the exact transpose".into());
@@ -103,6 +117,7 @@ fn run<T: BackendElement>(call: &Call, rng: &mut Rng, took: &mut f64) -> Outcome
         "reduce" => {
             let (r, c) = (dim(rng, 400), dim(rng, 400));
             let a: Array2<T> = rng.matrix(r, c);
+            took.work = (r * c) as f64;
             let (sum, cols, arg) = timed(took, || {
                 Ok((
                     ops.reduce(ReduceOp::Sum, a.view())?,
@@ -129,6 +144,7 @@ fn run<T: BackendElement>(call: &Call, rng: &mut Rng, took: &mut f64) -> Outcome
             let (n, nrhs) = (dim(rng, 160), dim(rng, 8));
             let a: Array2<T> = spd(rng, n);
             let r: Array2<T> = rng.matrix(n, nrhs);
+            took.work = (n * n) as f64 * (n as f64 / 3.0 + nrhs as f64);
             let (l, x) = timed(took, || {
                 let l = ops.cholesky(a.view())?;
                 let x = ops.cholesky_solve(l.view(), r.view())?;
@@ -151,6 +167,8 @@ fn run<T: BackendElement>(call: &Call, rng: &mut Rng, took: &mut f64) -> Outcome
             let a: Array2<T> = rng.matrix(m, n);
             let r: Array2<T> = rng.matrix(m, nrhs);
             let (a, r) = (a.view(), r.view());
+            took.work =
+                (m * n) as f64 * (if lu { 2.0 * n as f64 / 3.0 } else { n as f64 } + nrhs as f64);
             let x = timed(took, || if lu { ops.solve(a, r) } else { ops.lstsq(a, r) })?;
             if check {
                 let (what, q, allowed) = if lu {
@@ -170,6 +188,7 @@ fn run<T: BackendElement>(call: &Call, rng: &mut Rng, took: &mut f64) -> Outcome
             let per_blob = 10 + rng.below(300);
             let (x, _) = blobs::<T>(rng, k, per_blob, d);
             let config = KMeansConfig::new(k).seed(rng.below(1 << 30) as u64);
+            took.work = (x.nrows() * k * d) as f64;
             let fit = timed(took, || ops.kmeans(x.view(), &config))?;
             if check {
                 let want = T::ops(cpu)
@@ -188,6 +207,7 @@ fn run<T: BackendElement>(call: &Call, rng: &mut Rng, took: &mut f64) -> Outcome
             // Resident chains (products to a solve, k-means to predict), always checked:
             // only this element type's half.
             let seed = rng.below(1 << 30) as u64;
+            took.work = 1.0;
             let reports = timed(took, || Ok(run_chains(b, Sizes::Small, seed)))?;
             let mine = reports.iter().filter(|r| r.dtype == T::DTYPE);
             let failed = failed_cases(mine);
@@ -201,7 +221,7 @@ fn run<T: BackendElement>(call: &Call, rng: &mut Rng, took: &mut f64) -> Outcome
 }
 
 /// Runs [`run`] in a random element type; returns its type with the outcome.
-pub fn run_any(call: &Call, rng: &mut Rng, took: &mut f64) -> (DType, Outcome) {
+pub fn run_any(call: &Call, rng: &mut Rng, took: &mut Measure) -> (DType, Outcome) {
     if rng.below(2) == 0 {
         (DType::F32, run::<f32>(call, rng, took))
     } else {
@@ -209,11 +229,11 @@ pub fn run_any(call: &Call, rng: &mut Rng, took: &mut f64) -> (DType, Outcome) {
     }
 }
 
-/// Runs the backend's calls `f`, setting `took` to their seconds; an error as text.
-fn timed<R>(took: &mut f64, f: impl FnOnce() -> ndgpu::Result<R>) -> Result<R, String> {
+/// Runs the backend's calls `f`, setting `took.secs` to their seconds; an error as text.
+fn timed<R>(took: &mut Measure, f: impl FnOnce() -> ndgpu::Result<R>) -> Result<R, String> {
     let began = Instant::now();
     let out = f().map_err(|e| e.to_string());
-    *took = began.elapsed().as_secs_f64();
+    took.secs = began.elapsed().as_secs_f64();
     out
 }
 
