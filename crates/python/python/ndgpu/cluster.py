@@ -24,15 +24,32 @@ try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
 except ImportError:  # pragma: no cover - older scikit-learn
 
-    def _validate_data(est: Any, X: Any, **kw: Any) -> Any:
+    def _validate_data(est: Any, X: Any, *, skip_check_array: bool = False, **kw: Any) -> Any:
+        if skip_check_array:  # only n_features_in_ and feature_names_in_
+            kw["cast_to_ndarray"] = False
         return est._validate_data(X, **kw)
 
 
 __all__ = ["KMeans"]
 
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
 
 def _open(b: Union[str, Backend, None]) -> Backend:
     return resolve(b)
+
+
+def _plain(X: Any) -> bool:
+    """X is an array the compiled functions take as it is, which scikit-learn's
+    validation would return unchanged: a NumPy ndarray (not a subclass) of float32 or
+    float64 in native byte order, 2-D, C- or F-contiguous, with a row and a column."""
+    return (
+        type(X) is np.ndarray
+        and X.ndim == 2
+        and X.dtype in _FLOATS
+        and (X.flags.c_contiguous or X.flags.f_contiguous)
+        and X.size > 0
+    )
 
 
 class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
@@ -89,6 +106,14 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     ConvergenceWarning
         The fit ended with fewer distinct clusters than `n_clusters` (some clusters
         empty: X has duplicate points, or fewer distinct points than clusters).
+
+    Notes
+    -----
+    A NumPy array of float32 or float64, 2-D and C- or F-contiguous (of the centroids'
+    dtype, after a fit) goes to the backend as it is: scikit-learn's validation only
+    sets or checks `n_features_in_` and `feature_names_in_`, and the backend refuses NaN
+    and ±Inf while it computes (then scikit-learn's own ValueError is raised). Other
+    input is validated and converted first, as by scikit-learn.
     """
 
     def __init__(
@@ -165,6 +190,31 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             kw.update(init="given", centers=np.ascontiguousarray(centers), n_init=1)
         return kw
 
+    # ---- input ---------------------------------------------------------------------------
+
+    def _check_data(self, X: Any, reset: bool) -> Any:
+        """Host X validated as scikit-learn's `validate_data` does (setting or checking
+        `n_features_in_` and `feature_names_in_`), as float32 or float64. A `_plain`
+        array (of the centroids' dtype, after a fit) is taken as it is, without
+        validate_data's pass over the data: the compiled functions refuse NaN and ±Inf
+        themselves (on the device for GPU backends), and `_check_finite` then raises
+        scikit-learn's error."""
+        if _plain(X) and (reset or X.dtype == self.cluster_centers_.dtype):
+            return _validate_data(self, X, skip_check_array=True, reset=reset)
+        X = _validate_data(
+            self, X, accept_sparse=False, dtype=[np.float64, np.float32], copy=False,
+            reset=reset,
+        )
+        return X if reset else np.asarray(X, dtype=self.cluster_centers_.dtype)
+
+    def _check_finite(self, X: Any, reset: bool) -> None:
+        """After the compiled code refused host X: raises scikit-learn's own error when X
+        holds NaN or ±Inf (its full validation, run only now)."""
+        if not isinstance(X, Array):
+            _validate_data(
+                self, X, accept_sparse=False, dtype=[np.float64, np.float32], reset=reset
+            )
+
     # ---- fitting -------------------------------------------------------------------------
 
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> "KMeans":
@@ -185,23 +235,22 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         """
         b = _open(self.backend)
         if isinstance(X, Array):
-            n, d = X.shape
-            self.n_features_in_ = d
-            dtype = X.dtype
+            self.n_features_in_ = X.shape[1]
         else:
-            X = _validate_data(
-                self, X, accept_sparse=False, dtype=[np.float64, np.float32], copy=False,
-                reset=True,
-            )
-            n, d = X.shape
-            dtype = X.dtype
+            X = self._check_data(X, reset=True)
+        n, d = X.shape
+        dtype = X.dtype
         kw = self._check_params(X, n, d)
         if sample_weight is not None:
             sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64)
             if np.any(sw < 0) or not np.sum(sw) > 0:
                 raise ValueError("sample_weight must be non-negative with a positive sum")
             kw["sample_weight"] = np.ascontiguousarray(sw, dtype=np.float64)
-        fit = _ndgpu.kmeans(b, X, int(self.n_clusters), **kw)
+        try:
+            fit = _ndgpu.kmeans(b, X, int(self.n_clusters), **kw)
+        except ValueError:
+            self._check_finite(X, reset=True)
+            raise
         centers = fit["centroids"]
         self.cluster_centers_ = centers.numpy() if isinstance(centers, Array) else centers
         self.cluster_centers_ = self.cluster_centers_.astype(dtype, copy=False)
@@ -238,10 +287,19 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                     f"{self.n_features_in_} features as input."
                 )
             return X
-        X = _validate_data(
-            self, X, accept_sparse=False, dtype=[np.float64, np.float32], reset=False
-        )
-        return np.asarray(X, dtype=self.cluster_centers_.dtype)
+        return self._check_data(X, reset=False)
+
+    def _labels(self, X: Any) -> np.ndarray:
+        """The nearest centroid of each point of a checked X."""
+        b = _open(self.backend)
+        centers = self.cluster_centers_
+        if isinstance(X, Array):
+            centers = centers.astype(X.dtype, copy=False)
+        try:
+            return _ndgpu.predict(b, X, centers).astype(np.int32)
+        except ValueError:
+            self._check_finite(X, reset=False)
+            raise
 
     def predict(self, X: Any) -> np.ndarray:
         """The index of the nearest centroid for each point (ties: the lowest index).
@@ -254,12 +312,7 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         -------
         labels : ndarray of shape (n_samples,), int32
         """
-        X = self._check_test_data(X)
-        b = _open(self.backend)
-        centers = self.cluster_centers_
-        if isinstance(X, Array):
-            centers = centers.astype(X.dtype, copy=False)
-        return _ndgpu.predict(b, X, centers).astype(np.int32)
+        return self._labels(self._check_test_data(X))
 
     def transform(self, X: Any) -> np.ndarray:
         """Euclidean distances of each point to every centroid.
@@ -279,8 +332,12 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         c = self.cluster_centers_.astype(X.dtype, copy=False)
         # ‖x − c‖² = ‖x‖² − 2·x·c + ‖c‖², the product on the backend (as scikit-learn's
         # euclidean_distances); exact zeros where a point is a centroid.
+        xx = np.einsum("ij,ij->i", X, X)
+        if not np.all(np.isfinite(xx)):
+            # NaN or ±Inf in X shows here (or a finite x·x overflowed: then go on).
+            self._check_finite(X, reset=False)
         cross = b.matmul(X, np.ascontiguousarray(c.T))
-        d2 = np.einsum("ij,ij->i", X, X)[:, None] - 2 * cross + np.einsum("ij,ij->i", c, c)[None, :]
+        d2 = xx[:, None] - 2 * cross + np.einsum("ij,ij->i", c, c)[None, :]
         np.maximum(d2, 0, out=d2)
         return np.sqrt(d2, out=d2)
 
@@ -292,11 +349,10 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         -------
         float
         """
-        labels = self.predict(X)
-        Xh = X.numpy() if isinstance(X, Array) else np.asarray(
-            self._check_test_data(X), dtype=np.float64
-        )
-        diff = Xh.astype(np.float64) - self.cluster_centers_.astype(np.float64)[labels]
+        X = self._check_test_data(X)
+        labels = self._labels(X)
+        Xh = (X.numpy() if isinstance(X, Array) else X).astype(np.float64, copy=False)
+        diff = Xh - self.cluster_centers_.astype(np.float64)[labels]
         d2 = np.einsum("ij,ij->i", diff, diff)
         if sample_weight is not None:
             d2 = d2 * _check_sample_weight(sample_weight, Xh, dtype=np.float64)
