@@ -23,11 +23,48 @@ use crate::{mat, mat_mut, FaerBackend, FaerElement, HERE};
 /// Points per block.
 const BLOCK: usize = 4096;
 
-/// ‖row‖² of each row of the row-major rows×d `data` (d > 0).
+/// ‖row‖² of each row of the row-major rows×d `data` (d > 0), each summed by four
+/// accumulators (elements j ≡ 0, 1, 2, 3 mod 4, then (a₀ + a₁) + (a₂ + a₃), then the
+/// last d mod 4): four independent chains of adds instead of one, in a fixed order.
 fn norms<T: Element>(data: &[T], d: usize) -> Vec<T> {
     data.chunks(d)
-        .map(|r| r.iter().fold(T::zero(), |s, &v| s + v * v))
+        .map(|r| {
+            let mut acc = [T::zero(); 4];
+            let mut quads = r.chunks_exact(4);
+            for q in &mut quads {
+                for (a, &v) in acc.iter_mut().zip(q) {
+                    *a += v * v;
+                }
+            }
+            let s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+            quads.remainder().iter().fold(s, |s, &v| s + v * v)
+        })
         .collect()
+}
+
+/// The nearest centroid of a point and its squared distance ‖x‖² − 2·x·c + ‖c‖², clamped
+/// at 0 (rounding can push an exact zero below it; NaN stays NaN), from `row` (−2·x·c for
+/// each centroid), the centroids' `c_norms` and the point's `xn`. The first centroid is
+/// taken whatever its distance (NaN included); strict `<`: an equal distance later never
+/// replaces an earlier one. Selects, not branches: which centroid wins is data, not a
+/// pattern the branch predictor could learn.
+fn nearest<T: Element>(row: &[T], c_norms: &[T], xn: T) -> (usize, T) {
+    let dist = |m2xc: T, cn: T| {
+        let v = xn + m2xc + cn;
+        if v < T::zero() {
+            T::zero()
+        } else {
+            v
+        }
+    };
+    let mut best = (0usize, dist(row[0], c_norms[0]));
+    for (j, (&m2xc, &cn)) in row.iter().zip(c_norms).enumerate().skip(1) {
+        let v = dist(m2xc, cn);
+        let closer = v < best.1;
+        best.0 = if closer { j } else { best.0 };
+        best.1 = if closer { v } else { best.1 };
+    }
+    best
 }
 
 /// The sample weights (the N×1 matrix's values), if any.
@@ -81,17 +118,7 @@ impl<T: FaerElement> ClusterKernels<T> for FaerBackend {
                 for (i, ((label, row), &xn)) in
                     out.iter_mut().zip(dots.chunks(k)).zip(&x_norms).enumerate()
                 {
-                    let mut best = (0usize, T::infinity());
-                    for (j, (&m2xc, &cn)) in row.iter().zip(&c_norms).enumerate() {
-                        let v = xn + m2xc + cn;
-                        // Rounding can push an exact zero below it; NaN stays NaN.
-                        let dist = if v < T::zero() { T::zero() } else { v };
-                        // Strict `<`: an equal distance later never replaces an earlier
-                        // centroid; the first is taken whatever it is (NaN included).
-                        if j == 0 || dist < best.1 {
-                            best = (j, dist);
-                        }
-                    }
+                    let best = nearest(row, &c_norms, xn);
                     changed += usize::from(*label != best.0);
                     *label = best.0;
                     inertia += match rows_w {
