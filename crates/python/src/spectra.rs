@@ -62,14 +62,11 @@ type Parts<T> = (Values<T>, Vec<Out<T>>);
 /// The parts where the operand is: a host operand is uploaded, computed on, and its
 /// parts downloaded, except for the complete SVD, which the core forms on the host.
 fn parts<T: Elem>(b: &dyn Ops<T>, x: In<'_, T, 1>, what: What) -> ndgpu::Result<Parts<T>> {
-    let (host, a) = match x {
-        In::Host([a]) => (true, Err(a)),
-        In::Dev([a]) => (false, Ok(a)),
-    };
+    let host = matches!(x, In::Host(_));
     if let What::Svd { full: Some(true) } = what {
-        let (u, s, vt) = match a {
-            Err(a) => b.svd(a, true)?,
-            Ok(a) => b.svd(b.download(a)?.view(), true)?,
+        let (u, s, vt) = match &x {
+            In::Host([a]) => b.svd(a.view(), true)?,
+            In::Dev([a]) => b.svd(b.download(a)?.view(), true)?,
         };
         let parts = (Values::Host(s), vec![Out::Host(u), Out::Host(vt)]);
         return if host {
@@ -79,12 +76,12 @@ fn parts<T: Elem>(b: &dyn Ops<T>, x: In<'_, T, 1>, what: What) -> ndgpu::Result<
         };
     }
     let uploaded;
-    let a = match a {
-        Err(a) => {
+    let a = match x {
+        In::Host([a]) => {
             uploaded = b.upload(a)?;
             &uploaded
         }
-        Ok(a) => a,
+        In::Dev([a]) => a,
     };
     let parts = match what {
         What::Eigh { vectors: true } => {

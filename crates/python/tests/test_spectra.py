@@ -119,16 +119,33 @@ def test_pca_matches_scikit_learn(backend, dtype, rng, n, d, k, solver):
     ref = SkPCA(k, svd_solver=solver).fit(x.astype(np.float64))
     u = eps(dtype)
     assert ours.components_.shape == (k, d) and ours.components_.dtype == dtype
-    # Same signs (svd_flip) and axes: the gaps between these variances are wide.
-    assert np.allclose(f64(ours.components_), ref.components_, atol=1e3 * n * u)
-    var_bound = 1e2 * n * u * ref.explained_variance_[0]
-    assert np.allclose(f64(ours.explained_variance_), ref.explained_variance_, atol=var_bound)
-    assert np.allclose(f64(ours.explained_variance_ratio_), ref.explained_variance_ratio_, atol=1e2 * n * u)
-    assert np.allclose(f64(ours.mean_), ref.mean_, atol=n * u * np.abs(x).max())
-    assert np.isclose(ours.noise_variance_, ref.noise_variance_, atol=var_bound)
+    # Bounds from perturbation theory, the f64 reference's own error negligible. Both
+    # paths compute the covariance (X − μ)ᵀ(X − μ)/(n − 1), or its factor X − μ, to an
+    # error ‖ΔC‖₂ ≤ n·u·‖X − μ‖_F²/(n − 1) = n·u·Σλ (γ_n per sum of n products, taken
+    # in norm). Weyl: each variance moves by at most ‖ΔC‖₂; Davis–Kahan: each component
+    # turns by at most ‖ΔC‖₂ over its gap to the other variances, the smallest of which
+    # is `gap` (svd_flip fixes the signs, so the angle bounds each entry's error).
+    lam = SkPCA(svd_solver="full").fit(x.astype(np.float64)).explained_variance_
+    delta_c = n * u * lam.sum()
+    gap = min(lam[i] - lam[i + 1] for i in range(min(k, len(lam) - 1)))
+    comp_bound = delta_c / gap
+    assert np.allclose(f64(ours.components_), ref.components_, rtol=0, atol=comp_bound)
+    assert np.allclose(f64(ours.explained_variance_), ref.explained_variance_, rtol=0, atol=delta_c)
+    # Each ratio λᵢ/Σλ: |Δλᵢ|/Σλ + λᵢ·|ΔΣλ|/(Σλ)² ≤ ‖ΔC‖₂/Σλ + d·‖ΔC‖₂/Σλ.
+    ratio_bound = (1 + d) * delta_c / lam.sum()
+    assert np.allclose(f64(ours.explained_variance_ratio_), ref.explained_variance_ratio_, rtol=0, atol=ratio_bound)
+    mean_bound = n * u * np.abs(x).max()
+    assert np.allclose(f64(ours.mean_), ref.mean_, rtol=0, atol=mean_bound)
+    # The mean of the d − k other variances: each within ‖ΔC‖₂.
+    assert np.isclose(ours.noise_variance_, ref.noise_variance_, rtol=0, atol=delta_c)
     t = ours.transform(x)
     assert t.shape == (n, k)
-    assert np.allclose(f64(t), ref.transform(x.astype(np.float64)), atol=1e3 * n * u * np.abs(x).max())
+    # (x − μ)·vᵀ: the centred row (norm at most √d·max|x − μ|, off by √d·(mean_bound +
+    # u·max|x|)) against a component off by at most comp_bound per entry, √d·comp_bound
+    # in norm; d products summed: d·u.
+    row = np.sqrt(d) * np.abs(x.astype(np.float64) - ref.mean_).max()
+    t_bound = row * np.sqrt(d) * comp_bound + np.sqrt(d) * (mean_bound + u * np.abs(x).max()) + d * u * row
+    assert np.allclose(f64(t), ref.transform(x.astype(np.float64)), rtol=0, atol=t_bound)
     back = ours.inverse_transform(t)
     assert back.shape == x.shape
 
