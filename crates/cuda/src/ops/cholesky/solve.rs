@@ -253,8 +253,8 @@ fn solve_leaf<T: CudaElement>(
 const LEAF: usize = 4 * NB;
 
 /// Rows at which the recursion stops: one diagonal block for f64 where the GEMMs run on
-/// the FP64 tensor cores (the leaf kernel's products run on the CUDA cores, at half
-/// their rate), [`LEAF`] otherwise.
+/// the FP64 tensor cores (the leaf kernel's products run on the CUDA cores, slower than
+/// the GEMMs), [`LEAF`] otherwise.
 fn leaf_rows<T: CudaElement>(gpu: &Gpu) -> usize {
     if T::DTYPE == DType::F64 && has_tensor_cores(gpu) {
         NB
